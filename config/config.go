@@ -1,0 +1,142 @@
+// Package config parses and validates vigil's config.toml (SPEC §3). It does
+// no IO beyond reading an io.Reader: cmd/vigil opens the file and resolves
+// secrets by passing its own getenv and readFile functions.
+package config
+
+import (
+	"io"
+	"time"
+)
+
+// Config is the whole resolved configuration, defaults applied.
+type Config struct {
+	Device    Device    `toml:"device"`
+	Heartbeat Heartbeat `toml:"heartbeat"`
+	LLM       LLM       `toml:"llm"`
+	Sensors   []Sensor  `toml:"sensor"`
+	Rules     []Rule    `toml:"rule"`
+	MQTT      MQTT      `toml:"mqtt"`
+	Telegram  Telegram  `toml:"telegram"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("30m").
+type Duration struct{ time.Duration }
+
+// Secret holds a secret resolved from an environment variable or a file.
+// It prints as "[redacted]" (or "" when unset) through every formatting path.
+type Secret struct{ value string }
+
+// Device is the [device] section.
+type Device struct {
+	ID       string `toml:"id"`        // default: hostname (set by cmd), [a-z0-9_-]
+	Board    string `toml:"board"`     // auto | sim | profile name
+	StateDir string `toml:"state_dir"` // default /var/lib/vigil
+	Timezone string `toml:"timezone"`  // IANA name, default "UTC"
+	Location *time.Location `toml:"-"` // resolved Timezone
+}
+
+// Heartbeat is the [heartbeat] section.
+type Heartbeat struct {
+	Enabled                bool     `toml:"enabled"`                  // default true
+	Interval               Duration `toml:"interval"`                 // default 30m, min 1m, 0 disables
+	SampleInterval         Duration `toml:"sample_interval"`          // default 30s, min 1s
+	SensorsPublishInterval Duration `toml:"sensors_publish_interval"` // default 5m
+	Checklist              string   `toml:"checklist"`                // default /etc/vigil/HEARTBEAT.md
+	ActiveHours            string   `toml:"active_hours"`             // "07:00-22:00", may wrap midnight
+	MaxQuiet               Duration `toml:"max_quiet"`                // default 6h
+	AlertCooldown          Duration `toml:"alert_cooldown"`           // default 6h
+	FailureAlertAfter      int      `toml:"failure_alert_after"`      // default 3
+	MaxLLMCallsPerDay      int      `toml:"max_llm_calls_per_day"`    // default 96
+	Active                 *Window  `toml:"-"`                        // parsed ActiveHours, nil = always
+}
+
+// Window is a daily time window in the device timezone; it may wrap midnight.
+type Window struct {
+	Start, End time.Duration // offsets from local midnight
+}
+
+// LLM is the [llm] section. With no API key (and a provider that needs one)
+// vigil runs rules-only.
+type LLM struct {
+	Provider     string   `toml:"provider"`       // openai | anthropic
+	BaseURL      string   `toml:"base_url"`
+	Model        string   `toml:"model"`
+	APIKeyEnv    string   `toml:"api_key_env"`
+	APIKeyFile   string   `toml:"api_key_file"`
+	Timeout      Duration `toml:"timeout"`        // default 60s
+	MaxSteps     int      `toml:"max_steps"`      // default 6
+	MaxToolCalls int      `toml:"max_tool_calls"` // default 12
+	ScoutModel   string   `toml:"scout_model"`
+	APIKey       Secret   `toml:"-"`              // resolved
+}
+
+// Sensor is one [[sensor]] table.
+type Sensor struct {
+	Name     string             `toml:"name"`     // [a-z0-9_]
+	Driver   string             `toml:"driver"`   // bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim
+	Bus      string             `toml:"bus"`      // I²C bus number/name, or "spi:0.0"; default: board's
+	Address  int                `toml:"address"`  // I²C address 0x03-0x77; default: driver's
+	Timeout  Duration           `toml:"timeout"`  // per-read timeout, default 5s
+	Deadband map[string]float64 `toml:"deadband"` // quantity -> smallest change that counts
+	// Driver-specific keys.
+	ShuntOhms  float64 `toml:"shunt_ohms"`  // ina219, default 0.1
+	MaxCurrent float64 `toml:"max_current"` // ina219 amps, default 3.2
+	Channels   []int   `toml:"channels"`    // ads1x15 single-ended channels 0-3, default [0]
+	Gain       float64 `toml:"gain"`        // ads1x15 full-scale volts: 6.144 4.096 2.048 1.024 0.512 0.256, default 4.096
+	Serial     string  `toml:"serial"`      // ds18b20 "28-..." (default: the only one present)
+	W1Dir      string  `toml:"w1_dir"`      // ds18b20 sysfs dir, default /sys/bus/w1/devices
+	Line       int     `toml:"-"`           // line of the [[sensor]] header, for error messages
+}
+
+// Rule is one [[rule]] table.
+type Rule struct {
+	Name     string   `toml:"name"`     // [a-z0-9_]
+	When     string   `toml:"when"`     // rule expression
+	Clear    string   `toml:"clear"`    // optional; default: not when
+	Severity string   `toml:"severity"` // info | warning | critical, default warning
+	Message  string   `toml:"message"`  // template with {sensor.quantity}
+	For      Duration `toml:"for"`
+	Renotify Duration `toml:"renotify"` // 0: never re-notify while firing
+	Line     int      `toml:"-"`
+}
+
+// MQTT is the [mqtt] section; enabled when Broker is set.
+type MQTT struct {
+	Broker           string   `toml:"broker"` // tcp://host:1883 or ssl://host:8883
+	TopicPrefix      string   `toml:"topic_prefix"` // default "vigil"
+	Username         string   `toml:"username"`
+	PasswordEnv      string   `toml:"password_env"`
+	PasswordFile     string   `toml:"password_file"`
+	CAFile           string   `toml:"ca_file"`
+	CertFile         string   `toml:"cert_file"`
+	KeyFile          string   `toml:"key_file"`
+	Keepalive        Duration `toml:"keepalive"`     // default 30s
+	HomeAssistant    bool     `toml:"homeassistant"` // default true
+	DiscoveryPrefix  string   `toml:"discovery_prefix"` // default "homeassistant"
+	Commands         bool     `toml:"commands"`
+	MinSeverity      string   `toml:"min_severity"` // default info
+	Password         Secret   `toml:"-"`
+}
+
+// Telegram is the [telegram] section; enabled when a token is configured.
+type Telegram struct {
+	TokenEnv     string  `toml:"token_env"`
+	TokenFile    string  `toml:"token_file"`
+	ChatID       int64   `toml:"chat_id"`
+	AllowedChats []int64 `toml:"allowed_chats"`
+	APIURL       string  `toml:"api_url"`      // default https://api.telegram.org
+	MinSeverity  string  `toml:"min_severity"` // default info
+	Token        Secret  `toml:"-"`
+}
+
+// Error is a configuration error naming the key and, when known, its line.
+type Error struct {
+	Key  string // "heartbeat.interval", "sensor[2].address", "rule.too_hot.when"
+	Line int    // 1-based, 0 when unknown
+	Err  error
+}
+
+// Parse decodes and validates a config file, applying defaults. name is used
+// in error messages only. Errors are *Error (possibly several joined with
+// errors.Join), each naming the key and line.
+func Parse(r io.Reader, name string) (*Config, error) { panic("unimplemented") }

@@ -1,0 +1,123 @@
+// Package device defines what vigil senses: typed readings with units, the
+// Sensor interface every driver implements, and the Snapshot that the watch
+// loops evaluate. Drivers for concrete chips live in this package too, one
+// file per chip; they borrow a bus and never close it.
+package device
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Unit is the unit a reading is expressed in.
+type Unit string
+
+// Units used by vigil's drivers and board health readings.
+const (
+	Celsius     Unit = "°C"
+	Percent     Unit = "%"
+	HectoPascal Unit = "hPa"
+	Volt        Unit = "V"
+	Ampere      Unit = "A"
+	Watt        Unit = "W"
+	Lux         Unit = "lx"
+	PPM         Unit = "ppm"
+	PPB         Unit = "ppb"
+	Megabyte    Unit = "MB"
+	Second      Unit = "s"
+	Count       Unit = ""     // a plain number (load average, raw ADC counts)
+	Bool        Unit = "bool" // 0 or 1 (throttled, clock synced)
+)
+
+// Reading is one measured quantity of one sensor.
+type Reading struct {
+	Quantity string // "temperature", "humidity", "pressure", ...
+	Value    float64
+	Unit     Unit
+}
+
+// Sensor is anything that can be read: a chip on a bus, the board's own
+// health, or a simulated waveform. Sense returns every quantity it measures;
+// an error means the whole sensor failed this time.
+type Sensor interface {
+	Sense(ctx context.Context) ([]Reading, error)
+}
+
+// Named binds a configured name and a read timeout to a Sensor.
+type Named struct {
+	Name    string // [a-z0-9_]; readings become Name.quantity
+	Sensor  Sensor
+	Timeout time.Duration // zero means no per-sensor timeout
+}
+
+// Value is a reading's value with its unit, keyed by "sensor.quantity" in a Snapshot.
+type Value struct {
+	Value float64 `json:"value"`
+	Unit  Unit    `json:"unit"`
+}
+
+// Snapshot is the result of reading every sensor once.
+type Snapshot struct {
+	Time     time.Time         `json:"time"`             // when it was taken (wall clock, may be implausible)
+	Readings map[string]Value  `json:"readings"`         // "air.temperature" -> 21.4 °C
+	Errors   map[string]string `json:"errors,omitempty"` // "air" -> "bme280: i2c bus 1 addr 0x76: nack"
+}
+
+// Key returns the snapshot key of a sensor's quantity: "air.temperature".
+func Key(sensor, quantity string) string { return sensor + "." + quantity }
+
+// SplitKey splits "air.temperature" into "air" and "temperature".
+func SplitKey(key string) (sensor, quantity string) {
+	sensor, quantity, _ = strings.Cut(key, ".")
+	return sensor, quantity
+}
+
+// Keys returns the snapshot's reading keys in sorted order.
+func (s Snapshot) Keys() []string {
+	keys := make([]string, 0, len(s.Readings))
+	for k := range s.Readings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Sense reads every sensor once, each under its own timeout, and returns the
+// snapshot stamped with now. A failing or hanging sensor becomes an entry in
+// Errors; it never stops the others.
+func Sense(ctx context.Context, sensors []Named, now time.Time) Snapshot {
+	snap := Snapshot{Time: now, Readings: map[string]Value{}, Errors: map[string]string{}}
+	type result struct {
+		readings []Reading
+		err      error
+	}
+	for _, n := range sensors {
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if n.Timeout > 0 {
+			sctx, cancel = context.WithTimeout(ctx, n.Timeout)
+		}
+		ch := make(chan result, 1)
+		go func() {
+			r, err := n.Sensor.Sense(sctx)
+			ch <- result{r, err}
+		}()
+		var res result
+		select {
+		case res = <-ch:
+		case <-sctx.Done():
+			res.err = fmt.Errorf("%s: read timed out: %w", n.Name, sctx.Err())
+		}
+		cancel()
+		if res.err != nil {
+			snap.Errors[n.Name] = res.err.Error()
+			continue
+		}
+		for _, r := range res.readings {
+			snap.Readings[Key(n.Name, r.Quantity)] = Value{Value: r.Value, Unit: r.Unit}
+		}
+	}
+	return snap
+}

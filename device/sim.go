@@ -1,0 +1,135 @@
+package device
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"time"
+)
+
+// Quantities measured by each driver, with their units. The simulated board
+// produces exactly these, so a config written for real hardware runs unchanged
+// on `board = "sim"`.
+var driverQuantities = map[string][]Reading{
+	"bme280":  {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}, {Quantity: "pressure", Unit: HectoPascal}},
+	"bmp280":  {{Quantity: "temperature", Unit: Celsius}, {Quantity: "pressure", Unit: HectoPascal}},
+	"aht20":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+	"mcp9808": {{Quantity: "temperature", Unit: Celsius}},
+	"tmp102":  {{Quantity: "temperature", Unit: Celsius}},
+	"ds18b20": {{Quantity: "temperature", Unit: Celsius}},
+	"ina219":  {{Quantity: "voltage", Unit: Volt}, {Quantity: "current", Unit: Ampere}, {Quantity: "power", Unit: Watt}},
+	"bh1750":  {{Quantity: "illuminance", Unit: Lux}},
+	"scd4x":   {{Quantity: "co2", Unit: PPM}, {Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+	"ads1015": {{Quantity: "ch0", Unit: Volt}},
+	"ads1115": {{Quantity: "ch0", Unit: Volt}},
+	"sim":     {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+}
+
+// Quantities returns the readings (quantity and unit, zero value) a driver
+// produces, or false for an unknown driver.
+func Quantities(driver string) ([]Reading, bool) {
+	q, ok := driverQuantities[driver]
+	return append([]Reading(nil), q...), ok
+}
+
+// Sim is a simulated sensor with a scripted, deterministic waveform: a daily
+// cycle plus, for temperatures, a recurring excursion that rises well above
+// the daily range and falls back, so a demo shows a rule firing and resolving
+// within a few minutes. The waveform depends only on the time elapsed since
+// Start and on the sensor's name.
+type Sim struct {
+	Driver string
+	Start  time.Time
+	Now    func() time.Time
+
+	// Excursion: every Every, temperatures climb by Rise over a quarter of
+	// Length, hold, and fall back. Zero Every disables excursions.
+	Every  time.Duration
+	Length time.Duration
+	Rise   float64
+
+	phase    float64
+	readings []Reading
+}
+
+var _ Sensor = (*Sim)(nil)
+
+// NewSim returns a simulated sensor producing the quantities of driver.
+func NewSim(name, driver string, start time.Time, now func() time.Time) (*Sim, error) {
+	q, ok := Quantities(driver)
+	if !ok {
+		return nil, fmt.Errorf("sim: unknown driver %q", driver)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return &Sim{
+		Driver: driver, Start: start, Now: now,
+		Every: 5 * time.Minute, Length: 2 * time.Minute, Rise: 16,
+		phase:    float64(h.Sum32()%1000) / 1000,
+		readings: q,
+	}, nil
+}
+
+// Sense returns the waveform's values at s.Now().
+func (s *Sim) Sense(ctx context.Context) ([]Reading, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := s.Now().Sub(s.Start)
+	day := 2 * math.Pi * (t.Hours()/24 + s.phase)
+	out := make([]Reading, len(s.readings))
+	for i, r := range s.readings {
+		r.Value = s.base(r.Quantity, day)
+		if r.Quantity == "temperature" {
+			r.Value += s.excursion(t)
+		}
+		r.Value = math.Round(r.Value*100) / 100
+		out[i] = r
+	}
+	return out, nil
+}
+
+func (s *Sim) base(quantity string, day float64) float64 {
+	switch quantity {
+	case "temperature":
+		return 21 + 3*math.Sin(day)
+	case "humidity":
+		return 55 - 10*math.Sin(day)
+	case "pressure":
+		return 1013 + 4*math.Sin(day/7)
+	case "voltage":
+		return 5.05 - 0.05*math.Sin(day*24)
+	case "current":
+		return 0.42 + 0.05*math.Sin(day*24)
+	case "power":
+		return 2.1 + 0.25*math.Sin(day*24)
+	case "illuminance":
+		return math.Max(0, 800*math.Sin(day))
+	case "co2":
+		return 600 + 150*math.Sin(day)
+	default:
+		return 1.65 + 0.5*math.Sin(day)
+	}
+}
+
+// excursion rises linearly over the first quarter of Length, holds for half,
+// and falls over the last quarter, once every Every (starting one Every/5 in).
+func (s *Sim) excursion(t time.Duration) float64 {
+	if s.Every <= 0 || s.Length <= 0 {
+		return 0
+	}
+	in := (t - s.Every/5) % s.Every
+	if t < s.Every/5 || in >= s.Length {
+		return 0
+	}
+	q := s.Length / 4
+	switch {
+	case in < q:
+		return s.Rise * float64(in) / float64(q)
+	case in < 3*q:
+		return s.Rise
+	default:
+		return s.Rise * float64(s.Length-in) / float64(q)
+	}
+}

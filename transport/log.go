@@ -1,0 +1,32 @@
+package transport
+
+import (
+	"context"
+	"log/slog"
+)
+
+// Log is the transport that writes one structured log line per alert. It
+// always acknowledges, so it never holds the outbox back.
+type Log struct {
+	Logger *slog.Logger
+}
+
+// Name identifies the transport's outbox cursor.
+func (l *Log) Name() string { return "log" }
+
+// Notify logs the alert.
+func (l *Log) Notify(ctx context.Context, a Alert) error {
+	level := slog.LevelInfo
+	if a.State == StateFiring && a.Severity >= Warning {
+		level = slog.LevelWarn
+	}
+	l.Logger.LogAttrs(ctx, level, "alert",
+		slog.String("id", a.ID),
+		slog.String("severity", a.Severity.String()),
+		slog.String("source", a.Source),
+		slog.String("rule", a.Rule),
+		slog.String("state", a.State),
+		slog.String("summary", a.Summary),
+	)
+	return nil
+}
