@@ -6,9 +6,16 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
+
+// ErrPermanent marks a delivery failure that retrying cannot fix: the far
+// side rejected this alert's content (Telegram answers 400 even to the plain
+// text fallback). A delivery loop that sees errors.Is(err, ErrPermanent)
+// drops the entry, logs it, and moves on instead of retrying.
+var ErrPermanent = errors.New("permanent delivery failure")
 
 // Severity ranks alerts. The zero value is invalid.
 type Severity int
