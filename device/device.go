@@ -121,3 +121,15 @@ func Sense(ctx context.Context, sensors []Named, now time.Time) Snapshot {
 	}
 	return snap
 }
+
+// Clone returns a deep copy of the snapshot.
+func (s Snapshot) Clone() *Snapshot {
+	c := Snapshot{Time: s.Time, Readings: make(map[string]Value, len(s.Readings)), Errors: make(map[string]string, len(s.Errors))}
+	for k, v := range s.Readings {
+		c.Readings[k] = v
+	}
+	for k, v := range s.Errors {
+		c.Errors[k] = v
+	}
+	return &c
+}

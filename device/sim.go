@@ -65,7 +65,7 @@ func NewSim(name, driver string, start time.Time, now func() time.Time) (*Sim, e
 	h.Write([]byte(name))
 	return &Sim{
 		Driver: driver, Start: start, Now: now,
-		Every: 5 * time.Minute, Length: 2 * time.Minute, Rise: 16,
+		Every: 3 * time.Minute, Length: 90 * time.Second, Rise: 16,
 		phase:    float64(h.Sum32()%1000) / 1000,
 		readings: q,
 	}, nil

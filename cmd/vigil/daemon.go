@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+	"github.com/jonboulle/clockwork"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vigil-iot/vigil/board"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// shutdownGrace bounds the work done after SIGTERM (flush, "offline"); it is
+// well under the unit's TimeoutStopSec.
+const shutdownGrace = 5 * time.Second
+
+// app is a wired engine with everything it owns.
+type app struct {
+	cfg     *config.Config
+	prof    board.Profile
+	log     *slog.Logger
+	db      *store.DB
+	engine  *heartbeat.Engine
+	runners []func(ctx context.Context) error // transports' connection loops
+	closers []func() error
+}
+
+func (a *app) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// buildOptions select what an app wires up.
+type buildOptions struct {
+	sensors    bool // open the sensors (hardware)
+	thinker    bool // the LLM
+	transports bool // MQTT, Telegram (the log transport is always there)
+	watchdog   func()
+}
+
+// build wires an app. The caller closes it.
+func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, opts buildOptions) (*app, error) {
+	a := &app{cfg: cfg, log: log}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	var err error
+	if a.prof, err = profile(cfg, log); err != nil {
+		return nil, err
+	}
+	if a.db, err = openStore(cfg, false); err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return nil, fmt.Errorf("%w (is the vigil daemon running? its socket %s did not answer)", err, sockPath(cfg))
+		}
+		return nil, err
+	}
+	a.closers = append(a.closers, a.db.Close)
+
+	ec, err := engineConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	clock := clockwork.NewRealClock()
+	deps := heartbeat.Deps{Clock: clock, Wall: time.Now, DB: a.db, Log: log, Progress: opts.watchdog}
+	deps.Notifiers = append(deps.Notifiers, &transport.Log{Logger: log.With("transport", "log")})
+	if opts.sensors {
+		sensors, closeAll, err := openSensors(cfg, a.prof, time.Now, log)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, closeAll)
+		deps.Sensors = sensors
+	}
+	if opts.thinker {
+		if deps.Thinker, err = newThinker(cfg, clock, log); err != nil {
+			return nil, err
+		}
+	}
+	cmds := &commands{}
+	if opts.transports {
+		w, err := newTransports(ctx, cfg, a.db, cmds, clock, log)
+		if err != nil {
+			return nil, err
+		}
+		deps.Notifiers = append(deps.Notifiers, w.notifiers...)
+		deps.Publishers = append(deps.Publishers, w.publishers...)
+		a.runners = append(a.runners, w.runners...)
+		a.closers = append(a.closers, w.closers...)
+	}
+	if a.engine, err = heartbeat.New(ec, deps); err != nil {
+		return nil, err
+	}
+	cmds.app = a
+	ok = true
+	return a, nil
+}
+
+func (e *env) cmdRun(ctx context.Context, args []string) error {
+	if _, err := e.flags("run", args, nil, 0); err != nil {
+		return err
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	log := e.logger().With()
+	if err := ensureChecklist(cfg.Heartbeat.Checklist, log); err != nil {
+		return err
+	}
+	wd := newWatchdog(log, cfg.Heartbeat.SampleInterval.Duration)
+	a, err := e.build(ctx, cfg, log, buildOptions{sensors: true, thinker: true, transports: true, watchdog: wd.ping})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	mode := "llm"
+	if !cfg.LLMEnabled() {
+		mode = "rules-only"
+		keyVar := cfg.LLM.APIKeyEnv
+		if cfg.LLM.APIKeyFile != "" {
+			keyVar = cfg.LLM.APIKeyFile
+		}
+		log.Info("no LLM API key: running in rules-only mode — local rules alert, the heartbeat checklist is not sent to any LLM", "key", keyVar)
+	}
+	interval := "disabled"
+	if cfg.Heartbeat.Enabled && cfg.Heartbeat.Interval.Duration > 0 {
+		interval = cfg.Heartbeat.Interval.Duration.String()
+	}
+	log.Info("vigil starting", "version", version, "device", cfg.Device.ID, "board", a.prof.Name, "mode", mode,
+		"sensors", len(cfg.Sensors), "rules", len(cfg.Rules), "sample_interval", cfg.Heartbeat.SampleInterval.Duration,
+		"interval", interval, "state", dbPath(cfg))
+
+	srv, err := listenControl(sockPath(cfg), &commands{app: a}, log)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.engine.Run(gctx) })
+	g.Go(func() error { return srv.Serve(gctx) })
+	for _, r := range a.runners {
+		g.Go(func() error { return r(gctx) })
+	}
+	sdNotify(log, daemon.SdNotifyReady+"\nSTATUS=watching "+fmt.Sprint(len(cfg.Sensors))+" sensors ("+mode+")")
+	err = g.Wait()
+	sdNotify(log, daemon.SdNotifyStopping)
+	log.Info("vigil stopped")
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func sdNotify(log *slog.Logger, state string) {
+	if _, err := daemon.SdNotify(false, state); err != nil {
+		log.Warn("sd_notify", "err", err)
+	}
+}
+
+// watchdog pings systemd's watchdog from the loops that make progress (the
+// sample and heartbeat loops call ping after each completed round), at most
+// once per quarter of WatchdogSec. A hung loop stops the pings and systemd
+// restarts the unit.
+type watchdog struct {
+	mu       sync.Mutex
+	interval time.Duration
+	last     time.Time
+	log      *slog.Logger
+}
+
+func newWatchdog(log *slog.Logger, sample time.Duration) *watchdog {
+	w := &watchdog{log: log}
+	iv, err := daemon.SdWatchdogEnabled(false)
+	if err != nil || iv == 0 {
+		return w
+	}
+	w.interval = iv
+	if sample > iv/2 {
+		log.Warn("heartbeat.sample_interval is more than half of WatchdogSec: systemd may restart a healthy vigil",
+			"sample_interval", sample, "watchdog", iv)
+	}
+	return w
+}
+
+func (w *watchdog) ping() {
+	if w.interval == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if now := time.Now(); now.Sub(w.last) >= w.interval/4 {
+		w.last = now
+		sdNotify(w.log, daemon.SdNotifyWatchdog)
+	}
+}
+
+// commands implements transport.Commands for Telegram, MQTT and the control socket.
+type commands struct{ app *app }
+
+var _ transport.Commands = (*commands)(nil)
+
+func (c *commands) Status(ctx context.Context) (string, error) {
+	st, err := c.app.engine.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	writeStatus(&b, st)
+	return b.String(), nil
+}
+
+func (c *commands) Check(ctx context.Context) (string, error) {
+	if err := c.app.engine.SampleOnce(ctx); err != nil {
+		return "", err
+	}
+	res, err := c.app.engine.Check(ctx, heartbeat.CheckOptions{})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	writeCheck(&b, res)
+	return b.String(), nil
+}
+
+func (c *commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+	p, err := c.app.engine.Pause(ctx, d, "remote")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.Format(time.RFC3339)), nil
+}
+
+func (c *commands) Resume(ctx context.Context) (string, error) {
+	if err := c.app.engine.Resume(ctx); err != nil {
+		return "", err
+	}
+	return "heartbeats resumed", nil
+}
+
+func (c *commands) Sensors(ctx context.Context) (string, error) {
+	st, err := c.app.engine.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	writeSnapshot(&b, st.Snapshot)
+	return b.String(), nil
+}
+
+var _ = os.Getpid

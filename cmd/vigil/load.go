@@ -1,0 +1,189 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/board"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// loadConfig reads, validates and resolves the config file. Every failure is
+// a config error (exit 78).
+func (e *env) loadConfig() (*config.Config, error) {
+	f, err := os.Open(e.config)
+	if err != nil {
+		return nil, configErr(fmt.Errorf("open config: %w", err))
+	}
+	defer f.Close()
+	cfg, err := config.Parse(f, e.config)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	host, _ := os.Hostname()
+	cfg.SetDefaultID(host)
+	if err := cfg.ResolveSecrets(os.Getenv, os.ReadFile); err != nil {
+		return nil, configErr(err)
+	}
+	// Relative paths in the config are relative to the config file, so the
+	// repo's config.toml runs from any working directory.
+	base := filepath.Dir(e.config)
+	cfg.Device.StateDir = relTo(base, cfg.Device.StateDir)
+	cfg.Heartbeat.Checklist = relTo(base, cfg.Heartbeat.Checklist)
+	return cfg, nil
+}
+
+func relTo(base, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(base, p)
+}
+
+func (e *env) logger() *slog.Logger {
+	level := slog.LevelInfo
+	if e.verbose {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if os.Getenv("JOURNAL_STREAM") != "" {
+		// journald stamps every line itself.
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, opts))
+}
+
+// profile resolves the board profile; "auto" detects it and says so when the
+// machine is not a known board (it never silently simulates).
+func profile(cfg *config.Config, log *slog.Logger) (board.Profile, error) {
+	switch cfg.Device.Board {
+	case "", "auto":
+		p, ok := board.Detect("/")
+		if !ok {
+			log.Info("board: not a known single-board computer, using the generic Linux profile", "board", p.Name)
+		} else {
+			log.Debug("board detected", "board", p.Name)
+		}
+		return p, nil
+	}
+	p, ok := board.Lookup(cfg.Device.Board)
+	if !ok {
+		return board.Profile{}, configErr(fmt.Errorf("%s: device.board: unknown board %q (see 'vigil version --boards')", cfg.Device.Board, cfg.Device.Board))
+	}
+	return p, nil
+}
+
+func dbPath(cfg *config.Config) string   { return filepath.Join(cfg.Device.StateDir, "vigil.db") }
+func sockPath(cfg *config.Config) string { return filepath.Join(cfg.Device.StateDir, "vigil.sock") }
+
+// openStore opens the state file, creating the state directory (0700).
+func openStore(cfg *config.Config, readOnly bool) (*store.DB, error) {
+	if !readOnly {
+		if err := os.MkdirAll(cfg.Device.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create state dir: %w", err)
+		}
+	}
+	db, err := store.Open(dbPath(cfg), store.Options{Timeout: time.Second, ReadOnly: readOnly})
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// checklistFunc reads HEARTBEAT.md on every run, so edits apply without a restart.
+func checklistFunc(path string) heartbeat.ChecklistFunc {
+	return func() (string, bool, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", true, fmt.Errorf("open checklist: %w", err)
+		}
+		defer f.Close()
+		text, empty, err := config.ParseChecklist(f)
+		if err != nil {
+			return "", true, fmt.Errorf("%s: %w", path, err)
+		}
+		return text, empty, nil
+	}
+}
+
+// ensureChecklist writes the template when the checklist file is missing.
+func ensureChecklist(path string, log *slog.Logger) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("checklist: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create checklist dir: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(config.ChecklistTemplate), 0o644); err != nil {
+		return fmt.Errorf("write checklist template: %w", err)
+	}
+	log.Info("wrote checklist template; edit it to give the LLM something to check", "path", path)
+	return nil
+}
+
+// engineConfig converts the parsed config into the engine's settings.
+func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
+	hb := cfg.Heartbeat
+	ec := heartbeat.Config{
+		DeviceID:               cfg.Device.ID,
+		SampleInterval:         hb.SampleInterval.Duration,
+		SensorsPublishInterval: hb.SensorsPublishInterval.Duration,
+		Location:               cfg.Device.Location,
+		MaxQuiet:               hb.MaxQuiet.Duration,
+		AlertCooldown:          hb.AlertCooldown.Duration,
+		FailureAlertAfter:      hb.FailureAlertAfter,
+		MaxLLMCallsPerDay:      hb.MaxLLMCallsPerDay,
+		BuildTime:              buildTime(),
+		Deadbands:              map[string]float64{},
+		Checklist:              checklistFunc(hb.Checklist),
+	}
+	if hb.Enabled {
+		ec.Interval = hb.Interval.Duration
+	}
+	if hb.Active != nil {
+		ec.Active = &heartbeat.Window{Start: hb.Active.Start, End: hb.Active.End}
+	}
+	for _, s := range cfg.Sensors {
+		for q, d := range s.Deadband {
+			ec.Deadbands[s.Name+"."+q] = d
+		}
+	}
+	for _, r := range cfg.Rules {
+		when, err := rule.Compile(r.When)
+		if err != nil {
+			return ec, configErr(fmt.Errorf("rule.%s.when: %w", r.Name, err))
+		}
+		spec := rule.Spec{Name: r.Name, When: when, For: r.For.Duration, Renotify: r.Renotify.Duration}
+		if strings.TrimSpace(r.Clear) != "" {
+			if spec.Clear, err = rule.Compile(r.Clear); err != nil {
+				return ec, configErr(fmt.Errorf("rule.%s.clear: %w", r.Name, err))
+			}
+		}
+		sev, err := transport.ParseSeverity(r.Severity)
+		if err != nil {
+			return ec, configErr(fmt.Errorf("rule.%s.severity: %w", r.Name, err))
+		}
+		ec.Rules = append(ec.Rules, heartbeat.Rule{Spec: spec, Severity: sev, Message: r.Message})
+	}
+	return ec, nil
+}
+
+var _ io.Writer = (*os.File)(nil)

@@ -1,0 +1,299 @@
+package heartbeat
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// Notifier delivers an alert and returns nil only once the far side has
+// acknowledged it. An error wrapping transport.ErrPermanent drops the entry
+// instead of retrying it forever.
+type Notifier interface {
+	Name() string
+	Notify(ctx context.Context, a transport.Alert) error
+}
+
+// Publisher receives the retained state topics (heartbeat, sensors).
+type Publisher interface {
+	PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error
+	PublishSensors(ctx context.Context, snap device.Snapshot) error
+}
+
+// Thinker is the LLM step. A nil Thinker means rules-only mode.
+type Thinker interface {
+	Think(ctx context.Context, in agent.Input) (agent.Decision, error)
+}
+
+// ErrUnreachable marks a Thinker error meaning the LLM could not be reached
+// (network, timeouts, 429/5xx after retries): it triggers llm_unreachable.
+var ErrUnreachable = errors.New("llm unreachable")
+
+// Rule is a local rule with its alert settings.
+type Rule struct {
+	Spec     rule.Spec
+	Severity transport.Severity
+	Message  string // template with {sensor.quantity}
+}
+
+// Config holds the engine's settings, resolved by cmd from config.toml.
+type Config struct {
+	DeviceID               string
+	Interval               time.Duration // 0 disables the heartbeat loop
+	SampleInterval         time.Duration
+	SensorsPublishInterval time.Duration
+	Active                 *Window // nil: always active
+	Location               *time.Location
+	MaxQuiet               time.Duration
+	AlertCooldown          time.Duration
+	FailureAlertAfter      int
+	MaxLLMCallsPerDay      int
+	Deadbands              map[string]float64 // "air.temperature" -> 0.5; missing keys use the unit's default
+	BuildTime              time.Time          // wall clock before this is not plausible
+	Rules                  []Rule
+	Checklist              ChecklistFunc
+	FloodLimit             int           // alerts queued per FloodWindow before the guard holds them (default 30)
+	FloodWindow            time.Duration // default 1h
+	HistoryStep            time.Duration // spacing of persisted history samples (default 1m)
+	MemHistory             int           // snapshots kept in memory for delta() (default 720)
+}
+
+// Deps are the engine's collaborators.
+type Deps struct {
+	Clock      clockwork.Clock
+	Wall       func() time.Time // default Clock.Now
+	DB         *store.DB
+	Sensors    []device.Named
+	Thinker    Thinker // nil: rules-only
+	Notifiers  []Notifier
+	Publishers []Publisher
+	Log        *slog.Logger
+	Progress   func() // called when a loop made progress (systemd watchdog)
+}
+
+// Engine runs the loops. Construct with New, start with Run.
+type Engine struct {
+	cfg  Config
+	deps Deps
+	log  *slog.Logger
+	wake map[string]chan struct{} // per notifier
+
+	runMu sync.Mutex // held by a heartbeat run: no overlapping runs
+
+	mu           sync.Mutex // guards everything below
+	state        store.State
+	rules        map[string]*ruleRun
+	ring         []sample // in-memory history for delta(), oldest first
+	pending      []device.Snapshot
+	lastPending  time.Time // mono time of the last pending sample
+	last         *device.Snapshot
+	lastGood     map[string]time.Time // mono
+	start        time.Time            // mono
+	llmSnap      *device.Snapshot     // snapshot at the last LLM run
+	ruleChanged  bool                 // a rule changed state since the last LLM run
+	pause        *store.Pause
+	pauseEnd     time.Time // mono deadline of pause
+	nextAt       time.Time // wall estimate of next tick
+	nextMono     time.Time
+	backoffTicks int // ticks to skip for llm backoff
+	floodTimes   []time.Time
+	floodHeld    bool
+	pubSnap      *device.Snapshot
+	pubAt        time.Time
+	sensorsOut   chan device.Snapshot
+	heartbeatOut chan transport.Heartbeat
+}
+
+type sample struct {
+	at   time.Time // mono
+	snap device.Snapshot
+}
+
+type ruleRun struct {
+	rule    Rule
+	state   rule.State
+	alertID string
+}
+
+// New builds an engine and loads its state from the store. It starts nothing.
+func New(cfg Config, deps Deps) (*Engine, error) {
+	if deps.Clock == nil {
+		return nil, errors.New("heartbeat: no clock")
+	}
+	if deps.DB == nil {
+		return nil, errors.New("heartbeat: no store")
+	}
+	if deps.Wall == nil {
+		deps.Wall = deps.Clock.Now
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if cfg.SampleInterval <= 0 {
+		cfg.SampleInterval = 30 * time.Second
+	}
+	if cfg.FloodLimit <= 0 {
+		cfg.FloodLimit = 30
+	}
+	if cfg.FloodWindow <= 0 {
+		cfg.FloodWindow = time.Hour
+	}
+	if cfg.HistoryStep <= 0 {
+		cfg.HistoryStep = time.Minute
+	}
+	if cfg.MemHistory <= 0 {
+		cfg.MemHistory = 720
+	}
+	if cfg.Checklist == nil {
+		cfg.Checklist = func() (string, bool, error) { return "", true, nil }
+	}
+	e := &Engine{
+		cfg: cfg, deps: deps, log: deps.Log,
+		wake:         map[string]chan struct{}{},
+		rules:        map[string]*ruleRun{},
+		lastGood:     map[string]time.Time{},
+		start:        deps.Clock.Now(),
+		sensorsOut:   make(chan device.Snapshot, 1),
+		heartbeatOut: make(chan transport.Heartbeat, 1),
+	}
+	for _, n := range deps.Notifiers {
+		e.wake[n.Name()] = make(chan struct{}, 1)
+	}
+	var persisted map[string]store.RuleState
+	err := deps.DB.View(func(tx *store.Tx) error {
+		var err error
+		if e.state, err = tx.State(); err != nil {
+			return err
+		}
+		if persisted, err = tx.RuleStates(); err != nil {
+			return err
+		}
+		p, ok, err := tx.Pause()
+		if err != nil {
+			return err
+		}
+		if ok {
+			e.restorePause(p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load state: %w", err)
+	}
+	if e.state.Counters == nil {
+		e.state.Counters = map[string]uint64{}
+	}
+	for _, r := range cfg.Rules {
+		rr := &ruleRun{rule: r}
+		if ps, ok := persisted[r.Spec.Name]; ok && ps.Firing {
+			rr.state = rule.State{Firing: true, Since: ps.Since, LastNotified: ps.LastNotified}
+			rr.alertID = ps.AlertID
+		}
+		e.rules[r.Spec.Name] = rr
+	}
+	return e, nil
+}
+
+// Run runs the sample loop, the heartbeat loop, one delivery loop per
+// notifier and one publishing loop per publisher until ctx is done.
+func (e *Engine) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return e.sampleLoop(ctx) })
+	if e.cfg.Interval > 0 {
+		g.Go(func() error { return e.heartbeatLoop(ctx) })
+	}
+	for _, n := range e.deps.Notifiers {
+		g.Go(func() error { return e.deliveryLoop(ctx, n) })
+	}
+	if len(e.deps.Publishers) > 0 {
+		g.Go(func() error { return e.publishLoop(ctx) })
+	}
+	return g.Wait()
+}
+
+func (e *Engine) progress() {
+	if e.deps.Progress != nil {
+		e.deps.Progress()
+	}
+}
+
+// newAlert fills the common fields of an alert. IDs are random, so they are
+// unique per alert and, being stored with it, stable across redelivery.
+func (e *Engine) newAlert(sev transport.Severity, source, ruleName, state, summary string) transport.Alert {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return transport.Alert{
+		ID:       e.cfg.DeviceID + "-" + hex.EncodeToString(b[:]),
+		Device:   e.cfg.DeviceID,
+		Time:     e.deps.Wall().UTC().Round(time.Millisecond),
+		Severity: sev,
+		Source:   source,
+		Rule:     ruleName,
+		State:    state,
+		Summary:  summary,
+	}
+}
+
+// admit applies the flood guard to an alert about to be queued. It returns
+// the alerts to queue: the alert itself, nothing (held), or a single notice
+// that the guard engaged. Resolved messages always pass. Caller holds e.mu.
+func (e *Engine) admit(a transport.Alert, now time.Time) []transport.Alert {
+	if a.State == transport.StateResolved {
+		return []transport.Alert{a}
+	}
+	cut := now.Add(-e.cfg.FloodWindow)
+	kept := e.floodTimes[:0]
+	for _, t := range e.floodTimes {
+		if t.After(cut) && !t.After(now) {
+			kept = append(kept, t)
+		}
+	}
+	e.floodTimes = kept
+	if len(e.floodTimes) < e.cfg.FloodLimit {
+		e.floodTimes = append(e.floodTimes, now)
+		e.floodHeld = false
+		return []transport.Alert{a}
+	}
+	e.state.Counters["alerts_held"]++
+	if e.floodHeld {
+		return nil
+	}
+	e.floodHeld = true
+	return []transport.Alert{e.newAlert(transport.Warning, transport.SourceSystem, "flood_guard", transport.StateFiring,
+		fmt.Sprintf("more than %d alerts in %s: holding further alerts until the rate drops (latest: %s)",
+			e.cfg.FloodLimit, e.cfg.FloodWindow, a.Summary))}
+}
+
+func (e *Engine) wakeAll() {
+	for _, ch := range e.wake {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (e *Engine) notifierNames() []string {
+	names := make([]string, 0, len(e.deps.Notifiers))
+	for _, n := range e.deps.Notifiers {
+		names = append(names, n.Name())
+	}
+	return names
+}

@@ -1,0 +1,323 @@
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+func (e *Engine) sampleLoop(ctx context.Context) error {
+	for {
+		if err := e.SampleOnce(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			e.log.Error("sample", "err", err)
+		} else {
+			e.progress()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.deps.Clock.After(e.cfg.SampleInterval):
+		}
+	}
+}
+
+// SampleOnce reads every sensor, evaluates the rules and queues their alerts.
+// It commits to the store only when a rule changed state or an alert was
+// queued.
+func (e *Engine) SampleOnce(ctx context.Context) error {
+	mono := e.deps.Clock.Now()
+	snap := device.Sense(ctx, e.deps.Sensors, e.deps.Wall().UTC().Round(time.Millisecond))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+
+	e.mu.Lock()
+	e.record(mono, snap)
+	env := &snapEnv{e: e, snap: snap, now: mono}
+
+	type change struct {
+		rr      *ruleRun
+		next    rule.State
+		alertID string
+		event   rule.Event
+		sent    string // id of the alert queued for this change ("held" by the flood guard)
+	}
+	var changes []change
+	var alerts []transport.Alert
+	for _, r := range e.cfg.Rules {
+		rr := e.rules[r.Spec.Name]
+		next := rr.state
+		ev := rule.Step(&rr.rule.Spec, &next, env, mono)
+		if ev == rule.None {
+			rr.state.PendingSince = next.PendingSince // in-memory only
+			continue
+		}
+		c := change{rr: rr, next: next, alertID: rr.alertID, event: ev}
+		summary := rule.Render(r.Message, env.format)
+		if r.Message == "" {
+			summary = fmt.Sprintf("%s: %s", r.Spec.Name, r.Spec.When.String())
+		}
+		var a transport.Alert
+		switch ev {
+		case rule.Fire:
+			a = e.newAlert(r.Severity, transport.SourceRule, r.Spec.Name, transport.StateFiring, summary)
+			c.alertID = a.ID
+		case rule.Renotify:
+			a = e.newAlert(r.Severity, transport.SourceRule, r.Spec.Name, transport.StateFiring, "still firing: "+summary)
+		case rule.Resolve:
+			a = e.newAlert(r.Severity, transport.SourceRule, r.Spec.Name, transport.StateResolved, summary)
+			c.alertID = ""
+		}
+		admitted := e.admit(a, mono)
+		c.sent = "held"
+		if len(admitted) > 0 {
+			c.sent = admitted[0].ID
+		}
+		alerts = append(alerts, admitted...)
+		changes = append(changes, c)
+	}
+	if len(changes) == 0 {
+		e.mu.Unlock()
+		e.maybePublishSensors(mono)
+		return nil
+	}
+	st := e.state
+	for _, a := range alerts {
+		st.Counters["alerts"]++
+		st.LastAlert, st.LastAlertAt = a.Summary, a.Time
+	}
+	err := e.deps.DB.Update(func(tx *store.Tx) error {
+		for _, c := range changes {
+			name := c.rr.rule.Spec.Name
+			if c.next.Firing {
+				if err := tx.PutRuleState(name, store.RuleState{Firing: true, Since: wallOf(e, c.next.Since),
+					LastNotified: wallOf(e, c.next.LastNotified), AlertID: c.alertID}); err != nil {
+					return err
+				}
+			} else if err := tx.DeleteRuleState(name); err != nil {
+				return err
+			}
+		}
+		if err := e.enqueue(tx, alerts, &st); err != nil {
+			return err
+		}
+		return tx.PutState(st)
+	})
+	if err != nil {
+		// Keep the old rule states: the next sample sees the same transition
+		// and tries again, so no alert is lost to a failed write.
+		e.mu.Unlock()
+		return fmt.Errorf("commit rule changes: %w", err)
+	}
+	e.state = st
+	for _, c := range changes {
+		c.rr.state = c.next
+		c.rr.alertID = c.alertID
+		e.ruleChanged = true
+		e.log.Info("rule", "rule", c.rr.rule.Spec.Name, "event", eventName(c.event), "alert", c.sent)
+	}
+	e.mu.Unlock()
+	e.wakeAll()
+	e.maybePublishSensors(mono)
+	return nil
+}
+
+// wallOf converts an engine (monotonic clock) time to wall-clock time for
+// persistence.
+func wallOf(e *Engine, mono time.Time) time.Time {
+	if mono.IsZero() {
+		return time.Time{}
+	}
+	return e.deps.Wall().Add(mono.Sub(e.deps.Clock.Now())).UTC().Round(time.Millisecond)
+}
+
+func eventName(ev rule.Event) string {
+	switch ev {
+	case rule.Fire:
+		return "firing"
+	case rule.Renotify:
+		return "still_firing"
+	case rule.Resolve:
+		return "resolved"
+	}
+	return "none"
+}
+
+// enqueue puts alerts into the outbox within tx and counts drops.
+func (e *Engine) enqueue(tx *store.Tx, alerts []transport.Alert, st *store.State) error {
+	for _, a := range alerts {
+		_, dropped, err := tx.Enqueue(a)
+		if err != nil {
+			return fmt.Errorf("enqueue alert %s: %w", a.ID, err)
+		}
+		if dropped > 0 {
+			st.Counters["outbox_dropped"] += uint64(dropped)
+			e.log.Warn("outbox full: dropped oldest alerts", "dropped", dropped)
+		}
+	}
+	return nil
+}
+
+// record adds a snapshot to the in-memory history and to the samples the
+// next heartbeat persists. Caller holds e.mu.
+func (e *Engine) record(mono time.Time, snap device.Snapshot) {
+	e.last = &snap
+	for _, n := range e.deps.Sensors {
+		if _, failed := snap.Errors[n.Name]; !failed {
+			e.lastGood[n.Name] = mono
+		}
+	}
+	e.ring = append(e.ring, sample{at: mono, snap: snap})
+	if len(e.ring) > e.cfg.MemHistory {
+		e.ring = append(e.ring[:0], e.ring[len(e.ring)-e.cfg.MemHistory:]...)
+	}
+	if e.lastPending.IsZero() || mono.Sub(e.lastPending) >= e.cfg.HistoryStep || mono.Before(e.lastPending) {
+		e.pending = append(e.pending, snap)
+		e.lastPending = mono
+		if max := e.cfg.MemHistory; len(e.pending) > max {
+			e.pending = append(e.pending[:0], e.pending[len(e.pending)-max:]...)
+		}
+	}
+}
+
+// snapEnv evaluates rule expressions against the latest snapshot and the
+// in-memory history. Caller holds e.mu.
+type snapEnv struct {
+	e    *Engine
+	snap device.Snapshot
+	now  time.Time
+}
+
+func (s *snapEnv) Value(key string) (float64, bool) {
+	v, ok := s.snap.Readings[key]
+	return v.Value, ok
+}
+
+func (s *snapEnv) Delta(key string, window time.Duration) (float64, bool) {
+	cur, ok := s.snap.Readings[key]
+	if !ok {
+		return 0, false
+	}
+	cut := s.now.Add(-window)
+	for _, smp := range s.e.ring {
+		if smp.at.Before(cut) {
+			continue
+		}
+		if old, ok := smp.snap.Readings[key]; ok {
+			return cur.Value - old.Value, true
+		}
+	}
+	return 0, false
+}
+
+func (s *snapEnv) Stale(sensor string) time.Duration {
+	t, ok := s.e.lastGood[sensor]
+	if !ok {
+		t = s.e.start
+	}
+	if d := s.now.Sub(t); d > 0 {
+		return d
+	}
+	return 0
+}
+
+func (s *snapEnv) Failed(sensor string) bool {
+	_, failed := s.snap.Errors[sensor]
+	return failed
+}
+
+func (s *snapEnv) format(key string) (string, bool) {
+	v, ok := s.snap.Readings[key]
+	if !ok {
+		return "", false
+	}
+	return FormatValue(v), true
+}
+
+// FormatValue renders a value with its unit: "21.4 °C".
+func FormatValue(v device.Value) string {
+	num := strconv.FormatFloat(v.Value, 'f', -1, 64)
+	if math.Abs(v.Value) >= 100 || v.Value != math.Trunc(v.Value*100)/100 {
+		num = strconv.FormatFloat(v.Value, 'f', 1, 64)
+	}
+	if v.Unit == "" || v.Unit == device.Bool {
+		return num
+	}
+	return num + " " + string(v.Unit)
+}
+
+// defaultDeadband is the change below which a reading of this unit counts as
+// unchanged when no deadband is configured.
+func defaultDeadband(u device.Unit) float64 {
+	switch u {
+	case device.Celsius:
+		return 0.5
+	case device.Percent:
+		return 2
+	case device.HectoPascal:
+		return 1
+	case device.Volt:
+		return 0.1
+	case device.Ampere:
+		return 0.05
+	case device.Watt:
+		return 0.5
+	case device.Lux:
+		return 50
+	case device.PPM:
+		return 50
+	case device.PPB:
+		return 50
+	case device.Megabyte:
+		return 100
+	case device.Second:
+		return math.Inf(1) // uptime always moves
+	}
+	return 0
+}
+
+func (e *Engine) deadband(key string, u device.Unit) float64 {
+	if d, ok := e.cfg.Deadbands[key]; ok {
+		return d
+	}
+	return defaultDeadband(u)
+}
+
+// changed reports whether cur differs from prev beyond the deadbands: a
+// reading moved by more than its deadband, appeared, disappeared, or a
+// sensor's error state changed.
+func (e *Engine) changed(prev, cur *device.Snapshot) bool {
+	if prev == nil || cur == nil {
+		return prev != cur
+	}
+	for k, v := range cur.Readings {
+		p, ok := prev.Readings[k]
+		if !ok || math.Abs(v.Value-p.Value) > e.deadband(k, v.Unit) {
+			return true
+		}
+	}
+	for k := range prev.Readings {
+		if _, ok := cur.Readings[k]; !ok {
+			return true
+		}
+	}
+	if len(prev.Errors) != len(cur.Errors) {
+		return true
+	}
+	for k := range cur.Errors {
+		if _, ok := prev.Errors[k]; !ok {
+			return true
+		}
+	}
+	return false
+}

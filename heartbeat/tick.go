@@ -1,0 +1,512 @@
+package heartbeat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// Outcomes and skip reasons recorded in the run ring.
+const (
+	OutcomeOK      = "ok"
+	OutcomeAlert   = "alert"
+	OutcomeSkipped = "skipped"
+	OutcomeFailed  = "failed"
+	OutcomePaused  = "paused"
+
+	ReasonEmptyChecklist = "empty_checklist"
+	ReasonUnchanged      = "unchanged"
+	ReasonBudget         = "budget"
+	ReasonPaused         = "paused"
+	ReasonInactiveHours  = "inactive_hours"
+	ReasonClockUnsynced  = "clock_unsynced"
+	ReasonBusy           = "busy"
+	ReasonLLMBackoff     = "llm_backoff"
+	ReasonRulesOnly      = "rules_only" // no LLM configured
+	ReasonDuplicate      = "duplicate"  // the alert was sent within alert_cooldown
+	ReasonForced         = "forced"     // vigil check
+	ReasonMaxQuiet       = "max_quiet"
+	ReasonChanged        = "changed"
+	ReasonRuleChanged    = "rule_changed"
+	ReasonFirst          = "first_run"
+)
+
+// Result is one heartbeat run: the recorded run plus the decision and alerts.
+type Result struct {
+	Run      store.Run
+	Decision *agent.Decision
+	Alerts   []transport.Alert
+}
+
+// CheckOptions modify a forced run (vigil check).
+type CheckOptions struct {
+	DryRun bool // deliver nothing
+}
+
+func (e *Engine) heartbeatLoop(ctx context.Context) error {
+	first := e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, e.cfg.Interval))
+	next := first
+	for {
+		e.mu.Lock()
+		e.nextMono = next
+		e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
+		e.mu.Unlock()
+		if wait := next.Sub(e.deps.Clock.Now()); wait > 0 {
+			t := e.deps.Clock.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.Chan():
+			}
+		}
+		next = nextTick(next, e.deps.Clock.Now(), e.cfg.Interval)
+		e.mu.Lock()
+		e.nextMono = next
+		e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
+		e.mu.Unlock()
+		res, err := e.tick(ctx, false, CheckOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			e.log.Error("heartbeat", "err", err)
+			continue
+		}
+		e.progress()
+		e.logRun(res)
+	}
+}
+
+func (e *Engine) logRun(res Result) {
+	r := res.Run
+	attrs := []any{"outcome", r.Outcome, "duration_ms", r.DurationMS}
+	if r.Reason != "" {
+		attrs = append(attrs, "reason", r.Reason)
+	}
+	if r.Tokens > 0 {
+		attrs = append(attrs, "tokens", r.Tokens, "llm_calls", r.LLMCalls)
+	}
+	if r.Error != "" {
+		attrs = append(attrs, "err", r.Error)
+	}
+	e.log.Info("heartbeat", attrs...)
+}
+
+// Check runs one heartbeat now (vigil check): it ignores the gate, active
+// hours and pause, counts against the budget and, unless DryRun, queues its
+// alerts.
+func (e *Engine) Check(ctx context.Context, opts CheckOptions) (Result, error) {
+	return e.tick(ctx, true, opts)
+}
+
+// tick runs one heartbeat and records it in one write transaction.
+func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Result, error) {
+	startMono := e.deps.Clock.Now()
+	startWall := e.deps.Wall().UTC().Round(time.Millisecond)
+	run := store.Run{Start: startWall}
+	if !e.runMu.TryLock() {
+		run.Outcome, run.Reason = OutcomeSkipped, ReasonBusy
+		return e.finish(ctx, Result{Run: run}, startMono, opts)
+	}
+	defer e.runMu.Unlock()
+
+	reason, think := e.gate(forced, startMono, startWall)
+	if !think {
+		run.Outcome, run.Reason = OutcomeSkipped, reason
+		if reason == ReasonPaused {
+			run.Outcome = OutcomePaused
+		}
+		return e.finish(ctx, Result{Run: run}, startMono, opts)
+	}
+	run.Reason = reason
+
+	in, err := e.input(startWall)
+	if err != nil {
+		run.Outcome, run.Error = OutcomeFailed, err.Error()
+		return e.finish(ctx, Result{Run: run}, startMono, opts)
+	}
+	dec, err := e.deps.Thinker.Think(ctx, in)
+	if ctx.Err() != nil && !forced {
+		return Result{}, ctx.Err()
+	}
+	run.Tokens, run.LLMCalls, run.ToolCalls = dec.Tokens, dec.Calls, dec.ToolCalls
+	res := Result{Run: run, Decision: &dec}
+	e.mu.Lock()
+	e.llmSnap = in.Snapshot.Clone()
+	e.ruleChanged = false
+	e.mu.Unlock()
+	if err != nil {
+		res.Run.Outcome, res.Run.Error = OutcomeFailed, err.Error()
+		res.Decision = nil
+		return e.finishFailure(ctx, res, err, startMono, opts)
+	}
+	switch dec.Outcome {
+	case agent.OutcomePaused:
+		res.Run.Outcome, res.Run.Pause = OutcomePaused, dec.Pause
+	case agent.OutcomeAlert:
+		res.Run.Outcome = OutcomeAlert
+		sev := dec.Severity
+		if sev == 0 {
+			sev = transport.Warning
+		}
+		res.Alerts = append(res.Alerts, e.newAlert(sev, transport.SourceLLM, "", transport.StateFiring, dec.Summary))
+	default:
+		res.Run.Outcome = OutcomeOK
+	}
+	return e.finish(ctx, res, startMono, opts)
+}
+
+// gate decides whether this run asks the LLM, and why or why not.
+func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.deps.Thinker == nil {
+		return ReasonRulesOnly, false
+	}
+	if forced {
+		return ReasonForced, true
+	}
+	if e.pausedLocked(mono) {
+		return ReasonPaused, false
+	}
+	if e.cfg.Active != nil {
+		if !Plausible(wall, e.cfg.BuildTime) {
+			return ReasonClockUnsynced, false
+		}
+		if !e.cfg.Active.Contains(wall, e.cfg.Location) {
+			return ReasonInactiveHours, false
+		}
+	}
+	if e.cfg.MaxLLMCallsPerDay > 0 {
+		e.rollBudget(wall)
+		if e.state.BudgetCalls >= e.cfg.MaxLLMCallsPerDay {
+			return ReasonBudget, false
+		}
+	}
+	if e.backoffTicks > 0 {
+		e.backoffTicks--
+		return ReasonLLMBackoff, false
+	}
+	if _, empty, err := e.cfg.Checklist(); err != nil || empty {
+		if err != nil {
+			e.log.Error("checklist", "err", err)
+		}
+		return ReasonEmptyChecklist, false
+	}
+	switch {
+	case e.llmSnap == nil:
+		return ReasonFirst, true
+	case e.ruleChanged:
+		return ReasonRuleChanged, true
+	case e.changed(e.llmSnap, e.last):
+		return ReasonChanged, true
+	case e.cfg.MaxQuiet > 0 && (e.state.LastLLMCall.IsZero() || wall.Sub(e.state.LastLLMCall) >= e.cfg.MaxQuiet ||
+		wall.Before(e.state.LastLLMCall)):
+		return ReasonMaxQuiet, true
+	}
+	return ReasonUnchanged, false
+}
+
+// rollBudget resets the daily budget when the local date changed. Caller holds e.mu.
+func (e *Engine) rollBudget(wall time.Time) {
+	day := wall.In(e.cfg.Location).Format("2006-01-02")
+	if e.state.BudgetDay != day {
+		e.state.BudgetDay, e.state.BudgetCalls, e.state.BudgetTokens = day, 0, 0
+	}
+}
+
+// input assembles what the model sees.
+func (e *Engine) input(wall time.Time) (agent.Input, error) {
+	text, _, err := e.cfg.Checklist()
+	if err != nil {
+		return agent.Input{}, fmt.Errorf("read checklist: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	in := agent.Input{
+		Checklist:   text,
+		Stale:       map[string]time.Duration{},
+		Now:         wall,
+		Location:    e.cfg.Location,
+		LastAlert:   e.state.LastAlert,
+		LastAlertAt: e.state.LastAlertAt,
+		LastSuccess: e.state.LastSuccess,
+		Facts:       &facts{e: e},
+	}
+	if e.last != nil {
+		in.Snapshot = *e.last.Clone()
+	}
+	in.Previous = e.llmSnap
+	now := e.deps.Clock.Now()
+	env := &snapEnv{e: e, now: now}
+	for _, n := range e.deps.Sensors {
+		if s := env.Stale(n.Name); s > 2*e.cfg.SampleInterval {
+			in.Stale[n.Name] = s.Round(time.Second)
+		}
+	}
+	names := make([]string, 0, len(e.rules))
+	for n := range e.rules {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		rr := e.rules[n]
+		rs := agent.RuleStatus{Name: n, When: rr.rule.Spec.When.String(), Firing: rr.state.Firing}
+		if rr.state.Firing {
+			rs.Since = wallOf(e, rr.state.Since)
+		}
+		in.Rules = append(in.Rules, rs)
+	}
+	return in, nil
+}
+
+// finishFailure handles a failed LLM run: backoff, llm_unreachable and
+// heartbeat_failed alerts, then records it.
+func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono time.Time, opts CheckOptions) (Result, error) {
+	e.mu.Lock()
+	st := &e.state
+	st.ConsecutiveFailures++
+	n := st.ConsecutiveFailures
+	skips := 1<<min(n-1, 3) - 1 // 0, 1, 3, 7 ticks
+	e.backoffTicks = skips
+	if errors.Is(err, ErrUnreachable) && !st.LLMDown {
+		st.LLMDown = true
+		res.Alerts = append(res.Alerts, e.newAlert(transport.Warning, transport.SourceSystem, "llm_unreachable",
+			transport.StateFiring, "LLM unreachable: "+err.Error()+"; local rules keep running"))
+	}
+	if e.cfg.FailureAlertAfter > 0 && n >= e.cfg.FailureAlertAfter && !st.FailureAlerted {
+		st.FailureAlerted = true
+		res.Alerts = append(res.Alerts, e.newAlert(transport.Warning, transport.SourceSystem, "heartbeat_failed",
+			transport.StateFiring, fmt.Sprintf("%d heartbeats in a row failed; last error: %v", n, err)))
+	}
+	e.mu.Unlock()
+	return e.finish(ctx, res, mono, opts)
+}
+
+// finish records the run, the pending history, state changes and alerts in
+// one write transaction, then publishes the heartbeat.
+func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts CheckOptions) (Result, error) {
+	run := &res.Run
+	run.DurationMS = e.deps.Clock.Since(mono).Milliseconds()
+	if run.DurationMS < 0 {
+		run.DurationMS = 0
+	}
+	wall := e.deps.Wall()
+	e.mu.Lock()
+	st := e.state
+	st.Counters = cloneCounters(e.state.Counters)
+	st.Counters["runs_"+run.Outcome]++
+	if run.Reason != "" && run.Outcome == OutcomeSkipped {
+		st.Counters["skip_"+run.Reason]++
+	}
+	if run.LLMCalls > 0 {
+		e.rollBudget(wall)
+		st.BudgetDay = e.state.BudgetDay
+		st.BudgetCalls, st.BudgetTokens = e.state.BudgetCalls+run.LLMCalls, e.state.BudgetTokens+run.Tokens
+		st.LastLLMCall = wall.UTC()
+	}
+	if run.Outcome == OutcomeOK || run.Outcome == OutcomeAlert || (run.Outcome == OutcomePaused && res.Decision != nil) {
+		st.LastSuccess = wall.UTC()
+		st.ConsecutiveFailures = 0
+		e.backoffTicks = 0
+		if st.LLMDown {
+			st.LLMDown = false
+			res.Alerts = append(res.Alerts, e.newAlert(transport.Info, transport.SourceSystem, "llm_unreachable",
+				transport.StateResolved, "LLM reachable again"))
+		}
+		if st.FailureAlerted {
+			st.FailureAlerted = false
+			res.Alerts = append(res.Alerts, e.newAlert(transport.Info, transport.SourceSystem, "heartbeat_failed",
+				transport.StateResolved, "heartbeats succeed again"))
+		}
+	}
+	// Cooldown: an identical LLM alert within alert_cooldown is not re-sent.
+	queue := res.Alerts
+	pending := e.pending
+	var pause *store.Pause
+	if run.Outcome == OutcomePaused && run.Pause > 0 {
+		p := e.setPauseLocked(run.Pause, "llm")
+		pause = &p
+	}
+	clearPause := e.pause == nil
+	e.mu.Unlock()
+
+	err := e.deps.DB.Update(func(tx *store.Tx) error {
+		var kept []transport.Alert
+		for _, a := range queue {
+			if a.Source == transport.SourceLLM {
+				key := fingerprint(a)
+				if at, ok, err := tx.Fingerprint(key); err != nil {
+					return err
+				} else if ok && e.cfg.AlertCooldown > 0 && wall.Sub(at) < e.cfg.AlertCooldown && !wall.Before(at) {
+					run.Outcome, run.Reason = OutcomeAlert, ReasonDuplicate
+					continue
+				}
+				if err := tx.PutFingerprint(key, wall.UTC()); err != nil {
+					return err
+				}
+			}
+			kept = append(kept, a)
+		}
+		if opts.DryRun {
+			kept = nil
+		}
+		for _, a := range kept {
+			run.Alerts = append(run.Alerts, a.ID)
+			st.Counters["alerts"]++
+			st.LastAlert, st.LastAlertAt = a.Summary, a.Time
+		}
+		if err := e.enqueue(tx, kept, &st); err != nil {
+			return err
+		}
+		res.Alerts = kept
+		if _, err := tx.AppendRun(*run); err != nil {
+			return err
+		}
+		if len(pending) > 0 {
+			if err := tx.AppendHistory(pending); err != nil {
+				return err
+			}
+		}
+		if pause != nil {
+			if err := tx.SetPause(*pause); err != nil {
+				return err
+			}
+		} else if clearPause {
+			if err := tx.ClearPause(); err != nil {
+				return err
+			}
+		}
+		return tx.PutState(st)
+	})
+	if err != nil {
+		return res, fmt.Errorf("record run: %w", err)
+	}
+	e.mu.Lock()
+	e.state = st
+	if len(e.pending) >= len(pending) {
+		e.pending = append(e.pending[:0], e.pending[len(pending):]...)
+	}
+	nextAt := e.nextAt
+	e.mu.Unlock()
+	if len(res.Alerts) > 0 {
+		e.wakeAll()
+	}
+	hb := transport.Heartbeat{Time: run.Start, Outcome: run.Outcome, Reason: run.Reason,
+		DurationMS: run.DurationMS, NextAt: nextAt.UTC().Round(time.Second), Tokens: run.Tokens}
+	select {
+	case <-e.heartbeatOut:
+	default:
+	}
+	e.heartbeatOut <- hb
+	_ = ctx
+	return res, nil
+}
+
+func cloneCounters(m map[string]uint64) map[string]uint64 {
+	c := make(map[string]uint64, len(m)+2)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// fingerprint identifies "the same alert": its source, severity and
+// normalised summary (case, whitespace and digits folded, so "21.4 °C" and
+// "21.5 °C" are the same complaint).
+func fingerprint(a transport.Alert) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(a.Summary) {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteByte('#')
+		case r == ' ' || r == '\t' || r == '\n':
+			if s := b.String(); len(s) > 0 && s[len(s)-1] != ' ' {
+				b.WriteByte(' ')
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	sum := sha256.Sum256([]byte(a.Source + "|" + a.Severity.String() + "|" + a.Rule + "|" + strings.TrimSpace(b.String())))
+	return hex.EncodeToString(sum[:12])
+}
+
+// facts implements agent.Facts for the tools.
+type facts struct{ e *Engine }
+
+func (f *facts) History(ctx context.Context, key string, window time.Duration) ([]agent.Point, device.Unit, error) {
+	e := f.e
+	since := e.deps.Wall().Add(-window)
+	var stored []device.Snapshot
+	if err := e.deps.DB.View(func(tx *store.Tx) error {
+		var err error
+		stored, err = tx.History(since)
+		return err
+	}); err != nil {
+		return nil, "", fmt.Errorf("read history: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var pts []agent.Point
+	var unit device.Unit
+	seen := map[int64]bool{}
+	add := func(s device.Snapshot) {
+		if v, ok := s.Readings[key]; ok && !s.Time.Before(since) && !seen[s.Time.UnixMilli()] {
+			seen[s.Time.UnixMilli()] = true
+			pts = append(pts, agent.Point{Time: s.Time, Value: v.Value})
+			unit = v.Unit
+		}
+	}
+	for _, s := range stored {
+		add(s)
+	}
+	for _, s := range e.pending {
+		add(s)
+	}
+	if e.last != nil {
+		add(*e.last)
+	}
+	if unit == "" && len(pts) == 0 {
+		return nil, "", fmt.Errorf("no history for %q", key)
+	}
+	return pts, unit, nil
+}
+
+func (f *facts) SystemStatus(ctx context.Context) (map[string]any, error) {
+	st, err := f.e.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{
+		"uptime_s":        int64(st.Uptime.Seconds()),
+		"clock_synced":    st.ClockPlausible,
+		"llm_calls_today": st.BudgetCalls,
+		"llm_budget":      st.BudgetMax,
+		"rules_firing":    st.Firing,
+	}
+	f.e.mu.Lock()
+	if f.e.last != nil {
+		for k, v := range f.e.last.Readings {
+			if strings.HasPrefix(k, "board.") {
+				m[strings.TrimPrefix(k, "board.")] = v.Value
+			}
+		}
+	}
+	f.e.mu.Unlock()
+	for name, d := range st.Outbox {
+		m["outbox_"+name] = d
+	}
+	return m, nil
+}
