@@ -16,7 +16,10 @@ export CGO_ENABLED := 0
 # Targets: name:GOARCH:GOARM
 TARGETS := arm6:arm:6 arm7:arm:7 arm64:arm64: riscv64:riscv64: amd64:amd64:
 
-.PHONY: all build run test test-deps lint cross dist clean
+.PHONY: all build run test test-deps test-qemu lint cross clean
+
+# Packaging, benchmarks and reliability targets live in mk/.
+-include mk/*.mk
 
 all: build
 
