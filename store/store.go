@@ -6,10 +6,19 @@
 package store
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync/atomic"
 	"time"
 
-	"github.com/vigil-iot/vigil/device"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -21,7 +30,46 @@ const SchemaVersion = 1
 var (
 	ErrLocked = errors.New("state file is locked by another vigil process")
 	ErrSchema = errors.New("state file was written by a newer vigil")
+	// ErrReadOnly is returned by Update on a file opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("state file is open read-only")
 )
+
+// Defaults for the zero values in Options.
+const (
+	DefaultTimeout    = time.Second
+	DefaultOutboxCap  = 1000
+	DefaultRunCap     = 500
+	DefaultHistoryCap = 2880
+	DefaultFingerCap  = 256
+)
+
+// Bucket names. Every bucket is created by Open.
+var (
+	bucketMeta     = []byte("meta")         // schemaKey, stateKey, pauseKey, droppedKey
+	bucketRuns     = []byte("runs")         // seq -> Run (JSON)
+	bucketHistory  = []byte("history")      // seq -> snapshot (binary, see codec.go)
+	bucketRules    = []byte("rules")        // rule name -> RuleState (JSON)
+	bucketFingers  = []byte("fingerprints") // fingerprint -> time (time.MarshalBinary)
+	bucketOutbox   = []byte("outbox")       // seq -> alert (JSON)
+	bucketCursors  = []byte("cursors")      // transport name -> last acknowledged seq
+	bucketTelegram = []byte("telegram")     // offsetKey, chatKeyPrefix+configured id -> new id
+
+	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
+		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram}
+)
+
+// Keys in the meta and telegram buckets.
+var (
+	schemaKey     = []byte("schema_version") // uint64
+	stateKey      = []byte("state")          // State (JSON)
+	pauseKey      = []byte("pause")          // Pause (JSON)
+	droppedKey    = []byte("outbox_dropped") // uint64
+	offsetKey     = []byte("offset")         // int64
+	chatKeyPrefix = "chat:"                  // + decimal configured chat id -> int64
+)
+
+// fileMode is the state file's permission: it may hold chat ids and alerts.
+const fileMode = 0o600
 
 // Options tune the bounds. Zero values take the defaults in parentheses.
 type Options struct {
@@ -88,116 +136,425 @@ type State struct {
 
 // DB is an open state file.
 type DB struct {
-	// implementation-defined
+	bolt    *bolt.DB
+	path    string
+	opts    Options
+	commits atomic.Uint64
 }
 
 // Open opens or creates the state file at path, creating every bucket and
 // writing the schema version in one transaction. It fails with ErrLocked
 // (wrapped) when another process holds the file past opts.Timeout, and with
-// ErrSchema (wrapped) for a newer layout.
-func Open(path string, opts Options) (*DB, error) { panic("unimplemented") }
+// ErrSchema (wrapped) for a newer layout. The directory must exist. With
+// opts.ReadOnly the file must exist and is only read; a reader waits for a
+// writer's lock like a second writer would.
+func Open(path string, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	bdb, err := bolt.Open(path, fileMode, &bolt.Options{
+		Timeout:  opts.Timeout,
+		ReadOnly: opts.ReadOnly,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open state file %s: %w (waited %s)", path, ErrLocked, opts.Timeout)
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("open state file: %w", err) // already names the path
+		}
+		return nil, fmt.Errorf("open state file %s: %w", path, err)
+	}
+	db := &DB{bolt: bdb, path: path, opts: opts}
+	if err := db.prepare(); err != nil {
+		bdb.Close()
+		return nil, fmt.Errorf("open state file %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.OutboxCap <= 0 {
+		o.OutboxCap = DefaultOutboxCap
+	}
+	if o.RunCap <= 0 {
+		o.RunCap = DefaultRunCap
+	}
+	if o.HistoryCap <= 0 {
+		o.HistoryCap = DefaultHistoryCap
+	}
+	if o.FingerCap <= 0 {
+		o.FingerCap = DefaultFingerCap
+	}
+	return o
+}
+
+// prepare checks the schema version and, when the file is new or lacks a
+// bucket, creates the buckets and writes the version in one transaction. A
+// file that is already complete is not written to.
+func (db *DB) prepare() error {
+	complete := true
+	check := func(tx *bolt.Tx) error {
+		complete = true
+		for _, name := range allBuckets {
+			if tx.Bucket(name) == nil {
+				complete = false
+			}
+		}
+		var v uint64
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			raw := meta.Get(schemaKey)
+			if raw != nil {
+				var ok bool
+				if v, ok = decodeUint(raw); !ok {
+					return fmt.Errorf("schema version: malformed value %x", raw)
+				}
+			}
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("schema version %d, this vigil reads up to %d: %w", v, SchemaVersion, ErrSchema)
+		}
+		if v != SchemaVersion {
+			complete = false
+		}
+		return nil
+	}
+	if err := db.bolt.View(check); err != nil {
+		return err
+	}
+	if complete || db.opts.ReadOnly {
+		return nil
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := check(tx); err != nil {
+			return err
+		}
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(schemaKey, encodeUint(SchemaVersion))
+	})
+}
 
 // Close closes the file.
-func (db *DB) Close() error { panic("unimplemented") }
+func (db *DB) Close() error {
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("close state file %s: %w", db.path, err)
+	}
+	return nil
+}
 
 // Path returns the file's path.
-func (db *DB) Path() string { panic("unimplemented") }
+func (db *DB) Path() string { return db.path }
 
 // Commits returns how many write transactions were committed since Open
 // (benchmarks and the "no flash writes while nothing changes" tests use it).
-func (db *DB) Commits() uint64 { panic("unimplemented") }
+// The transaction Open may run to create the layout is not counted.
+func (db *DB) Commits() uint64 { return db.commits.Load() }
 
 // Check runs bbolt's consistency check and returns the first problem.
-func (db *DB) Check() error { panic("unimplemented") }
+func (db *DB) Check() error {
+	var first error
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() { // drain so the checker goroutine ends
+			if first == nil {
+				first = err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("check state file: %w", err)
+	}
+	if first != nil {
+		return fmt.Errorf("check state file %s: %w", db.path, first)
+	}
+	return nil
+}
 
-// Update runs fn in one write transaction (one commit, fsync'ed).
-func (db *DB) Update(fn func(*Tx) error) error { panic("unimplemented") }
+// Update runs fn in one write transaction (one commit, fsync'ed). An error
+// from fn rolls everything back and is returned as is.
+func (db *DB) Update(fn func(*Tx) error) error {
+	if db.opts.ReadOnly {
+		return fmt.Errorf("update %s: %w", db.path, ErrReadOnly)
+	}
+	var fnErr error
+	err := db.bolt.Update(func(btx *bolt.Tx) error {
+		fnErr = fn(&Tx{tx: btx, opts: &db.opts})
+		return fnErr
+	})
+	if err != nil {
+		if fnErr != nil {
+			return fnErr
+		}
+		return fmt.Errorf("commit: %w", err)
+	}
+	db.commits.Add(1)
+	return nil
+}
 
 // View runs fn in a read transaction. Values returned by Tx methods are copies
 // and stay valid after the transaction ends.
-func (db *DB) View(fn func(*Tx) error) error { panic("unimplemented") }
+func (db *DB) View(fn func(*Tx) error) error {
+	return db.bolt.View(func(btx *bolt.Tx) error {
+		return fn(&Tx{tx: btx, opts: &db.opts})
+	})
+}
 
-// Tx is a transaction.
+// Tx is a transaction. It is valid only inside the Update or View callback.
 type Tx struct {
-	// implementation-defined
+	tx   *bolt.Tx
+	opts *Options
+}
+
+// bucket returns the named bucket. It is nil only in a read-only file that
+// never went through a writable Open; readers treat that as empty.
+func (tx *Tx) bucket(name []byte) *bolt.Bucket { return tx.tx.Bucket(name) }
+
+// wbucket returns the named bucket for writing.
+func (tx *Tx) wbucket(name []byte) (*bolt.Bucket, error) {
+	b := tx.tx.Bucket(name)
+	if b == nil {
+		return nil, fmt.Errorf("bucket %s missing", name)
+	}
+	return b, nil
+}
+
+func (tx *Tx) getJSON(bucket, key []byte, v any) (bool, error) {
+	b := tx.bucket(bucket)
+	if b == nil {
+		return false, nil
+	}
+	raw := b.Get(key)
+	if raw == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("decode %s/%s: %w", bucket, key, err)
+	}
+	return true, nil
+}
+
+func (tx *Tx) putJSON(bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s/%s: %w", bucket, key, err)
+	}
+	b, err := tx.wbucket(bucket)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(key, raw); err != nil {
+		return fmt.Errorf("put %s/%s: %w", bucket, key, err)
+	}
+	return nil
 }
 
 // State returns the engine state (zero State if none was written).
-func (tx *Tx) State() (State, error) { panic("unimplemented") }
+func (tx *Tx) State() (State, error) {
+	var s State
+	_, err := tx.getJSON(bucketMeta, stateKey, &s)
+	return s, err
+}
 
 // PutState replaces the engine state.
-func (tx *Tx) PutState(s State) error { panic("unimplemented") }
+func (tx *Tx) PutState(s State) error { return tx.putJSON(bucketMeta, stateKey, s) }
 
 // Pause returns the persisted pause, ok=false when none.
-func (tx *Tx) Pause() (p Pause, ok bool, err error) { panic("unimplemented") }
+func (tx *Tx) Pause() (p Pause, ok bool, err error) {
+	ok, err = tx.getJSON(bucketMeta, pauseKey, &p)
+	return p, ok, err
+}
 
 // SetPause persists a pause.
-func (tx *Tx) SetPause(p Pause) error { panic("unimplemented") }
+func (tx *Tx) SetPause(p Pause) error { return tx.putJSON(bucketMeta, pauseKey, p) }
 
 // ClearPause removes the pause.
-func (tx *Tx) ClearPause() error { panic("unimplemented") }
-
-// AppendRun adds r to the run ring (assigning r.Seq), dropping the oldest run
-// beyond RunCap, and returns the assigned sequence number.
-func (tx *Tx) AppendRun(r Run) (uint64, error) { panic("unimplemented") }
-
-// Runs returns up to n runs, newest first.
-func (tx *Tx) Runs(n int) ([]Run, error) { panic("unimplemented") }
+func (tx *Tx) ClearPause() error {
+	b, err := tx.wbucket(bucketMeta)
+	if err != nil {
+		return err
+	}
+	if err := b.Delete(pauseKey); err != nil {
+		return fmt.Errorf("clear pause: %w", err)
+	}
+	return nil
+}
 
 // RuleStates returns every persisted rule state by rule name.
-func (tx *Tx) RuleStates() (map[string]RuleState, error) { panic("unimplemented") }
+func (tx *Tx) RuleStates() (map[string]RuleState, error) {
+	out := map[string]RuleState{}
+	b := tx.bucket(bucketRules)
+	if b == nil {
+		return out, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		var s RuleState
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("decode rule state %q: %w", k, err)
+		}
+		out[string(k)] = s
+		return nil
+	})
+	return out, err
+}
 
 // PutRuleState persists one rule's state.
-func (tx *Tx) PutRuleState(name string, s RuleState) error { panic("unimplemented") }
+func (tx *Tx) PutRuleState(name string, s RuleState) error {
+	if name == "" {
+		return errors.New("put rule state: empty rule name")
+	}
+	return tx.putJSON(bucketRules, []byte(name), s)
+}
 
 // DeleteRuleState removes a rule's state (rule resolved or removed from config).
-func (tx *Tx) DeleteRuleState(name string) error { panic("unimplemented") }
+func (tx *Tx) DeleteRuleState(name string) error {
+	b, err := tx.wbucket(bucketRules)
+	if err != nil {
+		return err
+	}
+	if err := b.Delete([]byte(name)); err != nil {
+		return fmt.Errorf("delete rule state %q: %w", name, err)
+	}
+	return nil
+}
 
 // Fingerprint returns when an alert with this fingerprint was last sent.
-func (tx *Tx) Fingerprint(fp string) (time.Time, bool, error) { panic("unimplemented") }
+func (tx *Tx) Fingerprint(fp string) (time.Time, bool, error) {
+	b := tx.bucket(bucketFingers)
+	if b == nil {
+		return time.Time{}, false, nil
+	}
+	raw := b.Get([]byte(fp))
+	if raw == nil {
+		return time.Time{}, false, nil
+	}
+	var t time.Time
+	if err := t.UnmarshalBinary(raw); err != nil {
+		return time.Time{}, false, fmt.Errorf("decode fingerprint %q: %w", fp, err)
+	}
+	return t, true, nil
+}
 
 // PutFingerprint records that an alert with this fingerprint was sent at t,
 // dropping the oldest fingerprints beyond FingerCap.
-func (tx *Tx) PutFingerprint(fp string, t time.Time) error { panic("unimplemented") }
-
-// Enqueue appends an alert to the outbox. When the outbox holds OutboxCap
-// entries it drops the oldest ones first, adds their number to the persisted
-// drop counter and returns it.
-func (tx *Tx) Enqueue(a transport.Alert) (seq uint64, dropped int, err error) {
-	panic("unimplemented")
+func (tx *Tx) PutFingerprint(fp string, t time.Time) error {
+	if fp == "" {
+		return errors.New("put fingerprint: empty fingerprint")
+	}
+	b, err := tx.wbucket(bucketFingers)
+	if err != nil {
+		return err
+	}
+	if err := b.Put([]byte(fp), marshalTime(t)); err != nil {
+		return fmt.Errorf("put fingerprint: %w", err)
+	}
+	if count(b) <= tx.opts.FingerCap {
+		return nil
+	}
+	type entry struct {
+		key string
+		t   time.Time
+	}
+	var all []entry
+	err = b.ForEach(func(k, v []byte) error {
+		var et time.Time
+		if err := et.UnmarshalBinary(v); err != nil {
+			et = time.Time{} // unreadable: oldest, dropped first
+		}
+		all = append(all, entry{string(k), et})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(all, func(a, b entry) int { return a.t.Compare(b.t) })
+	for _, e := range all[:max(0, len(all)-tx.opts.FingerCap)] {
+		if err := b.Delete([]byte(e.key)); err != nil {
+			return fmt.Errorf("drop fingerprint: %w", err)
+		}
+	}
+	return nil
 }
 
-// Pending returns up to limit outbox entries the named transport has not yet
-// acknowledged, oldest first.
-func (tx *Tx) Pending(transportName string, limit int) ([]Entry, error) { panic("unimplemented") }
-
-// Ack moves the named transport's cursor to seq and deletes every entry that
-// all active transports have acknowledged. A transport without a cursor has
-// acknowledged nothing.
-func (tx *Tx) Ack(transportName string, seq uint64, active []string) error { panic("unimplemented") }
-
-// Depth returns how many entries the named transport has not acknowledged.
-func (tx *Tx) Depth(transportName string) (int, error) { panic("unimplemented") }
-
-// Dropped returns how many alerts were ever dropped because the outbox was full.
-func (tx *Tx) Dropped() (uint64, error) { panic("unimplemented") }
-
-// AppendHistory appends snapshots to the sensor history ring, dropping the
-// oldest beyond HistoryCap.
-func (tx *Tx) AppendHistory(snaps []device.Snapshot) error { panic("unimplemented") }
-
-// History returns the stored snapshots taken at or after since, oldest first.
-func (tx *Tx) History(since time.Time) ([]device.Snapshot, error) { panic("unimplemented") }
+// marshalTime encodes t with its zone offset; offsets that time cannot encode
+// (sub-minute, pre-1900 local mean time) fall back to UTC.
+func marshalTime(t time.Time) []byte {
+	raw, err := t.MarshalBinary()
+	if err != nil {
+		raw, _ = t.UTC().MarshalBinary()
+	}
+	return raw
+}
 
 // TelegramOffset returns the persisted getUpdates offset (0 if none).
-func (tx *Tx) TelegramOffset() (int64, error) { panic("unimplemented") }
+func (tx *Tx) TelegramOffset() (int64, error) {
+	return tx.getInt(bucketTelegram, offsetKey)
+}
 
 // SetTelegramOffset persists the getUpdates offset.
-func (tx *Tx) SetTelegramOffset(off int64) error { panic("unimplemented") }
+func (tx *Tx) SetTelegramOffset(off int64) error {
+	return tx.putUint(bucketTelegram, offsetKey, uint64(off))
+}
 
 // TelegramChat returns a chat id that replaced the configured one after a
 // group migration (0 if none).
-func (tx *Tx) TelegramChat(configured int64) (int64, error) { panic("unimplemented") }
+func (tx *Tx) TelegramChat(configured int64) (int64, error) {
+	return tx.getInt(bucketTelegram, chatKey(configured))
+}
 
 // SetTelegramChat records that the configured chat migrated to newID.
-func (tx *Tx) SetTelegramChat(configured, newID int64) error { panic("unimplemented") }
+func (tx *Tx) SetTelegramChat(configured, newID int64) error {
+	return tx.putUint(bucketTelegram, chatKey(configured), uint64(newID))
+}
+
+func chatKey(configured int64) []byte {
+	return strconv.AppendInt([]byte(chatKeyPrefix), configured, 10)
+}
+
+func (tx *Tx) getUint(bucket, key []byte) (uint64, error) {
+	b := tx.bucket(bucket)
+	if b == nil {
+		return 0, nil
+	}
+	raw := b.Get(key)
+	if raw == nil {
+		return 0, nil
+	}
+	v, ok := decodeUint(raw)
+	if !ok {
+		return 0, fmt.Errorf("decode %s/%s: malformed value %x", bucket, key, raw)
+	}
+	return v, nil
+}
+
+func (tx *Tx) getInt(bucket, key []byte) (int64, error) {
+	v, err := tx.getUint(bucket, key)
+	return int64(v), err
+}
+
+func (tx *Tx) putUint(bucket, key []byte, v uint64) error {
+	b, err := tx.wbucket(bucket)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(key, encodeUint(v)); err != nil {
+		return fmt.Errorf("put %s/%s: %w", bucket, key, err)
+	}
+	return nil
+}
+
+// encodeUint encodes v as 8 bytes big-endian, so that keys sort in numeric
+// order and a cursor walks a ring oldest first.
+func encodeUint(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func decodeUint(b []byte) (uint64, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(b), true
+}
