@@ -1,0 +1,26 @@
+// Package mqtt publishes vigil's alerts and retained state to an MQTT broker
+// with github.com/eclipse/paho.mqtt.golang (MQTT 3.1.1), and optionally
+// accepts commands and announces the device to Home Assistant.
+//
+// Topics (<p> is the topic prefix, <id> the device id; see SPEC §5):
+//
+//	<p>/<id>/status             retained, QoS 1: online / offline (Last Will)
+//	<p>/<id>/alert              QoS 1: one alert as JSON (transport.Alert)
+//	<p>/<id>/heartbeat          retained, QoS 1: the last heartbeat run
+//	<p>/<id>/sensors            retained, QoS 1: the latest snapshot
+//	<p>/<id>/problem            retained, QoS 1: ON while an alert is firing (Home Assistant)
+//	<p>/<id>/problem/attributes retained, QoS 1: the firing alerts as JSON (Home Assistant)
+//	<p>/<id>/cmd/check|pause|resume  inbound, only with Config.Commands
+//	<p>/<id>/cmd/result         QoS 1: the answer to a command as JSON
+//
+// Durability is not paho's job here: paho's stores are in memory (or never
+// fsync), so Notify returns nil only after the broker's PUBACK and returns an
+// error at once while the connection is down. The caller keeps the alert in
+// its own durable outbox and retries; a retry after a lost PUBACK may deliver
+// an alert twice, with the same id.
+//
+// Home Assistant discovery uses one device message on
+// <discovery>/device/<id>/config (Home Assistant 2024.11 and later) with the
+// abbreviated keys dev, o, cmps and p; every component carries unique_id,
+// default_entity_id (domain.object_id) and the status topic as availability.
+package mqtt

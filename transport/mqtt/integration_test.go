@@ -1,0 +1,598 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// Integration tests against a real mosquitto on a loopback port.
+
+const wait5 = 5 * time.Second
+
+func newTestClient(t *testing.T, url string, cfg Config, cmds transport.Commands) *Client {
+	t.Helper()
+	cfg.Broker = url
+	if cfg.DeviceID == "" {
+		cfg.DeviceID = "dev1"
+	}
+	cfg.ClientID = "vigil-" + strings.ReplaceAll(t.Name(), "/", "-")
+	if cfg.ReconnectMax == 0 {
+		cfg.ReconnectMax = time.Second
+	}
+	if cfg.Keepalive == 0 {
+		cfg.Keepalive = 5 * time.Second
+	}
+	return New(cfg, cmds, testLogger(t))
+}
+
+func waitConnected(t *testing.T, c *Client) {
+	t.Helper()
+	waitFor(t, "client connected", 10*time.Second, c.Connected)
+}
+
+func testAlert(id string, sev transport.Severity) transport.Alert {
+	return transport.Alert{
+		ID: id, Device: "dev1", Time: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
+		Severity: sev, Source: transport.SourceRule, Rule: "too_hot", State: transport.StateFiring,
+		Summary: "Greenhouse at 36.2 °C <hot> & \"dry\"",
+	}
+}
+
+func TestAlertDeliveredAtQoS1(t *testing.T) {
+	b := startBroker(t)
+	sub := subscribe(t, b.url(), "vigil/dev1/alert")
+	c := newTestClient(t, b.url(), Config{MinSeverity: transport.Warning}, nil)
+	runClient(t, c)
+	waitConnected(t, c)
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait5)
+	defer cancel()
+	if err := c.Notify(ctx, testAlert("a-info", transport.Info)); err != nil {
+		t.Fatalf("Notify(info below min) = %v, want nil", err)
+	}
+	want := testAlert("a-crit", transport.Critical)
+	if err := c.Notify(ctx, want); err != nil {
+		t.Fatalf("Notify() = %v", err)
+	}
+	m := sub.next("vigil/dev1/alert", wait5)
+	if m.QoS != 1 || m.Retained {
+		t.Errorf("alert qos=%d retained=%v, want qos 1, not retained", m.QoS, m.Retained)
+	}
+	var got transport.Alert
+	if err := json.Unmarshal([]byte(m.Payload), &got); err != nil {
+		t.Fatalf("alert payload %q: %v", m.Payload, err)
+	}
+	if got != want {
+		t.Errorf("alert = %+v, want %+v (the info alert must not have been sent)", got, want)
+	}
+	// SPEC §5 field names, severity as text.
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(m.Payload), &raw)
+	for _, k := range []string{"id", "device", "time", "severity", "source", "rule", "state", "summary"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("alert JSON lacks %q: %s", k, m.Payload)
+		}
+	}
+	if raw["severity"] != "critical" {
+		t.Errorf(`alert severity = %v, want "critical"`, raw["severity"])
+	}
+}
+
+func TestRetainedState(t *testing.T) {
+	b := startBroker(t)
+	c := newTestClient(t, b.url(), Config{}, nil)
+	stop := runClient(t, c)
+	waitConnected(t, c)
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait5)
+	defer cancel()
+	hb := transport.Heartbeat{Time: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), Outcome: "ok", DurationMS: 1234,
+		NextAt: time.Date(2025, 3, 1, 12, 30, 0, 0, time.UTC), Tokens: 321}
+	if err := c.PublishHeartbeat(ctx, hb); err != nil {
+		t.Fatalf("PublishHeartbeat() = %v", err)
+	}
+	snap := device.Snapshot{Time: hb.Time, Readings: map[string]device.Value{
+		"air.temperature": {Value: 21.4, Unit: device.Celsius},
+	}, Errors: map[string]string{"soil": "ads1x15: nack"}}
+	if err := c.PublishSensors(ctx, snap); err != nil {
+		t.Fatalf("PublishSensors() = %v", err)
+	}
+
+	// A subscriber that arrives later gets the retained state.
+	late := subscribe(t, b.url(), "vigil/dev1/+")
+	got := map[string]msg{}
+	for len(got) < 3 {
+		m, ok := late.maybe2(wait5)
+		if !ok {
+			t.Fatalf("retained messages seen: %v, want status, heartbeat and sensors", got)
+		}
+		got[m.Topic] = m
+	}
+	if m := got["vigil/dev1/status"]; m.Payload != "online" || !m.Retained {
+		t.Errorf("status = %+v, want retained online", m)
+	}
+	var gotHB transport.Heartbeat
+	if m := got["vigil/dev1/heartbeat"]; !m.Retained || json.Unmarshal([]byte(m.Payload), &gotHB) != nil || gotHB != hb {
+		t.Errorf("heartbeat = %+v (%+v), want retained %+v", m, gotHB, hb)
+	}
+	var gotSnap struct {
+		Readings map[string]struct {
+			Value float64 `json:"value"`
+			Unit  string  `json:"unit"`
+		} `json:"readings"`
+		Errors map[string]string `json:"errors"`
+	}
+	if m := got["vigil/dev1/sensors"]; !m.Retained || json.Unmarshal([]byte(m.Payload), &gotSnap) != nil {
+		t.Fatalf("sensors = %+v, want retained JSON", m)
+	}
+	if r := gotSnap.Readings["air.temperature"]; r.Value != 21.4 || r.Unit != "°C" || gotSnap.Errors["soil"] != "ads1x15: nack" {
+		t.Errorf("sensors payload = %+v", gotSnap)
+	}
+
+	// A clean shutdown leaves "offline" retained.
+	stop()
+	m := late.next("vigil/dev1/status", wait5)
+	if m.Payload != "offline" {
+		t.Errorf("status after shutdown = %q, want offline", m.Payload)
+	}
+	again := subscribe(t, b.url(), "vigil/dev1/status")
+	if m := again.next("vigil/dev1/status", wait5); m.Payload != "offline" || !m.Retained {
+		t.Errorf("retained status after shutdown = %+v, want retained offline", m)
+	}
+}
+
+// maybe2 returns the next message on any topic.
+func (s *subscriber) maybe2(timeout time.Duration) (msg, bool) {
+	select {
+	case m := <-s.ch:
+		return m, true
+	case <-time.After(timeout):
+		return msg{}, false
+	}
+}
+
+func TestLastWillOnAbruptDisconnect(t *testing.T) {
+	b := startBroker(t)
+	p := startProxy(t, b.addr())
+	sub := subscribe(t, b.url(), "vigil/dev1/status")
+	c := newTestClient(t, p.url(), Config{}, nil)
+	runClient(t, c)
+	waitConnected(t, c)
+	if m := sub.next("vigil/dev1/status", wait5); m.Payload != "online" {
+		t.Fatalf("status = %q, want online", m.Payload)
+	}
+
+	p.cut() // the network goes away without a DISCONNECT packet
+
+	if m := sub.next("vigil/dev1/status", 10*time.Second); m.Payload != "offline" {
+		t.Fatalf("status after cut = %q, want offline (Last Will)", m.Payload)
+	}
+	// paho reconnects through the proxy and says online again.
+	if m := sub.next("vigil/dev1/status", 15*time.Second); m.Payload != "online" {
+		t.Fatalf("status after reconnect = %q, want online", m.Payload)
+	}
+}
+
+func TestNotifyInFlightWhenConnectionDrops(t *testing.T) {
+	b := startBroker(t)
+	p := startProxy(t, b.addr())
+	sub := subscribe(t, b.url(), "vigil/dev1/alert")
+	c := newTestClient(t, p.url(), Config{}, nil)
+	runClient(t, c)
+	waitConnected(t, c)
+
+	p.blackhole.Store(true) // the PUBLISH goes nowhere, no PUBACK comes back
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Notify(ctx, testAlert("inflight", transport.Critical)) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Notify() = %v before any PUBACK could arrive", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	p.cut()
+	select {
+	case err := <-done:
+		t.Logf("Notify() after the cut = %v", err)
+		// Either paho resent it on the new connection and it was
+		// acknowledged, or Notify reported the loss; never a hang.
+		if err == nil {
+			if m := sub.next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"inflight"`) {
+				t.Errorf("Notify() = nil but the subscriber saw %s", m.Payload)
+			}
+		} else if !errors.Is(err, ErrConnectionLost) {
+			t.Errorf("Notify() = %v, want nil or ErrConnectionLost", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Notify() still blocked 15s after the connection dropped")
+	}
+	// The client works normally afterwards.
+	waitConnected(t, c)
+	if err := c.Notify(ctx, testAlert("after", transport.Critical)); err != nil {
+		t.Errorf("Notify() after reconnect = %v", err)
+	}
+}
+
+func TestBrokerRestart(t *testing.T) {
+	b := startBroker(t)
+	c := newTestClient(t, b.url(), Config{}, nil)
+	runClient(t, c)
+	waitConnected(t, c)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.Notify(ctx, testAlert("before", transport.Critical)); err != nil {
+		t.Fatalf("Notify() before stop = %v", err)
+	}
+
+	b.stop()
+	waitFor(t, "client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
+	start := time.Now()
+	err := c.Notify(ctx, testAlert("during", transport.Critical))
+	if !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("Notify() while broker down = %v, want ErrNotConnected", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Notify() while broker down took %v; it must fail fast", d)
+	}
+	if err := c.PublishSensors(ctx, device.Snapshot{}); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("PublishSensors() while broker down = %v, want ErrNotConnected", err)
+	}
+
+	b.start()
+	waitConnected(t, c)
+	sub := subscribe(t, b.url(), "vigil/dev1/alert")
+	ids := []string{"q1", "q2", "q3"}
+	for _, id := range ids {
+		if err := c.Notify(ctx, testAlert(id, transport.Critical)); err != nil {
+			t.Fatalf("Notify(%s) after restart = %v", id, err)
+		}
+	}
+	var got []string
+	for range ids {
+		var a transport.Alert
+		_ = json.Unmarshal([]byte(sub.next("vigil/dev1/alert", wait5).Payload), &a)
+		got = append(got, a.ID)
+	}
+	if !slices.Equal(got, ids) {
+		t.Errorf("alerts after restart = %v, want %v in order", got, ids)
+	}
+}
+
+func TestFirstConnectRetriesWithBackoff(t *testing.T) {
+	b := &broker{t: t, bin: mosquittoBin(t), port: freePort(t)} // not started yet
+	t.Cleanup(b.stop)
+	clock := clockwork.NewFakeClock()
+	c := newTestClient(t, b.url(), Config{Clock: clock, ReconnectMax: time.Minute}, nil)
+	runClient(t, c)
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait5)
+	defer cancel()
+	// First attempt refused; Run waits 1s on the clock.
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatalf("Run did not wait for a retry after a refused connection: %v", err)
+	}
+	clock.Advance(time.Second)
+	// Second attempt refused too; now it waits 2s.
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatalf("no second retry wait: %v", err)
+	}
+	clock.Advance(time.Second)
+	time.Sleep(100 * time.Millisecond)
+	if c.Connected() {
+		t.Fatal("connected before the broker started")
+	}
+	b.start()
+	clock.Advance(time.Second) // 2s total: the backoff doubled
+	waitConnected(t, c)
+}
+
+// discoveryMsg decodes a discovery payload loosely, as Home Assistant does.
+type discoveryMsg struct {
+	Dev  map[string]any            `json:"dev"`
+	O    map[string]any            `json:"o"`
+	Cmps map[string]map[string]any `json:"cmps"`
+}
+
+var entityID = regexp.MustCompile(`^([a-z_]+)\.[a-z0-9_]+$`)
+var objectID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+var templateKey = regexp.MustCompile(`value_json\.readings\['([^']+)'\]\.value`)
+
+// validateDiscovery checks the device discovery payload against the
+// documented schema: dev with identifiers and name, o with name, and per
+// component p, unique_id, default_entity_id (domain.object_id of p), the
+// availability topic, and the options each platform needs.
+func validateDiscovery(t *testing.T, payload string, sensors map[string]any) discoveryMsg {
+	t.Helper()
+	var d discoveryMsg
+	if err := json.Unmarshal([]byte(payload), &d); err != nil {
+		t.Fatalf("discovery payload is not JSON: %v\n%s", err, payload)
+	}
+	if ids, _ := d.Dev["ids"].([]any); len(ids) == 0 {
+		t.Errorf("dev.ids missing: %v", d.Dev)
+	}
+	if name, _ := d.Dev["name"].(string); name == "" {
+		t.Errorf("dev.name missing: %v", d.Dev)
+	}
+	if name, _ := d.O["name"].(string); name == "" {
+		t.Errorf("o.name missing (origin is required for device discovery): %v", d.O)
+	}
+	if len(d.Cmps) == 0 {
+		t.Fatalf("cmps empty")
+	}
+	seen := map[string]bool{}
+	for key, c := range d.Cmps {
+		if !objectID.MatchString(key) {
+			t.Errorf("cmps key %q is not [a-zA-Z0-9_-]+", key)
+		}
+		p, _ := c["p"].(string)
+		if p != "sensor" && p != "binary_sensor" {
+			t.Errorf("cmps[%s].p = %q", key, p)
+		}
+		uid, _ := c["unique_id"].(string)
+		if uid == "" || seen[uid] {
+			t.Errorf("cmps[%s].unique_id = %q (missing or duplicate)", key, uid)
+		}
+		seen[uid] = true
+		eid, _ := c["default_entity_id"].(string)
+		if m := entityID.FindStringSubmatch(eid); m == nil || m[1] != p {
+			t.Errorf("cmps[%s].default_entity_id = %q, want %s.<object_id>", key, eid, p)
+		}
+		if _, ok := c["object_id"]; ok {
+			t.Errorf("cmps[%s] uses deprecated object_id", key)
+		}
+		if c["availability_topic"] != "vigil/dev1/status" {
+			t.Errorf("cmps[%s].availability_topic = %v", key, c["availability_topic"])
+		}
+		st, _ := c["state_topic"].(string)
+		if !strings.HasPrefix(st, "vigil/dev1/") {
+			t.Errorf("cmps[%s].state_topic = %q", key, st)
+		}
+		if st == "vigil/dev1/sensors" {
+			tmpl, _ := c["value_template"].(string)
+			m := templateKey.FindStringSubmatch(tmpl)
+			if m == nil {
+				t.Errorf("cmps[%s].value_template = %q does not pick a reading", key, tmpl)
+			} else if sensors != nil {
+				if _, ok := sensors[m[1]]; !ok {
+					t.Errorf("cmps[%s].value_template picks %q, not in the sensors payload", key, m[1])
+				}
+			}
+			if p == "sensor" && c["state_class"] != "measurement" {
+				t.Errorf("cmps[%s].state_class = %v, want measurement", key, c["state_class"])
+			}
+		}
+	}
+	return d
+}
+
+func TestHomeAssistantDiscovery(t *testing.T) {
+	b := startBroker(t)
+	sub := subscribe(t, b.url(), "homeassistant/device/+/config", "vigil/dev1/sensors", "vigil/dev1/problem", "vigil/dev1/problem/attributes")
+	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Version: "0.1.0"}, nil)
+	runClient(t, c)
+	waitConnected(t, c)
+
+	const topic = "homeassistant/device/dev1/config"
+	m := sub.next(topic, wait5)
+	if m.QoS != 1 {
+		t.Errorf("discovery qos = %d, want 1", m.QoS)
+	}
+	d := validateDiscovery(t, m.Payload, nil)
+	prob := d.Cmps["dev1_problem"]
+	if prob["p"] != "binary_sensor" || prob["device_class"] != "problem" ||
+		prob["state_topic"] != "vigil/dev1/problem" || prob["json_attributes_topic"] != "vigil/dev1/problem/attributes" {
+		t.Errorf("problem component = %v", prob)
+	}
+
+	// The first snapshot announces its sensors.
+	ctx, cancel := context.WithTimeout(context.Background(), wait5)
+	defer cancel()
+	snap := device.Snapshot{Time: time.Now(), Readings: map[string]device.Value{
+		"air.temperature": {Value: 21.4, Unit: device.Celsius},
+		"air.humidity":    {Value: 55, Unit: device.Percent},
+		"board.throttled": {Value: 0, Unit: device.Bool},
+		"board.load1":     {Value: 0.3, Unit: device.Count},
+	}}
+	if err := c.PublishSensors(ctx, snap); err != nil {
+		t.Fatalf("PublishSensors() = %v", err)
+	}
+	var sensors struct {
+		Readings map[string]any `json:"readings"`
+	}
+	_ = json.Unmarshal([]byte(sub.next("vigil/dev1/sensors", wait5).Payload), &sensors)
+	d = validateDiscovery(t, sub.next(topic, wait5).Payload, sensors.Readings)
+	if len(d.Cmps) != 6 {
+		t.Errorf("cmps has %d components, want 6 (problem, heartbeat, 4 readings): %v", len(d.Cmps), d.Cmps)
+	}
+	temp := d.Cmps["dev1_air_temperature"]
+	if temp["unit_of_measurement"] != "°C" || temp["device_class"] != "temperature" {
+		t.Errorf("air temperature component = %v", temp)
+	}
+	if hum := d.Cmps["dev1_air_humidity"]; hum["device_class"] != "humidity" || hum["unit_of_measurement"] != "%" {
+		t.Errorf("air humidity component = %v", hum)
+	}
+
+	// The same keys again do not re-announce; Home Assistant's birth does.
+	if err := c.PublishSensors(ctx, snap); err != nil {
+		t.Fatalf("PublishSensors() = %v", err)
+	}
+	sub.publish("homeassistant/status", false, "online")
+	d = validateDiscovery(t, sub.next(topic, wait5).Payload, sensors.Readings)
+	if got := len(d.Cmps); got != 6 {
+		t.Errorf("re-announced cmps = %d, want 6", got)
+	}
+	if extra, ok := sub.maybe(topic, 300*time.Millisecond); ok {
+		t.Errorf("unexpected extra discovery message (unchanged sensors must not re-announce): %.80s", extra.Payload)
+	}
+
+	// The problem sensor follows firing and resolved alerts.
+	a := testAlert("p1", transport.Critical)
+	if err := c.Notify(ctx, a); err != nil {
+		t.Fatalf("Notify() = %v", err)
+	}
+	attrs := sub.next("vigil/dev1/problem/attributes", wait5)
+	if m := sub.next("vigil/dev1/problem", wait5); m.Payload != "ON" || !strings.Contains(attrs.Payload, "too_hot") {
+		t.Errorf("problem = %q attrs %s, want ON with too_hot", m.Payload, attrs.Payload)
+	}
+	a.ID, a.State = "p2", transport.StateResolved
+	if err := c.Notify(ctx, a); err != nil {
+		t.Fatalf("Notify(resolved) = %v", err)
+	}
+	if m := sub.next("vigil/dev1/problem", wait5); m.Payload != "OFF" {
+		t.Errorf("problem after resolved = %q, want OFF", m.Payload)
+	}
+}
+
+func TestCommandsDisabled(t *testing.T) {
+	b := startBroker(t)
+	sub := subscribe(t, b.url(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
+	cmds := &fakeCommands{}
+	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Commands: false}, cmds)
+	runClient(t, c)
+	waitConnected(t, c)
+	sub.next("homeassistant/device/dev1/config", wait5)
+
+	sub.publish("vigil/dev1/cmd/pause", false, "30")
+	sub.publish("vigil/dev1/cmd/check", false, "")
+	// Barrier: the broker forwards one publisher's messages in order, so
+	// once the client reacted to this, it would have seen the commands.
+	sub.publish("homeassistant/status", false, "online")
+	sub.next("homeassistant/device/dev1/config", wait5)
+	if m, ok := sub.maybe("vigil/dev1/cmd/result", 300*time.Millisecond); ok {
+		t.Errorf("got a command result with commands disabled: %s", m.Payload)
+	}
+	if calls := cmds.Calls(); len(calls) != 0 {
+		t.Errorf("commands ran while disabled: %v", calls)
+	}
+}
+
+func TestCommandsEnabled(t *testing.T) {
+	b := startBroker(t)
+	sub := subscribe(t, b.url(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
+	cmds := &fakeCommands{}
+	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Commands: true}, cmds)
+	runClient(t, c)
+	waitConnected(t, c)
+	// After a connection the client subscribes to commands before it
+	// announces discovery, so the announcement means the SUBACK came.
+	sub.next("homeassistant/device/dev1/config", wait5)
+
+	tests := []struct {
+		leaf, payload string
+		wantOK        bool
+		wantCall      string
+		wantText      string
+	}{
+		{"pause", "30", true, "pause 30m0s", "paused for 30m0s"},
+		{"pause", `{"minutes": 5}`, true, "pause 5m0s", "paused for 5m0s"},
+		{"pause", "0", false, "", "1..1440"},
+		{"pause", "soon", false, "", "want minutes"},
+		{"check", "", true, "check", "ok"},
+		{"check", "please", false, "", "no arguments"},
+		{"resume", "{}", true, "resume", "resumed"},
+		{"reboot", "", false, "", "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.leaf+"/"+tt.payload, func(t *testing.T) {
+			before := len(cmds.Calls())
+			sub.publish("vigil/dev1/cmd/"+tt.leaf, false, tt.payload)
+			var res commandResult
+			m := sub.next("vigil/dev1/cmd/result", wait5)
+			if err := json.Unmarshal([]byte(m.Payload), &res); err != nil {
+				t.Fatalf("result %q: %v", m.Payload, err)
+			}
+			if res.OK != tt.wantOK || res.Command != tt.leaf || !strings.Contains(res.Message+res.Error, tt.wantText) {
+				t.Errorf("result = %+v, want ok=%v command=%s text containing %q", res, tt.wantOK, tt.leaf, tt.wantText)
+			}
+			calls := cmds.Calls()[before:]
+			switch {
+			case tt.wantCall == "" && len(calls) != 0:
+				t.Errorf("rejected command ran: %v", calls)
+			case tt.wantCall != "" && (len(calls) != 1 || calls[0] != tt.wantCall):
+				t.Errorf("calls = %v, want [%s]", calls, tt.wantCall)
+			}
+		})
+	}
+}
+
+func TestRetainedCommandIgnored(t *testing.T) {
+	b := startBroker(t)
+	sub := subscribe(t, b.url(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
+	// Someone left a retained pause on the broker; replaying it on every
+	// reconnect would pause the device forever.
+	sub.publish("vigil/dev1/cmd/pause", true, "60")
+	cmds := &fakeCommands{}
+	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Commands: true}, cmds)
+	runClient(t, c)
+	waitConnected(t, c)
+	sub.next("homeassistant/device/dev1/config", wait5)
+	sub.publish("vigil/dev1/cmd/check", false, "")
+	var res commandResult
+	if err := json.Unmarshal([]byte(sub.next("vigil/dev1/cmd/result", wait5).Payload), &res); err != nil || res.Command != "check" {
+		t.Errorf("first result = %+v, %v; want the check (the retained pause must not run)", res, err)
+	}
+	if calls := cmds.Calls(); !slices.Equal(calls, []string{"check"}) {
+		t.Errorf("calls = %v, want [check]", calls)
+	}
+	sub.publish("vigil/dev1/cmd/pause", true, "") // clear the retained message
+}
+
+func TestTLSWithClientCertificate(t *testing.T) {
+	pki := newTestPKI(t)
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ca, cert, key := write("ca.pem", pki.ca), write("server.pem", pki.serverCert), write("server.key", pki.serverKey)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := startBrokerConf(t, "user root\nlistener %d 127.0.0.1\nallow_anonymous true\n"+
+		"cafile "+ca+"\ncertfile "+cert+"\nkeyfile "+key+"\nrequire_certificate true\n")
+	url := "ssl://" + b.addr()
+
+	tlsc, err := TLSConfig(pki.ca, pki.clientCert, pki.clientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := subscribeWith(t, url, func(o *paho.ClientOptions) { o.SetTLSConfig(tlsc.Clone()) }, "vigil/dev1/alert")
+	c := newTestClient(t, url, Config{TLS: tlsc}, nil)
+	runClient(t, c)
+	waitConnected(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), wait5)
+	defer cancel()
+	if err := c.Notify(ctx, testAlert("tls1", transport.Warning)); err != nil {
+		t.Fatalf("Notify() over TLS = %v", err)
+	}
+	if m := sub.next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"tls1"`) {
+		t.Errorf("alert over TLS = %s", m.Payload)
+	}
+
+	// Without the client certificate the broker refuses the handshake.
+	noCert, _ := TLSConfig(pki.ca, nil, nil)
+	o := paho.NewClientOptions().AddBroker(url).SetClientID("nocert").SetTLSConfig(noCert).SetConnectTimeout(3 * time.Second)
+	tok := paho.NewClient(o).Connect()
+	if tok.WaitTimeout(wait5) && tok.Error() == nil {
+		t.Error("connected without a client certificate; require_certificate is not being tested")
+	}
+}

@@ -1,0 +1,542 @@
+package mqtt
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// Defaults for zero values in Config.
+const (
+	DefaultTopicPrefix     = "vigil"
+	DefaultDiscoveryPrefix = "homeassistant"
+	DefaultKeepalive       = 30 * time.Second
+	DefaultReconnectMax    = time.Minute
+)
+
+const (
+	qos            = 1
+	connectTimeout = 10 * time.Second
+	writeTimeout   = 10 * time.Second
+	opTimeout      = 10 * time.Second // subscribe, online, discovery, command replies
+	offlineTimeout = 3 * time.Second  // the shutdown "offline", well under systemd's TimeoutStopSec
+	disconnectWait = 250              // milliseconds paho may spend on DISCONNECT
+	cmdQueue       = 8
+)
+
+// Log attribute keys.
+const (
+	keyErr     = "err"
+	keyBroker  = "broker"
+	keyTopic   = "topic"
+	keyRetryIn = "retry_in"
+	keyCommand = "command"
+)
+
+// Sentinel errors.
+var (
+	// ErrNotConnected is returned by the publishing methods while there is
+	// no connection to the broker; the caller retries later.
+	ErrNotConnected = errors.New("not connected")
+	// ErrConnectionLost is returned when the connection dropped before the
+	// broker acknowledged a message.
+	ErrConnectionLost = errors.New("connection lost before puback")
+)
+
+// Config configures a Client. Secrets arrive resolved: cmd reads password
+// files and environment variables and builds TLS with TLSConfig.
+type Config struct {
+	Broker          string // tcp://host:1883 or ssl://host:8883
+	ClientID        string // default "vigil-" + DeviceID
+	TopicPrefix     string // default "vigil"
+	DeviceID        string
+	Username        string
+	Password        string
+	TLS             *tls.Config   // for ssl:// brokers; nil uses the system roots
+	Keepalive       time.Duration // default 30s; the broker sends the Last Will after 1.5× this
+	ReconnectMax    time.Duration // longest wait between connection attempts; default 1m
+	HomeAssistant   bool          // announce entities by MQTT discovery
+	DiscoveryPrefix string        // default "homeassistant"
+	Commands        bool          // subscribe to <p>/<id>/cmd/+
+	MinSeverity     transport.Severity
+	Version         string          // reported to Home Assistant as the software version
+	Clock           clockwork.Clock // paces the first connection's retries; default the real clock
+}
+
+// Client is the MQTT transport. Create it with New, then call Run; the
+// publishing methods may be called at any time and fail fast with
+// ErrNotConnected while there is no connection.
+type Client struct {
+	cfg   Config
+	cmds  transport.Commands
+	log   *slog.Logger
+	clock clockwork.Clock
+
+	connected chan struct{} // one pending "a connection came up" signal
+	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
+	cmdq      chan paho.Message
+
+	mu      sync.Mutex
+	cli     paho.Client
+	lost    chan struct{}              // closed when the current connection drops
+	sensors map[string]device.Unit     // every reading key seen so far, for discovery
+	active  map[string]transport.Alert // firing alerts by source and rule, for the problem sensor
+
+	announceMu sync.Mutex // one discovery message at a time, newest last
+}
+
+// New returns a Client for cfg. cmds may be nil when cfg.Commands is false.
+// New starts nothing; Run connects.
+func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
+	if cfg.TopicPrefix == "" {
+		cfg.TopicPrefix = DefaultTopicPrefix
+	}
+	if cfg.DiscoveryPrefix == "" {
+		cfg.DiscoveryPrefix = DefaultDiscoveryPrefix
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = "vigil-" + cfg.DeviceID
+	}
+	if cfg.Keepalive <= 0 {
+		cfg.Keepalive = DefaultKeepalive
+	}
+	if cfg.ReconnectMax <= 0 {
+		cfg.ReconnectMax = DefaultReconnectMax
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Client{
+		cfg:       cfg,
+		cmds:      cmds,
+		log:       log,
+		clock:     clock,
+		connected: make(chan struct{}, 1),
+		haOnline:  make(chan struct{}, 1),
+		cmdq:      make(chan paho.Message, cmdQueue),
+		sensors:   map[string]device.Unit{},
+		active:    map[string]transport.Alert{},
+	}
+}
+
+// TLSConfig builds the TLS configuration for an ssl:// broker from PEM
+// bytes: ca (optional; the system roots when empty) and a client
+// certificate and key (optional, both or neither).
+func TLSConfig(ca, cert, key []byte) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(ca) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(ca) {
+			return nil, errors.New("mqtt: ca: no certificate found in PEM data")
+		}
+		cfg.RootCAs = pool
+	}
+	if len(cert) > 0 || len(key) > 0 {
+		kp, err := tls.X509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("mqtt: client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{kp}
+	}
+	return cfg, nil
+}
+
+// Name identifies the transport's outbox cursor.
+func (c *Client) Name() string { return "mqtt" }
+
+// Connected reports whether the connection to the broker is up right now.
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	cli := c.cli
+	c.mu.Unlock()
+	return cli != nil && cli.IsConnectionOpen()
+}
+
+func (c *Client) topic(leaf string) string {
+	return c.cfg.TopicPrefix + "/" + c.cfg.DeviceID + "/" + leaf
+}
+
+// Run connects to the broker, retrying with backoff until the first
+// connection succeeds; paho then reconnects on its own. After every
+// connection it publishes the retained "online", subscribes to what is
+// enabled and announces the device to Home Assistant. When ctx ends it
+// publishes the retained "offline" under its own short deadline and
+// disconnects. Run returns nil after a clean shutdown.
+func (c *Client) Run(ctx context.Context) error {
+	opts := paho.NewClientOptions().
+		AddBroker(c.cfg.Broker).
+		SetClientID(c.cfg.ClientID).
+		SetProtocolVersion(4).
+		SetCleanSession(true).
+		SetAutoReconnect(true).
+		SetConnectRetry(false).
+		SetMaxReconnectInterval(c.cfg.ReconnectMax).
+		SetKeepAlive(c.cfg.Keepalive).
+		SetConnectTimeout(connectTimeout).
+		SetWriteTimeout(writeTimeout).
+		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
+		SetOnConnectHandler(c.onConnect).
+		SetConnectionLostHandler(c.onLost)
+	if c.cfg.Username != "" {
+		opts.SetUsername(c.cfg.Username)
+		opts.SetPassword(c.cfg.Password)
+	}
+	if c.cfg.TLS != nil {
+		opts.SetTLSConfig(c.cfg.TLS)
+	}
+	if c.cfg.Commands && c.cmds == nil {
+		c.log.Warn("mqtt commands enabled without a command handler; not subscribing")
+	}
+	cli := paho.NewClient(opts)
+	c.mu.Lock()
+	c.cli = cli
+	c.mu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Go(func() { c.loop(ctx) })
+	if c.commandsEnabled() {
+		wg.Go(func() { c.commandLoop(ctx) })
+	}
+
+	c.connect(ctx, cli)
+	<-ctx.Done()
+	wg.Wait()
+
+	if cli.IsConnectionOpen() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), offlineTimeout)
+		if err := c.publish(sctx, c.topic("status"), true, []byte("offline")); err != nil {
+			c.log.Warn("mqtt publish offline", keyErr, err)
+		}
+		cancel()
+	}
+	cli.Disconnect(disconnectWait)
+	return nil
+}
+
+// connect makes the first connection, retrying with exponential backoff
+// until it succeeds or ctx ends. Later reconnects are paho's.
+func (c *Client) connect(ctx context.Context, cli paho.Client) {
+	backoff := time.Second
+	for {
+		tok := cli.Connect()
+		select {
+		case <-tok.Done():
+		case <-ctx.Done():
+			return
+		}
+		err := tok.Error()
+		if err == nil {
+			return
+		}
+		c.log.Warn("mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
+		t := c.clock.NewTimer(backoff)
+		select {
+		case <-t.Chan():
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		backoff = min(backoff*2, c.cfg.ReconnectMax)
+	}
+}
+
+// onConnect runs in a paho goroutine after every successful connection.
+func (c *Client) onConnect(paho.Client) {
+	c.mu.Lock()
+	c.lost = make(chan struct{})
+	c.mu.Unlock()
+	c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
+	signal(c.connected)
+}
+
+// onLost runs in a paho goroutine when the connection dropped; paho is
+// already reconnecting and may even have succeeded, since the two run
+// concurrently. Waiters are released only while the connection is still
+// down: once it is back, paho resends the unacknowledged messages and
+// their tokens complete on the new connection.
+func (c *Client) onLost(cli paho.Client, err error) {
+	c.mu.Lock()
+	if c.lost != nil && !cli.IsConnectionOpen() {
+		select {
+		case <-c.lost:
+		default:
+			close(c.lost)
+		}
+	}
+	c.mu.Unlock()
+	c.log.Warn("mqtt connection lost", keyBroker, c.cfg.Broker, keyErr, err)
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// loop does the work that follows a connection or a Home Assistant
+// restart, outside paho's goroutines so it may block on acknowledgements.
+func (c *Client) loop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.connected:
+			c.afterConnect(ctx)
+		case <-c.haOnline:
+			c.announceLogged(ctx)
+		}
+	}
+}
+
+// afterConnect publishes "online", subscribes, and announces discovery.
+func (c *Client) afterConnect(ctx context.Context) {
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	if err := c.publish(octx, c.topic("status"), true, []byte("online")); err != nil {
+		c.log.Warn("mqtt publish online", keyErr, err)
+	}
+	if c.cfg.HomeAssistant {
+		if err := c.subscribe(octx, c.cfg.DiscoveryPrefix+"/status", c.onHAStatus); err != nil {
+			c.log.Warn("mqtt subscribe", keyTopic, c.cfg.DiscoveryPrefix+"/status", keyErr, err)
+		}
+	}
+	if c.commandsEnabled() {
+		if err := c.subscribe(octx, c.topic("cmd/+"), c.onCommand); err != nil {
+			c.log.Warn("mqtt subscribe", keyTopic, c.topic("cmd/+"), keyErr, err)
+		}
+	}
+	c.announceLogged(ctx)
+}
+
+func (c *Client) commandsEnabled() bool { return c.cfg.Commands && c.cmds != nil }
+
+func (c *Client) onHAStatus(_ paho.Client, m paho.Message) {
+	if strings.TrimSpace(string(m.Payload())) == "online" {
+		signal(c.haOnline)
+	}
+}
+
+// subscribe subscribes at QoS 1 and waits for the SUBACK.
+func (c *Client) subscribe(ctx context.Context, topic string, h paho.MessageHandler) error {
+	cli, lost, err := c.conn()
+	if err != nil {
+		return err
+	}
+	return wait(ctx, cli.Subscribe(topic, qos, h), lost)
+}
+
+// conn returns the client and the channel closed when its connection drops,
+// or ErrNotConnected.
+func (c *Client) conn() (paho.Client, <-chan struct{}, error) {
+	c.mu.Lock()
+	cli, lost := c.cli, c.lost
+	c.mu.Unlock()
+	if cli == nil || lost == nil || !cli.IsConnectionOpen() {
+		return nil, nil, ErrNotConnected
+	}
+	return cli, lost, nil
+}
+
+// publish sends payload at QoS 1 and waits for the PUBACK. It fails at once
+// while disconnected instead of letting paho queue the message in memory.
+func (c *Client) publish(ctx context.Context, topic string, retained bool, payload []byte) error {
+	cli, lost, err := c.conn()
+	if err != nil {
+		return err
+	}
+	return wait(ctx, cli.Publish(topic, qos, retained, payload), lost)
+}
+
+func wait(ctx context.Context, tok paho.Token, lost <-chan struct{}) error {
+	select {
+	case <-tok.Done():
+		return tok.Error()
+	case <-lost:
+		return ErrConnectionLost
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Notify publishes the alert on <p>/<id>/alert at QoS 1 and returns nil
+// only after the broker acknowledged it. An alert below MinSeverity is
+// acknowledged without sending. With Home Assistant enabled it then updates
+// the problem binary sensor; a failure there is logged, not returned, since
+// the alert itself was delivered.
+func (c *Client) Notify(ctx context.Context, a transport.Alert) error {
+	if a.Severity < c.cfg.MinSeverity {
+		return nil
+	}
+	payload, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("mqtt: encode alert %s: %w", a.ID, err)
+	}
+	if err := c.publish(ctx, c.topic("alert"), false, payload); err != nil {
+		return fmt.Errorf("mqtt: publish alert %s: %w", a.ID, err)
+	}
+	if c.cfg.HomeAssistant {
+		c.mu.Lock()
+		key := a.Source + "/" + a.Rule
+		if a.State == transport.StateResolved {
+			delete(c.active, key)
+		} else {
+			c.active[key] = a
+		}
+		c.mu.Unlock()
+		if err := c.publishProblem(ctx); err != nil {
+			c.log.Warn("mqtt publish problem state", keyErr, err)
+		}
+	}
+	return nil
+}
+
+// problemAlert is one firing alert in the problem sensor's attributes.
+type problemAlert struct {
+	Severity transport.Severity `json:"severity"`
+	Source   string             `json:"source"`
+	Rule     string             `json:"rule,omitempty"`
+	Summary  string             `json:"summary"`
+	Time     time.Time          `json:"time"`
+}
+
+// publishProblem publishes the problem binary sensor's state (ON while any
+// alert is firing) and its attributes (the firing alerts, oldest first).
+func (c *Client) publishProblem(ctx context.Context) error {
+	c.mu.Lock()
+	firing := make([]problemAlert, 0, len(c.active))
+	for _, a := range c.active {
+		firing = append(firing, problemAlert{a.Severity, a.Source, a.Rule, a.Summary, a.Time})
+	}
+	c.mu.Unlock()
+	slices.SortFunc(firing, func(a, b problemAlert) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Source+"/"+a.Rule, b.Source+"/"+b.Rule)
+	})
+	attrs, err := json.Marshal(struct {
+		Firing []problemAlert `json:"firing"`
+	}{firing})
+	if err != nil {
+		return fmt.Errorf("encode problem attributes: %w", err)
+	}
+	state := "OFF"
+	if len(firing) > 0 {
+		state = "ON"
+	}
+	if err := c.publish(ctx, c.topic("problem/attributes"), true, attrs); err != nil {
+		return fmt.Errorf("publish problem attributes: %w", err)
+	}
+	if err := c.publish(ctx, c.topic("problem"), true, []byte(state)); err != nil {
+		return fmt.Errorf("publish problem: %w", err)
+	}
+	return nil
+}
+
+// PublishHeartbeat publishes the last run, retained, on <p>/<id>/heartbeat.
+// An "ok" run clears the LLM's alerts from the problem sensor.
+func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error {
+	payload, err := json.Marshal(hb)
+	if err != nil {
+		return fmt.Errorf("mqtt: encode heartbeat: %w", err)
+	}
+	if err := c.publish(ctx, c.topic("heartbeat"), true, payload); err != nil {
+		return fmt.Errorf("mqtt: publish heartbeat: %w", err)
+	}
+	if !c.cfg.HomeAssistant || hb.Outcome != "ok" {
+		return nil
+	}
+	c.mu.Lock()
+	cleared := false
+	for k, a := range c.active {
+		if a.Source == transport.SourceLLM {
+			delete(c.active, k)
+			cleared = true
+		}
+	}
+	c.mu.Unlock()
+	if cleared {
+		if err := c.publishProblem(ctx); err != nil {
+			return fmt.Errorf("mqtt: %w", err)
+		}
+	}
+	return nil
+}
+
+// PublishSensors publishes the snapshot, retained, on <p>/<id>/sensors.
+// Readings that are not finite numbers (JSON cannot carry them) move to
+// errors. With Home Assistant enabled, a reading key not seen before
+// re-announces the device so the new sensor appears.
+func (c *Client) PublishSensors(ctx context.Context, snap device.Snapshot) error {
+	snap = finite(snap)
+	payload, err := json.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("mqtt: encode sensors: %w", err)
+	}
+	if err := c.publish(ctx, c.topic("sensors"), true, payload); err != nil {
+		return fmt.Errorf("mqtt: publish sensors: %w", err)
+	}
+	if !c.cfg.HomeAssistant {
+		return nil
+	}
+	c.mu.Lock()
+	changed := false
+	for k, v := range snap.Readings {
+		if u, ok := c.sensors[k]; !ok || u != v.Unit {
+			c.sensors[k] = v.Unit
+			changed = true
+		}
+	}
+	c.mu.Unlock()
+	if changed {
+		if err := c.announce(ctx); err != nil {
+			return fmt.Errorf("mqtt: %w", err)
+		}
+	}
+	return nil
+}
+
+// finite returns snap with NaN and infinite readings moved to Errors.
+func finite(snap device.Snapshot) device.Snapshot {
+	bad := false
+	for _, v := range snap.Readings {
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			bad = true
+			break
+		}
+	}
+	if !bad {
+		return snap
+	}
+	out := device.Snapshot{Time: snap.Time, Readings: map[string]device.Value{}, Errors: map[string]string{}}
+	maps.Copy(out.Errors, snap.Errors)
+	for k, v := range snap.Readings {
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			out.Errors[k] = fmt.Sprintf("reading is not a finite number (%v)", v.Value)
+			continue
+		}
+		out.Readings[k] = v
+	}
+	return out
+}

@@ -1,0 +1,395 @@
+package mqtt
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+var _ interface {
+	Name() string
+	Notify(context.Context, transport.Alert) error
+	PublishHeartbeat(context.Context, transport.Heartbeat) error
+	PublishSensors(context.Context, device.Snapshot) error
+} = (*Client)(nil)
+
+// fakeCommands records the commands it was asked to run.
+type fakeCommands struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeCommands) record(s string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, s)
+	f.mu.Unlock()
+}
+
+func (f *fakeCommands) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *fakeCommands) Status(context.Context) (string, error) {
+	f.record("status")
+	return "all quiet", nil
+}
+
+func (f *fakeCommands) Check(context.Context) (string, error) {
+	f.record("check")
+	return "ok", nil
+}
+
+func (f *fakeCommands) Pause(_ context.Context, d time.Duration) (string, error) {
+	f.record("pause " + d.String())
+	return "paused for " + d.String(), nil
+}
+
+func (f *fakeCommands) Resume(context.Context) (string, error) {
+	f.record("resume")
+	return "resumed", nil
+}
+
+func (f *fakeCommands) Sensors(context.Context) (string, error) {
+	f.record("sensors")
+	return "air.temperature 21.4 °C", nil
+}
+
+func TestParseCommand(t *testing.T) {
+	tests := []struct {
+		name, payload string
+		want          command
+		wantErr       string
+	}{
+		{"check", "", command{Name: "check"}, ""},
+		{"check", "  {} ", command{Name: "check"}, ""},
+		{"check", "now", command{}, "takes no arguments"},
+		{"check", `{"x":1}`, command{}, "takes no arguments"},
+		{"check", "null", command{}, "takes no arguments"},
+		{"resume", "", command{Name: "resume"}, ""},
+		{"resume", "{}{}", command{}, "takes no arguments"},
+		{"pause", "30", command{Name: "pause", Minutes: 30}, ""},
+		{"pause", " 1\n", command{Name: "pause", Minutes: 1}, ""},
+		{"pause", "1440", command{Name: "pause", Minutes: 1440}, ""},
+		{"pause", `{"minutes": 5}`, command{Name: "pause", Minutes: 5}, ""},
+		{"pause", "0", command{}, "must be 1..1440"},
+		{"pause", "-3", command{}, "must be 1..1440"},
+		{"pause", "1441", command{}, "must be 1..1440"},
+		{"pause", "", command{}, "want minutes"},
+		{"pause", "5m", command{}, "want minutes"},
+		{"pause", "2.5", command{}, "want minutes"},
+		{"pause", `{"minutes": 2.5}`, command{}, "want minutes"},
+		{"pause", `{"minutes": "5"}`, command{}, "want minutes"},
+		{"pause", `{"minutes": 5, "why": "x"}`, command{}, "unknown field"},
+		{"pause", `{}`, command{}, `missing "minutes"`},
+		{"pause", `{"minutes": 5} 7`, command{}, "trailing data"},
+		{"pause", `{"minutes": 99999999999999999999}`, command{}, "want minutes"},
+		{"pause", strings.Repeat("1", 300), command{}, "longer than 256"},
+		{"reboot", "", command{}, `unknown command "reboot"`},
+		{"result", `{"ok":true}`, command{}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"/"+tt.payload, func(t *testing.T) {
+			got, err := parseCommand(tt.name, []byte(tt.payload))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseCommand(%q, %q) = %+v, %v; want error containing %q", tt.name, tt.payload, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("parseCommand(%q, %q) = %+v, %v; want %+v", tt.name, tt.payload, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"", "{}", "30", `{"minutes":5}`, "0", "1441", `{"minutes":1e3}`, "\x00", "null"} {
+		for _, name := range []string{"check", "pause", "resume", "x"} {
+			f.Add(name, []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, name string, payload []byte) {
+		cmd, err := parseCommand(name, payload)
+		if err != nil {
+			if cmd != (command{}) {
+				t.Fatalf("parseCommand(%q, %q) returned %+v with error %v", name, payload, cmd, err)
+			}
+			return
+		}
+		if cmd.Name != name {
+			t.Fatalf("parseCommand(%q, %q).Name = %q", name, payload, cmd.Name)
+		}
+		switch cmd.Name {
+		case cmdPause:
+			if cmd.Minutes < 1 || cmd.Minutes > 1440 {
+				t.Fatalf("parseCommand(%q, %q) accepted %d minutes", name, payload, cmd.Minutes)
+			}
+		case cmdCheck, cmdResume:
+			if cmd.Minutes != 0 {
+				t.Fatalf("parseCommand(%q, %q).Minutes = %d", name, payload, cmd.Minutes)
+			}
+		default:
+			t.Fatalf("parseCommand accepted unknown command %q", name)
+		}
+	})
+}
+
+func TestDeviceClass(t *testing.T) {
+	tests := []struct {
+		quantity string
+		unit     device.Unit
+		want     string
+	}{
+		{"temperature", device.Celsius, "temperature"},
+		{"humidity", device.Percent, "humidity"},
+		{"disk_used", device.Percent, ""},
+		{"pressure", device.HectoPascal, "pressure"},
+		{"bus_voltage", device.Volt, "voltage"},
+		{"current", device.Ampere, "current"},
+		{"power", device.Watt, "power"},
+		{"illuminance", device.Lux, "illuminance"},
+		{"co2", device.PPM, "carbon_dioxide"},
+		{"tvoc", device.PPB, ""},
+		{"mem_available", device.Megabyte, "data_size"},
+		{"uptime", device.Second, "duration"},
+		{"load1", device.Count, ""},
+	}
+	for _, tt := range tests {
+		if got := deviceClass(tt.quantity, tt.unit); got != tt.want {
+			t.Errorf("deviceClass(%q, %q) = %q, want %q", tt.quantity, tt.unit, got, tt.want)
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"greenhouse-pi":   "greenhouse_pi",
+		"air.temperature": "air_temperature",
+		"Board.SoC":       "board_soc",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDiscoveryComponents(t *testing.T) {
+	c := New(Config{DeviceID: "greenhouse-pi", HomeAssistant: true, Version: "1.2.3"}, nil, nil)
+	d := c.discovery(map[string]device.Unit{
+		"air.temperature": device.Celsius,
+		"board.throttled": device.Bool,
+		"board.load1":     device.Count,
+	})
+	if d.Device.Name != "greenhouse-pi" || len(d.Device.IDs) != 1 || d.Device.IDs[0] != "vigil_greenhouse_pi" {
+		t.Errorf("dev = %+v", d.Device)
+	}
+	if d.Origin.Name != "vigil" || d.Origin.SWVersion != "1.2.3" {
+		t.Errorf("o = %+v", d.Origin)
+	}
+	want := map[string]haComponent{
+		"greenhouse_pi_air_temperature": {
+			Platform:          "sensor",
+			Name:              "air temperature",
+			UniqueID:          "vigil_greenhouse_pi_air_temperature",
+			DefaultEntityID:   "sensor.greenhouse_pi_air_temperature",
+			AvailabilityTopic: "vigil/greenhouse-pi/status",
+			StateTopic:        "vigil/greenhouse-pi/sensors",
+			ValueTemplate:     "{{ value_json.readings['air.temperature'].value if 'air.temperature' in value_json.readings else None }}",
+			DeviceClass:       "temperature",
+			StateClass:        "measurement",
+			Unit:              "°C",
+		},
+		"greenhouse_pi_board_throttled": {
+			Platform:          "binary_sensor",
+			Name:              "board throttled",
+			UniqueID:          "vigil_greenhouse_pi_board_throttled",
+			DefaultEntityID:   "binary_sensor.greenhouse_pi_board_throttled",
+			AvailabilityTopic: "vigil/greenhouse-pi/status",
+			StateTopic:        "vigil/greenhouse-pi/sensors",
+			ValueTemplate:     "{{ ('ON' if value_json.readings['board.throttled'].value else 'OFF') if 'board.throttled' in value_json.readings else None }}",
+			PayloadOn:         "ON",
+			PayloadOff:        "OFF",
+		},
+		"greenhouse_pi_board_load1": {
+			Platform:          "sensor",
+			Name:              "board load1",
+			UniqueID:          "vigil_greenhouse_pi_board_load1",
+			DefaultEntityID:   "sensor.greenhouse_pi_board_load1",
+			AvailabilityTopic: "vigil/greenhouse-pi/status",
+			StateTopic:        "vigil/greenhouse-pi/sensors",
+			ValueTemplate:     "{{ value_json.readings['board.load1'].value if 'board.load1' in value_json.readings else None }}",
+			StateClass:        "measurement",
+		},
+	}
+	for k, w := range want {
+		if diff := cmp.Diff(w, d.Components[k]); diff != "" {
+			t.Errorf("cmps[%q] mismatch (-want +got):\n%s", k, diff)
+		}
+	}
+	p := d.Components["greenhouse_pi_problem"]
+	if p.Platform != "binary_sensor" || p.DeviceClass != "problem" || p.StateTopic != "vigil/greenhouse-pi/problem" ||
+		p.JSONAttributesTopic != "vigil/greenhouse-pi/problem/attributes" {
+		t.Errorf("problem component = %+v", p)
+	}
+	if len(d.Components) != 5 {
+		t.Errorf("len(cmps) = %d, want 5 (problem, heartbeat, 3 readings)", len(d.Components))
+	}
+}
+
+func TestNotifyWithoutConnection(t *testing.T) {
+	c := New(Config{DeviceID: "d", MinSeverity: transport.Warning}, nil, nil)
+	if c.Connected() {
+		t.Fatal("Connected() = true before Run")
+	}
+	err := c.Notify(context.Background(), transport.Alert{ID: "1", Severity: transport.Critical})
+	if !errors.Is(err, ErrNotConnected) {
+		t.Errorf("Notify(critical) before Run = %v, want ErrNotConnected", err)
+	}
+	if err := c.Notify(context.Background(), transport.Alert{ID: "2", Severity: transport.Info}); err != nil {
+		t.Errorf("Notify(info) below min severity = %v, want nil (acknowledged, not sent)", err)
+	}
+	if err := c.PublishHeartbeat(context.Background(), transport.Heartbeat{Outcome: "ok"}); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("PublishHeartbeat before Run = %v, want ErrNotConnected", err)
+	}
+}
+
+func TestFinite(t *testing.T) {
+	snap := device.Snapshot{Readings: map[string]device.Value{
+		"a.x": {Value: 1, Unit: device.Volt},
+		"a.y": {Value: math.NaN(), Unit: device.Volt},
+		"a.z": {Value: math.Inf(1), Unit: device.Volt},
+	}, Errors: map[string]string{"b": "nack"}}
+	got := finite(snap)
+	if len(got.Readings) != 1 || got.Readings["a.x"].Value != 1 {
+		t.Errorf("finite readings = %v, want only a.x", got.Readings)
+	}
+	if len(got.Errors) != 3 || got.Errors["b"] != "nack" || got.Errors["a.y"] == "" || got.Errors["a.z"] == "" {
+		t.Errorf("finite errors = %v, want b, a.y, a.z", got.Errors)
+	}
+	if len(snap.Readings) != 3 {
+		t.Errorf("finite modified its argument: %v", snap.Readings)
+	}
+}
+
+// testPKI is a throwaway CA with a server certificate for 127.0.0.1 and a
+// client certificate, PEM encoded.
+type testPKI struct {
+	ca, serverCert, serverKey, clientCert, clientKey []byte
+}
+
+func newTestPKI(t *testing.T) testPKI {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "vigil test ca"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, ips []net.IP) (certPEM, keyPEM []byte) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial),
+			Subject:      pkix.Name{CommonName: cn},
+			NotBefore:    time.Now().Add(-time.Hour),
+			NotAfter:     time.Now().Add(24 * time.Hour),
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+			IPAddresses:  ips,
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	}
+	var p testPKI
+	p.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	p.serverCert, p.serverKey = leaf(2, "127.0.0.1", x509.ExtKeyUsageServerAuth, []net.IP{net.IPv4(127, 0, 0, 1)})
+	p.clientCert, p.clientKey = leaf(3, "vigil-client", x509.ExtKeyUsageClientAuth, nil)
+	return p
+}
+
+func TestTLSConfig(t *testing.T) {
+	p := newTestPKI(t)
+	tests := []struct {
+		name           string
+		ca, cert, key  []byte
+		wantErr        string
+		wantRoots      bool
+		wantClientCert bool
+	}{
+		{name: "system roots", wantRoots: false},
+		{name: "ca only", ca: p.ca, wantRoots: true},
+		{name: "ca and client cert", ca: p.ca, cert: p.clientCert, key: p.clientKey, wantRoots: true, wantClientCert: true},
+		{name: "garbage ca", ca: []byte("not pem"), wantErr: "no certificate found"},
+		{name: "cert without key", ca: p.ca, cert: p.clientCert, wantErr: "client certificate"},
+		{name: "mismatched key", ca: p.ca, cert: p.clientCert, key: p.serverKey, wantErr: "client certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := TLSConfig(tt.ca, tt.cert, tt.key)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("TLSConfig() error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("TLSConfig() = %v", err)
+			}
+			if got := cfg.RootCAs != nil; got != tt.wantRoots {
+				t.Errorf("RootCAs set = %v, want %v", got, tt.wantRoots)
+			}
+			if got := len(cfg.Certificates) == 1; got != tt.wantClientCert {
+				t.Errorf("client certificate set = %v, want %v", got, tt.wantClientCert)
+			}
+		})
+	}
+}
+
+func ExampleTLSConfig() {
+	_, err := TLSConfig([]byte("-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n"), nil, nil)
+	fmt.Println(err)
+	// Output: mqtt: ca: no certificate found in PEM data
+}
