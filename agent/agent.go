@@ -67,4 +67,6 @@ type Decision struct {
 	Tokens    int                `json:"tokens"`          // prompt + completion, all calls
 	Calls     int                `json:"calls"`           // HTTP requests to the LLM
 	Escalated bool               `json:"escalated,omitempty"`
+	// Escalation is the scout's reason for handing the run to the main model.
+	Escalation string `json:"escalation,omitempty"`
 }

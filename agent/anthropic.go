@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// anthropicVersion is the Messages API version vigil speaks.
+const anthropicVersion = "2023-06-01"
+
+// anthropic speaks POST {base_url}/v1/messages: system at the top level,
+// tool_use blocks answered by tool_result blocks in the next user message.
+type anthropic struct {
+	maxTokens int
+}
+
+func (anthropic) name() string { return ProviderAnthropic }
+func (anthropic) path() string { return "/v1/messages" }
+
+func (anthropic) setHeaders(h http.Header, key string) {
+	if key != "" {
+		h.Set("x-api-key", key)
+	}
+	h.Set("anthropic-version", anthropicVersion)
+}
+
+type anRequest struct {
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens"`
+	System    string      `json:"system,omitempty"`
+	Messages  []anMessage `json:"messages"`
+	Tools     []anTool    `json:"tools,omitempty"`
+}
+
+type anMessage struct {
+	Role    string    `json:"role"`
+	Content []anBlock `json:"content"`
+}
+
+type anBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+type anTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+func (p anthropic) encode(r *request) ([]byte, error) {
+	req := anRequest{Model: r.model, MaxTokens: p.maxTokens, System: r.system}
+	for _, m := range r.msgs {
+		switch m.role {
+		case roleUser:
+			req.Messages = append(req.Messages, anMessage{Role: "user", Content: []anBlock{{Type: "text", Text: m.text}}})
+		case roleAssistant:
+			am := anMessage{Role: "assistant"}
+			if strings.TrimSpace(m.text) != "" { // empty text blocks are rejected
+				am.Content = append(am.Content, anBlock{Type: "text", Text: m.text})
+			}
+			for _, c := range m.calls {
+				in := canonicalArgs(c.args)
+				if !strings.HasPrefix(in, "{") || !json.Valid([]byte(in)) {
+					in = "{}" // input must be an object
+				}
+				am.Content = append(am.Content, anBlock{Type: "tool_use", ID: c.id, Name: c.name, Input: json.RawMessage(in)})
+			}
+			req.Messages = append(req.Messages, am)
+		case roleTool:
+			um := anMessage{Role: "user"}
+			for _, res := range m.results {
+				um.Content = append(um.Content, anBlock{Type: "tool_result", ToolUseID: res.id, Content: res.content, IsError: res.isError})
+			}
+			req.Messages = append(req.Messages, um)
+		}
+	}
+	for _, t := range r.tools {
+		req.Tools = append(req.Tools, anTool{Name: t.name, Description: t.description, InputSchema: json.RawMessage(t.schema)})
+	}
+	return json.Marshal(req)
+}
+
+type anResponse struct {
+	Type    string `json:"type"`
+	Content []struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content"`
+	Usage *struct {
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	} `json:"usage"`
+}
+
+func (anthropic) decode(body []byte) (reply, error) {
+	return decodeAnthropic(body)
+}
+
+// decodeAnthropic parses a Messages API response.
+func decodeAnthropic(body []byte) (reply, error) {
+	var resp anResponse
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return reply{}, fmt.Errorf("not a message: %w", err)
+	}
+	var rep reply
+	if u := resp.Usage; u != nil {
+		rep.tokens = max(u.InputTokens+u.OutputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens, 0)
+	}
+	switch resp.Type {
+	case "message":
+	case "error":
+		return rep, fmt.Errorf("error in response: %s", errorMessage(body))
+	default:
+		return rep, fmt.Errorf("response type %q, want message", clip(resp.Type, 40))
+	}
+	if resp.Content == nil {
+		return rep, errors.New("no content in message")
+	}
+	var text strings.Builder
+	for i, b := range resp.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			c := toolCall{id: b.ID, name: b.Name, args: string(b.Input)}
+			if c.id == "" {
+				c.id = "toolu_" + strconv.Itoa(i)
+			}
+			rep.calls = append(rep.calls, c)
+		}
+	}
+	rep.text = text.String()
+	return rep, nil
+}

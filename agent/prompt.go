@@ -1,0 +1,263 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/device"
+)
+
+// systemPrompt is the main model's fixed instruction. Keep it short: it is
+// sent with every heartbeat.
+const systemPrompt = `You are vigil, the watchdog of a small Linux board with sensors. Each heartbeat brings a checklist and the device's current state. Check every checklist item against the data; use the read-only tools only when the data given is not enough. End by calling heartbeat_respond once: outcome "ok" when nothing needs a person, or "alert" with severity (info, warning, critical) and a one-line summary a person can act on, naming values with units. Local rules marked FIRING have already alerted: alert about them only if the checklist asks for more. Without tools, answer HEARTBEAT_OK, or ALERT: followed by the summary.`
+
+// scoutPrompt is the triage model's instruction; it has only heartbeat_respond.
+const scoutPrompt = `You are the triage step of vigil, the watchdog of a small Linux board with sensors. Each heartbeat brings a checklist and the device's current state. Call heartbeat_respond once: outcome "ok" if every checklist item is clearly fine; "alert" with severity (info, warning, critical) and a one-line summary if something is clearly wrong; "escalate" with a reason if it needs a closer look (trends, history, unclear data). Local rules marked FIRING have already alerted.`
+
+// BuildPrompt returns the system prompt and the single user message of a
+// heartbeat: time and timezone, last success and last alert, the checklist,
+// the readings with units and deltas since the last LLM run, sensor errors
+// and staleness, and the rule states. There is no chat history.
+func BuildPrompt(in Input) (system, user string) {
+	var b strings.Builder
+	loc := location(in)
+	if in.Now.IsZero() {
+		b.WriteString("Now: unknown (clock not set)\n")
+	} else {
+		fmt.Fprintf(&b, "Now: %s (%s)\n", in.Now.In(loc).Format("Mon 2006-01-02 15:04 MST"), loc)
+	}
+	b.WriteString("Last successful heartbeat: ")
+	b.WriteString(when(in.LastSuccess, in.Now, loc))
+	b.WriteString("\nLast alert: ")
+	if in.LastAlert == "" && in.LastAlertAt.IsZero() {
+		b.WriteString("none")
+	} else {
+		b.WriteString(when(in.LastAlertAt, in.Now, loc))
+		if in.LastAlert != "" {
+			fmt.Fprintf(&b, " %q", clip(oneLine(in.LastAlert), 200))
+		}
+	}
+
+	b.WriteString("\n\nChecklist:\n")
+	b.WriteString(cleanChecklist(in.Checklist))
+
+	snap := in.Snapshot
+	b.WriteString("\n\nReadings")
+	if !snap.Time.IsZero() {
+		fmt.Fprintf(&b, " at %s", snap.Time.In(loc).Format("15:04:05"))
+		if !in.Now.IsZero() && in.Now.Sub(snap.Time) > time.Minute {
+			fmt.Fprintf(&b, " (%s old)", age(in.Now.Sub(snap.Time)))
+		}
+	}
+	prev := in.Previous
+	if prev != nil {
+		b.WriteString(", change since the last LLM run")
+		if !prev.Time.IsZero() {
+			fmt.Fprintf(&b, " at %s", prev.Time.In(loc).Format("15:04"))
+		}
+	}
+	b.WriteString(":\n")
+	if len(snap.Readings) == 0 {
+		b.WriteString("(none)\n")
+	}
+	for _, k := range snap.Keys() {
+		v := snap.Readings[k]
+		fmt.Fprintf(&b, "- %s = %s", k, value(v))
+		if prev != nil {
+			if pv, ok := prev.Readings[k]; ok {
+				fmt.Fprintf(&b, " (%s)", delta(v, pv))
+			} else {
+				b.WriteString(" (new)")
+			}
+		}
+		b.WriteByte('\n')
+	}
+	if prev != nil {
+		var gone []string
+		for _, k := range prev.Keys() {
+			s, _ := device.SplitKey(k)
+			if _, ok := snap.Readings[k]; !ok && snap.Errors[s] == "" {
+				gone = append(gone, k)
+			}
+		}
+		if len(gone) > 0 {
+			fmt.Fprintf(&b, "Missing since the last run: %s\n", strings.Join(gone, ", "))
+		}
+	}
+
+	problems := sensorProblems(in)
+	if len(problems) > 0 {
+		b.WriteString("Sensor problems:\n")
+		for _, p := range problems {
+			b.WriteString("- " + p + "\n")
+		}
+	}
+
+	b.WriteString("Rules:")
+	if len(in.Rules) == 0 {
+		b.WriteString(" none\n")
+	} else {
+		b.WriteByte('\n')
+	}
+	for _, r := range in.Rules {
+		fmt.Fprintf(&b, "- %s (%s): ", r.Name, clip(oneLine(r.When), 200))
+		if !r.Firing {
+			b.WriteString("ok\n")
+			continue
+		}
+		b.WriteString("FIRING")
+		if !r.Since.IsZero() {
+			b.WriteString(" since " + when(r.Since, in.Now, loc))
+		}
+		b.WriteByte('\n')
+	}
+	return systemPrompt, strings.TrimRight(b.String(), "\n")
+}
+
+// sensorProblems lists failed and stale sensors, sorted by name.
+func sensorProblems(in Input) []string {
+	names := map[string]bool{}
+	for n := range in.Snapshot.Errors {
+		names[n] = true
+	}
+	for n, d := range in.Stale {
+		if d > 0 {
+			names[n] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	out := make([]string, 0, len(sorted))
+	for _, n := range sorted {
+		line := n + ": "
+		if e := in.Snapshot.Errors[n]; e != "" {
+			line += clip(oneLine(e), 200)
+		} else {
+			line += "stale"
+		}
+		if d := in.Stale[n]; d > 0 {
+			line += fmt.Sprintf(" (last good read %s ago)", age(d))
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// when formats t for the prompt: "14:00 (30m ago)", "2025-05-30 09:12 (2d3h ago)", "never".
+func when(t, now time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "never"
+	}
+	lt, ln := t.In(loc), now.In(loc)
+	s := lt.Format("2006-01-02 15:04")
+	if !now.IsZero() && lt.YearDay() == ln.YearDay() && lt.Year() == ln.Year() {
+		s = lt.Format("15:04")
+	}
+	if !now.IsZero() && !t.After(now) {
+		s += " (" + age(now.Sub(t)) + " ago)"
+	}
+	return s
+}
+
+// age formats a duration compactly: 45s, 12m, 3h5m, 2d4h.
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		h, m := int(d.Hours()), int(d.Minutes())%60
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	}
+	days, h := int(d.Hours())/24, int(d.Hours())%24
+	if h == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, h)
+}
+
+func num(v float64) string {
+	return strconv.FormatFloat(round3(v), 'f', -1, 64)
+}
+
+func value(v device.Value) string {
+	switch v.Unit {
+	case device.Bool:
+		return strconv.FormatBool(v.Value != 0)
+	case device.Count:
+		return num(v.Value)
+	}
+	return num(v.Value) + " " + string(v.Unit)
+}
+
+func delta(v, prev device.Value) string {
+	if v.Unit == device.Bool {
+		if (v.Value != 0) == (prev.Value != 0) {
+			return "unchanged"
+		}
+		return "was " + strconv.FormatBool(prev.Value != 0)
+	}
+	d := round3(v.Value - prev.Value)
+	switch {
+	case math.IsNaN(d):
+		return "?"
+	case d == 0:
+		return "±0"
+	case d > 0:
+		return "+" + num(d)
+	}
+	return num(d)
+}
+
+// cleanChecklist drops HTML comments and runs of blank lines.
+func cleanChecklist(s string) string {
+	for {
+		i := strings.Index(s, "<!--")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i:], "-->")
+		if j < 0 {
+			s = s[:i]
+			break
+		}
+		s = s[:i] + s[i+j+3:]
+	}
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	blank := false
+	for _, l := range lines {
+		l = strings.TrimRight(l, " \t\r")
+		if l == "" {
+			if !blank && len(out) > 0 {
+				out = append(out, "")
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		out = append(out, l)
+	}
+	s = strings.TrimSpace(strings.Join(out, "\n"))
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,280 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// ErrLoop means the model did not reach a decision within the run's limits:
+// max steps, the tool-call cap, or the breaker on repeated identical calls.
+var ErrLoop = errors.New("no decision")
+
+// Providers.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultTimeout      = 60 * time.Second
+	DefaultMaxSteps     = 6
+	DefaultMaxToolCalls = 12
+	DefaultMaxRetries   = 2
+	DefaultRetryBase    = time.Second
+	DefaultRetryMax     = 30 * time.Second
+	DefaultMaxTokens    = 1024
+	DefaultUserAgent    = "vigil"
+)
+
+// breakerLimit is how many identical tool calls (same name, same
+// arguments) a run tolerates: the last one stops it.
+const breakerLimit = 3
+
+// Config configures an Agent. Zero values take the defaults above.
+type Config struct {
+	Provider   string // ProviderOpenAI (any OpenAI-compatible server) or ProviderAnthropic
+	BaseURL    string // "https://api.openai.com/v1", "https://api.anthropic.com", "http://127.0.0.1:11434/v1"
+	Model      string
+	ScoutModel string // optional cheap triage model that may escalate to Model
+	APIKey     string // may be empty for local servers; never logged
+
+	Timeout      time.Duration // per HTTP request
+	MaxSteps     int           // model calls per run (per model with a scout)
+	MaxToolCalls int           // tool calls per run
+	MaxRetries   int           // retries per model call; negative: none
+	UserAgent    string
+
+	RetryBase time.Duration // first retry backoff, doubled each retry
+	RetryMax  time.Duration // cap on a backoff; a longer Retry-After gives up at once
+	MaxTokens int           // completion tokens per call (Anthropic requires it)
+}
+
+// LogValue keeps the API key out of logs.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String(logProvider, c.Provider),
+		slog.String("base_url", c.BaseURL),
+		slog.String(logModel, c.Model),
+		slog.String("scout_model", c.ScoutModel),
+		slog.Bool("api_key_set", c.APIKey != ""),
+	)
+}
+
+var _ slog.LogValuer = Config{}
+
+// String keeps the API key out of fmt output.
+func (c Config) String() string {
+	return fmt.Sprintf("{%s %s model=%s scout=%s key_set=%t}", c.Provider, c.BaseURL, c.Model, c.ScoutModel, c.APIKey != "")
+}
+
+// Agent runs heartbeats against one LLM provider. It keeps no state between
+// runs; Think may be called concurrently.
+type Agent struct {
+	cfg   Config
+	prov  provider
+	url   string
+	hc    *http.Client
+	clock clockwork.Clock
+	log   *slog.Logger
+}
+
+// New returns an Agent. hc, clock and log may be nil (defaults: a plain
+// client, the real clock, discard). Redirects are not followed, so the key
+// is never sent to another host.
+func New(cfg Config, hc *http.Client, clock clockwork.Clock, log *slog.Logger) (*Agent, error) {
+	if cfg.Model == "" {
+		return nil, errors.New("agent: model is empty")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxToolCalls <= 0 {
+		cfg.MaxToolCalls = DefaultMaxToolCalls
+	}
+	switch {
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = DefaultMaxRetries
+	case cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = DefaultRetryMax
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	a := &Agent{cfg: cfg, clock: clock, log: log}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	switch cfg.Provider {
+	case ProviderOpenAI, "":
+		a.cfg.Provider = ProviderOpenAI
+		a.prov = openAI{}
+		if base == "" {
+			base = "https://api.openai.com/v1"
+		}
+	case ProviderAnthropic:
+		a.prov = anthropic{maxTokens: cfg.MaxTokens}
+		if base == "" {
+			base = "https://api.anthropic.com"
+		}
+		base = strings.TrimSuffix(base, "/v1")
+	default:
+		return nil, fmt.Errorf("agent: unknown provider %q (want openai or anthropic)", cfg.Provider)
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("agent: base url %q: want http:// or https://", base)
+	}
+	a.url = base + a.prov.path()
+	c := http.Client{}
+	if hc != nil {
+		c = *hc
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	a.hc = &c
+	if a.clock == nil {
+		a.clock = clockwork.NewRealClock()
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	return a, nil
+}
+
+// outcomeEscalate is the scout's third answer.
+const outcomeEscalate = "escalate"
+
+// Think runs one heartbeat: the scout first if one is configured, then the
+// main model with all tools. It returns the decision, or an error matching
+// ErrUnreachable, ErrRejected, ErrMalformed or ErrLoop (or ctx's error). On
+// error the returned Decision still carries Calls, Tokens, ToolCalls and
+// Escalated, so the budget counts what was spent.
+func (a *Agent) Think(ctx context.Context, in Input) (Decision, error) {
+	dec := Decision{ToolCalls: []string{}}
+	system, user := BuildPrompt(in)
+	if a.cfg.ScoutModel != "" {
+		r := &run{a: a, in: in, dec: &dec, scout: true}
+		err := r.loop(ctx, a.cfg.ScoutModel, scoutPrompt, user, []toolDef{respondTool(true)})
+		switch {
+		case errors.Is(err, ErrLoop):
+			dec.Outcome, dec.Summary = outcomeEscalate, clip("the scout gave no decision: "+err.Error(), summaryMax)
+		case err != nil:
+			return a.failed(dec, fmt.Errorf("scout %s: %w", a.cfg.ScoutModel, err))
+		}
+		if dec.Outcome != outcomeEscalate {
+			a.log.Debug("heartbeat decided", logModel, a.cfg.ScoutModel, logOutcome, dec.Outcome, logCalls, dec.Calls, logTokens, dec.Tokens)
+			return dec, nil
+		}
+		dec.Escalated, dec.Escalation = true, dec.Summary
+		dec.Outcome, dec.Summary = "", ""
+		user += "\n\nThe triage model escalated this heartbeat to you: " + dec.Escalation
+	}
+	r := &run{a: a, in: in, dec: &dec}
+	if err := r.loop(ctx, a.cfg.Model, system, user, allTools()); err != nil {
+		return a.failed(dec, fmt.Errorf("model %s: %w", a.cfg.Model, err))
+	}
+	a.log.Debug("heartbeat decided", logModel, a.cfg.Model, logOutcome, dec.Outcome, logCalls, dec.Calls, logTokens, dec.Tokens)
+	return dec, nil
+}
+
+// failed returns what was spent alongside err, without a half-made outcome.
+func (a *Agent) failed(dec Decision, err error) (Decision, error) {
+	dec.Outcome, dec.Severity, dec.Summary, dec.Pause = "", 0, "", 0
+	return dec, err
+}
+
+// run is one model's tool loop.
+type run struct {
+	a     *Agent
+	in    Input
+	dec   *Decision
+	scout bool
+	seen  map[string]int
+	calls int
+}
+
+// loop calls the model until it decides, at most MaxSteps times. The
+// decision is written to r.dec.
+func (r *run) loop(ctx context.Context, model, system, user string, tools []toolDef) error {
+	req := &request{model: model, system: system, tools: tools,
+		msgs: []message{{role: roleUser, text: user}}}
+	r.seen = map[string]int{}
+	for step := 0; step < r.a.cfg.MaxSteps; step++ {
+		rep, err := r.a.complete(ctx, req, r.dec)
+		if err != nil {
+			return err
+		}
+		if len(rep.calls) == 0 {
+			d, kind := parseText(rep.text)
+			r.dec.Outcome, r.dec.Severity, r.dec.Summary = d.Outcome, d.Severity, d.Summary
+			if r.scout && kind == textOther {
+				// A scout that cannot follow the protocol hands over rather than alerting.
+				r.dec.Outcome, r.dec.Severity = outcomeEscalate, 0
+				r.dec.Summary = clip("the scout answered in free text: "+d.Summary, summaryMax)
+			}
+			return nil
+		}
+		req.msgs = append(req.msgs, message{role: roleAssistant, text: rep.text, calls: rep.calls})
+		results := make([]toolResult, 0, len(rep.calls))
+		for _, c := range rep.calls {
+			args := canonicalArgs(c.args)
+			r.dec.ToolCalls = append(r.dec.ToolCalls, clip(c.name, 100)+" "+args)
+			r.a.log.Debug("llm tool call", logModel, model, logTool, c.name)
+			r.calls++
+			if r.calls > r.a.cfg.MaxToolCalls {
+				return fmt.Errorf("%w: more than %d tool calls", ErrLoop, r.a.cfg.MaxToolCalls)
+			}
+			key := c.name + " " + args
+			r.seen[key]++
+			if r.seen[key] >= breakerLimit {
+				return fmt.Errorf("%w: %s called %d times with the same arguments", ErrLoop, c.name, breakerLimit)
+			}
+			res, final := r.exec(ctx, c.name, c.args)
+			if final != nil {
+				r.dec.Outcome, r.dec.Severity, r.dec.Summary, r.dec.Pause = final.Outcome, final.Severity, final.Summary, final.Pause
+				return nil
+			}
+			res.id = c.id
+			results = append(results, res)
+		}
+		req.msgs = append(req.msgs, message{role: roleTool, results: results})
+	}
+	return fmt.Errorf("%w after %d steps", ErrLoop, r.a.cfg.MaxSteps)
+}
+
+// canonicalArgs returns the arguments as compact JSON ("{}" when empty), or
+// as sent when they are not JSON.
+func canonicalArgs(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "null" {
+		return "{}"
+	}
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return clip(s, 500)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil { // sorts object keys
+		return clip(s, 500)
+	}
+	return clip(strings.TrimSuffix(b.String(), "\n"), 500)
+}
