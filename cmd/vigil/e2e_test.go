@@ -63,17 +63,17 @@ checklist = "HEARTBEAT.md"
 	return path
 }
 
-// daemon is a running `vigil run` child with its log captured.
-type daemon struct {
+// child is a running `vigil run` child with its log captured.
+type child struct {
 	cmd  *exec.Cmd
 	mu   sync.Mutex
 	log  bytes.Buffer
 	done chan struct{}
 }
 
-func startDaemon(t *testing.T, cfgPath string, env ...string) *daemon {
+func startDaemon(t *testing.T, cfgPath string, env ...string) *child {
 	t.Helper()
-	d := &daemon{done: make(chan struct{})}
+	d := &child{done: make(chan struct{})}
 	d.cmd = exec.Command(vigilBin, "-c", cfgPath, "run")
 	d.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NOTIFY_SOCKET=")
 	d.cmd.Env = append(d.cmd.Env, env...)
@@ -98,13 +98,13 @@ func startDaemon(t *testing.T, cfgPath string, env ...string) *daemon {
 	return d
 }
 
-func (d *daemon) logText() string {
+func (d *child) logText() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.log.String()
 }
 
-func (d *daemon) kill() {
+func (d *child) kill() {
 	if d.cmd.Process != nil {
 		d.cmd.Process.Signal(syscall.SIGKILL)
 		<-d.done
@@ -112,7 +112,7 @@ func (d *daemon) kill() {
 }
 
 // waitLog waits until the log matches re.
-func (d *daemon) waitLog(t *testing.T, re *regexp.Regexp, timeout time.Duration) string {
+func (d *child) waitLog(t *testing.T, re *regexp.Regexp, timeout time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/jonboulle/clockwork"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/transport/mqtt"
 )
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
@@ -30,5 +34,42 @@ type wired struct {
 
 // newTransports builds MQTT and Telegram when configured.
 func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds transport.Commands, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
-	return &wired{}, nil
+	w := &wired{}
+	if cfg.MQTTEnabled() {
+		m := cfg.MQTT
+		sev, err := transport.ParseSeverity(m.MinSeverity)
+		if err != nil {
+			return nil, configErr(fmt.Errorf("mqtt.min_severity: %w", err))
+		}
+		var tlsCfg *tls.Config
+		if m.CAFile != "" || m.CertFile != "" {
+			var ca, cert, key []byte
+			for _, f := range []struct {
+				key, path string
+				dst       *[]byte
+			}{{"mqtt.ca_file", m.CAFile, &ca}, {"mqtt.cert_file", m.CertFile, &cert}, {"mqtt.key_file", m.KeyFile, &key}} {
+				if f.path == "" {
+					continue
+				}
+				b, err := os.ReadFile(f.path)
+				if err != nil {
+					return nil, configErr(fmt.Errorf("%s: %w", f.key, err))
+				}
+				*f.dst = b
+			}
+			if tlsCfg, err = mqtt.TLSConfig(ca, cert, key); err != nil {
+				return nil, configErr(fmt.Errorf("mqtt tls: %w", err))
+			}
+		}
+		c := mqtt.New(mqtt.Config{
+			Broker: m.Broker, TopicPrefix: m.TopicPrefix, DeviceID: cfg.Device.ID,
+			Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg,
+			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
+			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
+		}, cmds, log.With("transport", "mqtt"))
+		w.notifiers = append(w.notifiers, c)
+		w.publishers = append(w.publishers, c)
+		w.runners = append(w.runners, c.Run)
+	}
+	return w, nil
 }
