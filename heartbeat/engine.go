@@ -39,10 +39,6 @@ type Thinker interface {
 	Think(ctx context.Context, in agent.Input) (agent.Decision, error)
 }
 
-// ErrUnreachable marks a Thinker error meaning the LLM could not be reached
-// (network, timeouts, 429/5xx after retries): it triggers llm_unreachable.
-var ErrUnreachable = errors.New("llm unreachable")
-
 // Rule is a local rule with its alert settings.
 type Rule struct {
 	Spec     rule.Spec

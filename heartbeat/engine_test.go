@@ -403,7 +403,7 @@ func TestLLMAlertCooldown(t *testing.T) {
 
 func TestLLMFailuresBackoffAndAlertOnce(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxQuiet = time.Minute })
-	h.thinker.err = errors.Join(ErrUnreachable, errors.New("dial tcp 127.0.0.1:1: connection refused"))
+	h.thinker.err = errors.Join(agent.ErrUnreachable, errors.New("dial tcp 127.0.0.1:1: connection refused"))
 	var reasons []string
 	for i := 0; i < 12; i++ {
 		h.clock.Advance(30 * time.Minute)
@@ -477,5 +477,25 @@ func TestFailureCountSurvivesRestart(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("heartbeat_failed alerts = %d, want 1 across a restart", n)
+	}
+}
+
+func TestFailedRunIsRetriedOnUnchangedSnapshot(t *testing.T) {
+	h := newHarness(t, nil) // max_quiet 6h: only the failure can justify the next call
+	h.thinker.err = errors.New("bad gateway")
+	h.sample()
+	if r := h.tick(); r.Run.Outcome != OutcomeFailed {
+		t.Fatalf("first tick = %s, want failed", r.Run.Outcome)
+	}
+	h.thinker.err = nil
+	h.clock.Advance(30 * time.Minute)
+	h.sample()
+	if r := h.tick(); r.Run.Outcome != OutcomeOK || r.Run.Reason != ReasonRetry {
+		t.Fatalf("tick after a failure = %s/%s, want ok/retry", r.Run.Outcome, r.Run.Reason)
+	}
+	h.clock.Advance(30 * time.Minute)
+	h.sample()
+	if r := h.tick(); r.Run.Reason != ReasonUnchanged {
+		t.Fatalf("tick after recovery = %s/%s, want skipped/unchanged", r.Run.Outcome, r.Run.Reason)
 	}
 }

@@ -39,6 +39,7 @@ const (
 	ReasonChanged        = "changed"
 	ReasonRuleChanged    = "rule_changed"
 	ReasonFirst          = "first_run"
+	ReasonRetry          = "retry" // the last LLM run failed
 )
 
 // Result is one heartbeat run: the recorded run plus the decision and alerts.
@@ -142,10 +143,14 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 	}
 	run.Tokens, run.LLMCalls, run.ToolCalls = dec.Tokens, dec.Calls, dec.ToolCalls
 	res := Result{Run: run, Decision: &dec}
-	e.mu.Lock()
-	e.llmSnap = in.Snapshot.Clone()
-	e.ruleChanged = false
-	e.mu.Unlock()
+	if err == nil {
+		// Only a run the model answered counts as "seen": after a failure the
+		// same snapshot is still news for the next try.
+		e.mu.Lock()
+		e.llmSnap = in.Snapshot.Clone()
+		e.ruleChanged = false
+		e.mu.Unlock()
+	}
 	if err != nil {
 		res.Run.Outcome, res.Run.Error = OutcomeFailed, err.Error()
 		res.Decision = nil
@@ -207,6 +212,8 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 	switch {
 	case e.llmSnap == nil:
 		return ReasonFirst, true
+	case e.state.ConsecutiveFailures > 0:
+		return ReasonRetry, true
 	case e.ruleChanged:
 		return ReasonRuleChanged, true
 	case e.changed(e.llmSnap, e.last):
@@ -280,7 +287,7 @@ func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono 
 	n := st.ConsecutiveFailures
 	skips := 1<<min(n-1, 3) - 1 // 0, 1, 3, 7 ticks
 	e.backoffTicks = skips
-	if errors.Is(err, ErrUnreachable) && !st.LLMDown {
+	if errors.Is(err, agent.ErrUnreachable) && !st.LLMDown {
 		st.LLMDown = true
 		res.Alerts = append(res.Alerts, e.newAlert(transport.Warning, transport.SourceSystem, "llm_unreachable",
 			transport.StateFiring, "LLM unreachable: "+err.Error()+"; local rules keep running"))

@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
@@ -21,7 +23,16 @@ func newThinker(cfg *config.Config, clock clockwork.Clock, log *slog.Logger) (he
 	if !cfg.LLMEnabled() {
 		return nil, nil
 	}
-	return nil, nil // wired when the agent lands
+	l := cfg.LLM
+	a, err := agent.New(agent.Config{
+		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
+		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
+		UserAgent: "vigil/" + version,
+	}, &http.Client{}, clock, log.With("component", "llm"))
+	if err != nil {
+		return nil, configErr(fmt.Errorf("llm: %w", err))
+	}
+	return a, nil
 }
 
 // wired holds the network transports.
