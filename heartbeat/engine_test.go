@@ -482,7 +482,11 @@ func TestFailureCountSurvivesRestart(t *testing.T) {
 
 func TestFailedRunIsRetriedOnUnchangedSnapshot(t *testing.T) {
 	h := newHarness(t, nil) // max_quiet 6h: only the failure can justify the next call
+	h.sample()
+	h.tick()
 	h.thinker.err = errors.New("bad gateway")
+	h.clock.Advance(30 * time.Minute)
+	h.sensor.set(25) // something to think about
 	h.sample()
 	if r := h.tick(); r.Run.Outcome != OutcomeFailed {
 		t.Fatalf("first tick = %s, want failed", r.Run.Outcome)
