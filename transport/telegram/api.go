@@ -1,0 +1,170 @@
+package telegram
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Bot API wire format: https://core.telegram.org/bots/api#making-requests
+
+const maxResponse = 8 << 20 // getUpdates answers up to 100 updates
+
+// response is the envelope of every Bot API answer.
+type response struct {
+	OK          bool            `json:"ok"`
+	Result      json.RawMessage `json:"result"`
+	ErrorCode   int             `json:"error_code"`
+	Description string          `json:"description"`
+	Parameters  *struct {
+		MigrateToChatID int64 `json:"migrate_to_chat_id"`
+		RetryAfter      int64 `json:"retry_after"` // seconds
+	} `json:"parameters"`
+}
+
+// APIError is an answer with "ok": false.
+type APIError struct {
+	Method      string
+	Code        int    // error_code, usually the HTTP status
+	Description string // "Bad Request: chat not found"
+	RetryAfter  time.Duration
+	MigrateTo   int64 // the supergroup a group chat became
+}
+
+func (e *APIError) Error() string {
+	s := fmt.Sprintf("%s: %d %s", e.Method, e.Code, e.Description)
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %v)", e.RetryAfter)
+	}
+	return s
+}
+
+// redactedError carries a message with the token removed. It unwraps to
+// the underlying cause only when that cause's text is free of the token
+// too, so errors.Is(err, context.Canceled) keeps working.
+type redactedError struct {
+	msg   string
+	cause error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.cause }
+
+// redact removes the token from err's text. The token is part of every
+// request URL, and *url.Error prints the URL.
+func (b *Bot) redact(err error) error {
+	if err == nil || b.cfg.Token == "" || !strings.Contains(err.Error(), b.cfg.Token) {
+		return err
+	}
+	var cause error
+	for c := errors.Unwrap(err); c != nil; c = errors.Unwrap(c) {
+		if !strings.Contains(c.Error(), b.cfg.Token) {
+			cause = c
+			break
+		}
+	}
+	return &redactedError{msg: strings.ReplaceAll(err.Error(), b.cfg.Token, "<token>"), cause: cause}
+}
+
+// call POSTs params as JSON to method and decodes the result into out (if
+// not nil). It returns nil only for "ok": true; *APIError for "ok": false.
+// No error it returns contains the token.
+func (b *Bot) call(ctx context.Context, method string, params, out any, timeout time.Duration) error {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("%s: encode: %w", method, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url := strings.TrimRight(b.cfg.APIURL, "/") + "/bot" + b.cfg.Token + "/" + method
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return b.redact(fmt.Errorf("%s: %w", method, err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		return b.redact(fmt.Errorf("%s: %w", method, err))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return b.redact(fmt.Errorf("%s: read response: %w", method, err))
+	}
+	r, err := decodeResponse(raw)
+	if err != nil {
+		return b.redact(fmt.Errorf("%s: http %d: %w", method, resp.StatusCode, err))
+	}
+	if !r.OK {
+		e := &APIError{Method: method, Code: r.ErrorCode, Description: r.Description}
+		if e.Code == 0 {
+			e.Code = resp.StatusCode
+		}
+		if p := r.Parameters; p != nil {
+			e.MigrateTo = p.MigrateToChatID
+			if p.RetryAfter > 0 {
+				e.RetryAfter = time.Duration(min(p.RetryAfter, maxRetryAfterSeconds)) * time.Second
+			}
+		}
+		e.Description = b.redact(errors.New(e.Description)).Error()
+		return e
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Result, out); err != nil {
+			return b.redact(fmt.Errorf("%s: decode result: %w", method, err))
+		}
+	}
+	return nil
+}
+
+const maxRetryAfterSeconds = 3600
+
+// decodeResponse decodes a Bot API envelope.
+func decodeResponse(raw []byte) (response, error) {
+	var r response
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return response{}, fmt.Errorf("not a Bot API response: %w", err)
+	}
+	if !r.OK && r.ErrorCode == 0 && r.Description == "" {
+		return response{}, errors.New(`not a Bot API response: no "ok" and no error`)
+	}
+	return r, nil
+}
+
+// update is the part of a getUpdates entry vigil reads.
+type update struct {
+	UpdateID int64    `json:"update_id"`
+	Message  *message `json:"message"`
+}
+
+type message struct {
+	MessageID int64 `json:"message_id"`
+	Chat      struct {
+		ID   int64  `json:"id"`
+		Type string `json:"type"`
+	} `json:"chat"`
+	Text            string `json:"text"`
+	MigrateToChatID int64  `json:"migrate_to_chat_id"`
+}
+
+// decodeUpdates decodes a whole getUpdates answer.
+func decodeUpdates(raw []byte) ([]update, error) {
+	r, err := decodeResponse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if !r.OK {
+		return nil, &APIError{Method: "getUpdates", Code: r.ErrorCode, Description: r.Description}
+	}
+	var ups []update
+	if err := json.Unmarshal(r.Result, &ups); err != nil {
+		return nil, fmt.Errorf("getUpdates: decode result: %w", err)
+	}
+	return ups, nil
+}

@@ -1,0 +1,236 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const help = `vigil commands:
+/status – next run, last runs, pause, outbox
+/check – run the heartbeat checklist now
+/pause MINUTES – pause heartbeats (1..1440)
+/resume – resume heartbeats
+/sensors – read every sensor now`
+
+// Run long-polls getUpdates and answers commands from the allowed chats,
+// persisting the update offset after each batch. Without allowed chats it
+// only waits for ctx. Errors are logged and retried with backoff; a 409
+// (another poller or a webhook holds the bot) is logged once per episode.
+// Run returns nil when ctx ends.
+func (b *Bot) Run(ctx context.Context) error {
+	if len(b.cfg.AllowedChats) == 0 || b.cmds == nil {
+		<-ctx.Done()
+		return nil
+	}
+	offset, err := b.state.Offset()
+	if err != nil {
+		b.log.Error("telegram read update offset", keyErr, err)
+	}
+	b.whoami(ctx)
+	backoff, conflict := minBackoff, false
+	for {
+		next, err := b.poll(ctx, offset)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			offset, backoff, conflict = next, minBackoff, false
+			continue
+		}
+		wait := backoff
+		var ae *APIError
+		switch {
+		case errors.As(err, &ae) && ae.Code == http.StatusConflict:
+			wait = max(wait, conflictWait)
+			if !conflict {
+				b.log.Warn("telegram getUpdates conflict: another vigil or a webhook uses this bot token; commands are not received until it stops", keyErr, err)
+				conflict = true
+			}
+		case errors.As(err, &ae) && ae.RetryAfter > 0:
+			wait = max(wait, ae.RetryAfter)
+			b.log.Warn("telegram getUpdates", keyErr, err, keyRetryIn, wait)
+		default:
+			b.log.Warn("telegram getUpdates", keyErr, err, keyRetryIn, wait)
+		}
+		if b.sleep(ctx, wait) != nil {
+			return nil
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+}
+
+// whoami learns the bot's username, so "/status@other_bot" in a group is
+// left to the other bot. Without it any @suffix is accepted.
+func (b *Bot) whoami(ctx context.Context) {
+	var me struct {
+		Username string `json:"username"`
+	}
+	if err := b.call(ctx, "getMe", struct{}{}, &me, sendTimeout); err != nil {
+		b.log.Warn("telegram getMe", keyErr, err)
+		return
+	}
+	b.mu.Lock()
+	b.username = me.Username
+	b.mu.Unlock()
+}
+
+// getUpdates is the body of a getUpdates request.
+type getUpdates struct {
+	Offset         int64    `json:"offset"`
+	Timeout        int64    `json:"timeout"`
+	AllowedUpdates []string `json:"allowed_updates"`
+}
+
+// poll runs one getUpdates long poll, handles the batch and persists the
+// next offset. It returns the offset for the next poll.
+func (b *Bot) poll(ctx context.Context, offset int64) (int64, error) {
+	var ups []update
+	req := getUpdates{Offset: offset, Timeout: int64(b.cfg.PollTimeout / time.Second), AllowedUpdates: []string{"message"}}
+	if err := b.call(ctx, "getUpdates", req, &ups, b.cfg.PollTimeout+15*time.Second); err != nil {
+		return offset, fmt.Errorf("telegram: %w", err)
+	}
+	next := offset
+	for _, u := range ups {
+		if u.UpdateID < offset {
+			continue // already handled; a server that ignores offset must not replay commands
+		}
+		b.handle(ctx, u)
+		next = max(next, u.UpdateID+1)
+	}
+	if next != offset {
+		if err := b.state.SetOffset(next); err != nil {
+			b.log.Error("telegram persist update offset", keyErr, err)
+		}
+	}
+	return next, nil
+}
+
+// handle answers one update.
+func (b *Bot) handle(ctx context.Context, u update) {
+	m := u.Message
+	if m == nil {
+		return
+	}
+	chat := m.Chat.ID
+	if !b.allowed(chat) {
+		b.mu.Lock()
+		first := !b.unknown[chat] && len(b.unknown) < maxUnknownLog
+		if first {
+			b.unknown[chat] = true
+		}
+		b.mu.Unlock()
+		if first {
+			b.log.Warn("telegram message from a chat not in allowed_chats ignored", keyChat, chat)
+		}
+		return
+	}
+	if m.MigrateToChatID != 0 {
+		b.migrated(chat, m.MigrateToChatID)
+		return
+	}
+	b.mu.Lock()
+	username := b.username
+	b.mu.Unlock()
+	name, arg, ok := parseCommand(m.Text, username)
+	if !ok {
+		return
+	}
+	b.log.Info("telegram command", keyChat, chat, keyCommand, name)
+	reply := b.execute(ctx, name, arg)
+	for _, part := range split(reply, maxText) {
+		if err := b.send(ctx, chat, part, "", false); err != nil {
+			b.log.Warn("telegram reply", keyChat, chat, keyErr, err)
+			return
+		}
+	}
+}
+
+// allowed reports whether chat is an allowed chat or what one became.
+func (b *Bot) allowed(chat int64) bool {
+	if slices.Contains(b.cfg.AllowedChats, chat) {
+		return true
+	}
+	for _, a := range b.cfg.AllowedChats {
+		if now, err := b.state.Chat(a); err == nil && now == chat {
+			return true
+		}
+	}
+	return false
+}
+
+// migrated records that chat became newID, for the alert chat and for the
+// allowed chats that pointed at it.
+func (b *Bot) migrated(chat, newID int64) {
+	for _, c := range append([]int64{b.cfg.ChatID}, b.cfg.AllowedChats...) {
+		if now, err := b.state.Chat(c); err == nil && now == chat {
+			if err := b.state.SetChat(c, newID); err != nil {
+				b.log.Error("telegram persist chat migration", keyErr, err)
+			}
+		}
+	}
+	b.log.Info("telegram chat migrated to a supergroup", keyChat, chat, "to", newID)
+}
+
+// parseCommand splits "/pause@vigil_bot 30" into "pause" and "30". ok is
+// false for text that is not a command, or a command for another bot.
+func parseCommand(text, username string) (name, arg string, ok bool) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "/") {
+		return "", "", false
+	}
+	word, rest, _ := strings.Cut(text, " ")
+	if i := strings.IndexAny(word, "\n\t"); i >= 0 {
+		word, rest = word[:i], word[i+1:]+" "+rest
+	}
+	word, at, hasAt := strings.Cut(word[1:], "@")
+	if hasAt && username != "" && !strings.EqualFold(at, username) {
+		return "", "", false
+	}
+	if word == "" {
+		return "", "", false
+	}
+	return strings.ToLower(word), strings.TrimSpace(rest), true
+}
+
+// execute runs a command and returns the reply text.
+func (b *Bot) execute(ctx context.Context, name, arg string) string {
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+	defer cancel()
+	var (
+		out string
+		err error
+	)
+	switch name {
+	case "status":
+		out, err = b.cmds.Status(ctx)
+	case "check":
+		out, err = b.cmds.Check(ctx)
+	case "pause":
+		n, perr := strconv.Atoi(arg)
+		if perr != nil || n < 1 || n > 24*60 {
+			return "usage: /pause MINUTES (1..1440)"
+		}
+		out, err = b.cmds.Pause(ctx, time.Duration(n)*time.Minute)
+	case "resume":
+		out, err = b.cmds.Resume(ctx)
+	case "sensors":
+		out, err = b.cmds.Sensors(ctx)
+	case "start", "help":
+		return help
+	default:
+		return "unknown command /" + truncate16(name, 32) + "\n\n" + help
+	}
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	if strings.TrimSpace(out) == "" {
+		return "done"
+	}
+	return out
+}

@@ -1,0 +1,295 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+const (
+	allowedChat = 4242
+	strangerBot = 6666
+)
+
+// runBot starts b.Run and returns a stop function that waits for it.
+func runBot(t *testing.T, b *Bot) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run() = %v, want nil", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func repliesTo(f *fakeAPI, chat int64) []string {
+	var out []string
+	for _, m := range f.Sent() {
+		if m.ChatID == chat {
+			out = append(out, m.Rendered)
+		}
+	}
+	return out
+}
+
+func TestCommandsFromAllowedAndUnknownChats(t *testing.T) {
+	f := newFakeAPI(t)
+	cmds := &fakeCommands{}
+	st := newFakeState()
+	logs := &logBuffer{}
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, logs)
+
+	script := []struct {
+		chat      int64
+		text      string
+		wantCall  string // "" when no command runs
+		wantReply string // substring; "" when no reply is expected
+	}{
+		{allowedChat, "/status", "status", "next run 12:30"},
+		{strangerBot, "/pause 600", "", ""},
+		{allowedChat, "/pause 30", "pause 30m0s", "paused for 30m0s"},
+		{allowedChat, "/pause@vigil_test_bot 5", "pause 5m0s", "paused for 5m0s"},
+		{allowedChat, "/pause@some_other_bot 5", "", ""},
+		{allowedChat, "/pause soon", "", "usage: /pause MINUTES"},
+		{allowedChat, "/pause 0", "", "usage: /pause MINUTES"},
+		{allowedChat, "/resume", "resume", "resumed"},
+		{allowedChat, "/sensors", "sensors", "air.temperature 21.4 °C"},
+		{allowedChat, "/check", "check", "ok: all quiet"},
+		{allowedChat, "/reboot", "", "unknown command /reboot"},
+		{allowedChat, "just chatting", "", ""},
+		{strangerBot, "/status", "", ""},
+	}
+	for i, s := range script {
+		f.addUpdate(int64(100+i), s.chat, s.text)
+	}
+	runBot(t, b)
+	waitFor(t, "offset past the last update", func() bool {
+		off, _ := st.Offset()
+		return off == int64(100+len(script))
+	})
+
+	var wantCalls, wantReplies []string
+	for _, s := range script {
+		if s.wantCall != "" {
+			wantCalls = append(wantCalls, s.wantCall)
+		}
+		if s.wantReply != "" {
+			wantReplies = append(wantReplies, s.wantReply)
+		}
+	}
+	if got := cmds.Calls(); !slices.Equal(got, wantCalls) {
+		t.Errorf("commands run = %v, want %v", got, wantCalls)
+	}
+	replies := repliesTo(f, allowedChat)
+	if len(replies) != len(wantReplies) {
+		t.Fatalf("replies = %q, want %d replies", replies, len(wantReplies))
+	}
+	for i, want := range wantReplies {
+		if !strings.Contains(replies[i], want) {
+			t.Errorf("reply %d = %q, want it to contain %q", i, replies[i], want)
+		}
+	}
+	if got := repliesTo(f, strangerBot); len(got) != 0 {
+		t.Errorf("unknown chat got replies: %q", got)
+	}
+	if n := strings.Count(logs.String(), "not in allowed_chats"); n != 1 {
+		t.Errorf("unknown chat logged %d times, want once:\n%s", n, logs)
+	}
+	if !strings.Contains(logs.String(), "chat=6666") {
+		t.Errorf("the log line should name the unknown chat:\n%s", logs)
+	}
+}
+
+func TestLongReplyIsSplit(t *testing.T) {
+	f := newFakeAPI(t)
+	var lines []string
+	for i := range 400 {
+		lines = append(lines, strings.Repeat("x", 20)+" sensor "+string(rune('a'+i%26)))
+	}
+	long := strings.Join(lines, "\n")
+	cmds := &fakeCommands{sensors: long}
+	st := newFakeState()
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
+	f.addUpdate(1, allowedChat, "/sensors")
+	runBot(t, b)
+	waitFor(t, "offset 2", func() bool { off, _ := st.Offset(); return off == 2 })
+	parts := repliesTo(f, allowedChat)
+	if len(parts) < 3 {
+		t.Fatalf("a %d-character reply came in %d parts, want >= 3", len(long), len(parts))
+	}
+	if strings.Join(parts, "") != long {
+		t.Error("the parts do not add up to the reply")
+	}
+	for i, p := range parts[:len(parts)-1] {
+		if !strings.HasSuffix(p, "\n") {
+			t.Errorf("part %d does not end at a line break", i)
+		}
+	}
+}
+
+func TestOffsetPersistedAcrossRestart(t *testing.T) {
+	f := newFakeAPI(t)
+	cmds := &fakeCommands{}
+	st := newFakeState()
+	cfg := Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}
+	f.addUpdate(10, allowedChat, "/status")
+	f.addUpdate(11, allowedChat, "/resume")
+
+	stop := runBot(t, newTestBot(t, f, cfg, st, cmds, nil, nil))
+	waitFor(t, "offset 12", func() bool { off, _ := st.Offset(); return off == 12 })
+	stop()
+	if got := st.setOffsets; !slices.Equal(got, []int64{12}) {
+		t.Errorf("offsets persisted = %v, want [12] (once per batch)", got)
+	}
+
+	// A new process on the same state asks for updates from 12 on and
+	// does not run the old commands again.
+	before := len(f.Calls("getUpdates"))
+	f.addUpdate(12, allowedChat, "/check")
+	runBot(t, newTestBot(t, f, cfg, st, cmds, nil, nil))
+	waitFor(t, "offset 13", func() bool { off, _ := st.Offset(); return off == 13 })
+	polls := f.Calls("getUpdates")[before:]
+	if got := num(polls[0].Body, "offset"); got != 12 {
+		t.Errorf("first getUpdates after restart has offset %d, want 12", got)
+	}
+	if got := num(polls[0].Body, "timeout"); got != 1 {
+		t.Errorf("getUpdates timeout = %d, want 1 (PollTimeout)", got)
+	}
+	if got := cmds.Calls(); !slices.Equal(got, []string{"status", "resume", "check"}) {
+		t.Errorf("commands = %v, want each once", got)
+	}
+}
+
+func TestNoPollingWithoutAllowedChats(t *testing.T) {
+	f := newFakeAPI(t)
+	b := newTestBot(t, f, Config{}, nil, &fakeCommands{}, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := b.Run(ctx); err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	if n := len(f.Calls("getUpdates")); n != 0 {
+		t.Errorf("getUpdates called %d times without allowed chats", n)
+	}
+}
+
+func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
+	f := newFakeAPI(t)
+	f.pollHook = func(n int) (int, string) {
+		if n < 3 {
+			return apiErr(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running")
+		}
+		return 0, ""
+	}
+	clock := clockwork.NewFakeClock()
+	logs := &logBuffer{}
+	st := newFakeState()
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &fakeCommands{}, clock, logs)
+	runBot(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := range 3 {
+		if err := clock.BlockUntilContext(ctx, 1); err != nil {
+			t.Fatalf("no backoff after conflict %d: %v", i+1, err)
+		}
+		clock.Advance(conflictWait - time.Second)
+		time.Sleep(20 * time.Millisecond)
+		if n := len(f.Calls("getUpdates")); n != i+1 {
+			t.Fatalf("getUpdates called %d times before the %v wait ended, want %d", n, conflictWait, i+1)
+		}
+		clock.Advance(time.Second)
+	}
+	f.addUpdate(1, allowedChat, "/status")
+	waitFor(t, "polling to resume", func() bool { off, _ := st.Offset(); return off == 2 })
+	if n := strings.Count(logs.String(), "getUpdates conflict"); n != 1 {
+		t.Errorf("conflict logged %d times, want once:\n%s", n, logs)
+	}
+}
+
+func TestChatMigrationServiceMessage(t *testing.T) {
+	const newChat = -100777
+	f := newFakeAPI(t)
+	st := newFakeState()
+	cmds := &fakeCommands{}
+	b := newTestBot(t, f, Config{ChatID: allowedChat, AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
+	f.addRawUpdate(1, `{"update_id":1,"message":{"message_id":9,"chat":{"id":4242,"type":"group"},"date":1,"migrate_to_chat_id":-100777}}`)
+	f.addUpdate(2, newChat, "/status")
+	runBot(t, b)
+	waitFor(t, "offset 3", func() bool { off, _ := st.Offset(); return off == 3 })
+	if got, _ := st.Chat(allowedChat); got != newChat {
+		t.Errorf("chat after migration = %d, want %d", got, newChat)
+	}
+	if got := cmds.Calls(); !slices.Equal(got, []string{"status"}) {
+		t.Errorf("the migrated chat's command: calls = %v, want [status]", got)
+	}
+}
+
+func FuzzUpdates(f *testing.F) {
+	f.Add([]byte(`{"ok":true,"result":[]}`))
+	f.Add([]byte(`{"ok":true,"result":[{"update_id":5,"message":{"message_id":1,"chat":{"id":42,"type":"private"},"text":"/pause@vigil_bot 30"}}]}`))
+	f.Add([]byte(`{"ok":true,"result":[{"update_id":6,"edited_message":{"chat":{"id":1}}},{"update_id":7,"message":{"chat":{"id":-1},"migrate_to_chat_id":-100}}]}`))
+	f.Add([]byte(`{"ok":false,"error_code":409,"description":"Conflict"}`))
+	f.Add([]byte(`{"ok":true,"result":[{"update_id":1e3}]}`))
+	f.Add([]byte(`<html>502 Bad Gateway</html>`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ups, err := decodeUpdates(body)
+		if err != nil {
+			if ups != nil {
+				t.Fatalf("decodeUpdates returned updates with error %v", err)
+			}
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("decodeUpdates accepted invalid JSON %q", body)
+		}
+		for _, u := range ups {
+			if u.Message == nil {
+				continue
+			}
+			name, arg, ok := parseCommand(u.Message.Text, "vigil_bot")
+			if !ok {
+				if name != "" || arg != "" {
+					t.Fatalf("parseCommand(%q) = %q, %q, false", u.Message.Text, name, arg)
+				}
+				continue
+			}
+			if name == "" || strings.ContainsAny(name, " \n\t@") || name != strings.ToLower(name) {
+				t.Fatalf("parseCommand(%q) name = %q", u.Message.Text, name)
+			}
+			if arg != strings.TrimSpace(arg) {
+				t.Fatalf("parseCommand(%q) arg = %q not trimmed", u.Message.Text, arg)
+			}
+		}
+	})
+}

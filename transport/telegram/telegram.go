@@ -1,0 +1,308 @@
+// Package telegram sends vigil's alerts to a Telegram chat through the Bot
+// API and answers /status, /check, /pause, /resume and /sensors from the
+// allowed chats by long polling getUpdates.
+//
+// Alerts go out as HTML with the text escaped (never MarkdownV2, which LLM
+// text breaks); if Telegram still cannot parse the entities the alert is
+// sent once more as plain text. An alert is truncated to Telegram's 4096
+// characters (one message per alert keeps delivery all-or-nothing);
+// command replies are split instead. A 429 answer is honoured by waiting
+// retry_after on the injected clock and trying again, up to three times
+// within the caller's context. A group that became a supergroup
+// (migrate_to_chat_id) is followed and the new id persisted through State.
+//
+// The bot token is part of every request URL. No error or log line of this
+// package contains it.
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf16"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// Defaults for zero values in Config.
+const (
+	DefaultAPIURL      = "https://api.telegram.org"
+	DefaultPollTimeout = 50 * time.Second
+)
+
+const (
+	maxText        = 4096 // characters (UTF-16 code units) after entity parsing
+	sendTimeout    = 30 * time.Second
+	maxRateRetries = 3
+	minBackoff     = time.Second
+	maxBackoff     = 5 * time.Minute
+	conflictWait   = 30 * time.Second // another poller holds getUpdates
+	commandTimeout = 5 * time.Minute
+	maxUnknownLog  = 256 // unknown chats remembered for log-once
+)
+
+// Log attribute keys.
+const (
+	keyErr     = "err"
+	keyChat    = "chat"
+	keyRetryIn = "retry_in"
+	keyCommand = "command"
+	keyAlert   = "alert"
+)
+
+// Sentinel errors, wrapped by Notify.
+var (
+	// ErrForbidden: the bot was blocked by the user or removed from the
+	// chat. Retrying works once someone unblocks or re-adds it.
+	ErrForbidden = errors.New("bot was blocked or removed from the chat")
+	// ErrRateLimited: Telegram still answered 429 after the retries, or
+	// the context ended while waiting for retry_after.
+	ErrRateLimited = errors.New("rate limited")
+)
+
+// Config configures a Bot. The token arrives resolved from env or file.
+type Config struct {
+	APIURL       string // default https://api.telegram.org
+	Token        string
+	ChatID       int64   // where alerts go
+	AllowedChats []int64 // who may send commands; empty disables polling
+	MinSeverity  transport.Severity
+	PollTimeout  time.Duration // getUpdates long-poll timeout; default 50s
+}
+
+// State persists what the bot learns: the getUpdates offset and chat
+// migrations. store.Tx has the matching methods; cmd adapts the DB.
+type State interface {
+	Offset() (int64, error)
+	SetOffset(off int64) error
+	// Chat returns the chat that replaced configured, or configured.
+	Chat(configured int64) (int64, error)
+	SetChat(configured, newID int64) error
+}
+
+// Bot is the Telegram transport.
+type Bot struct {
+	cfg   Config
+	state State
+	cmds  transport.Commands
+	hc    *http.Client
+	clock clockwork.Clock
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	username string         // from getMe, for /cmd@username in groups
+	unknown  map[int64]bool // chats already logged as not allowed
+}
+
+// New returns a Bot; state must not be nil. hc must allow requests longer than PollTimeout (a zero
+// Timeout is fine: every request has its own deadline); nil means a new
+// http.Client. cmds may be nil when AllowedChats is empty. New starts
+// nothing.
+func New(cfg Config, state State, cmds transport.Commands, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = DefaultPollTimeout
+	}
+	cfg.PollTimeout = max(cfg.PollTimeout, time.Second) // 0 would be short polling in a tight loop
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Bot{cfg: cfg, state: state, cmds: cmds, hc: hc, clock: clock, log: log, unknown: map[int64]bool{}}
+}
+
+// Name identifies the transport's outbox cursor.
+func (b *Bot) Name() string { return "telegram" }
+
+// Notify sends the alert to the configured chat and returns nil only when
+// Telegram answered "ok": true. Alerts below MinSeverity are acknowledged
+// without sending. An alert Telegram rejects even as plain text returns an
+// error wrapping transport.ErrPermanent: the caller drops it.
+func (b *Bot) Notify(ctx context.Context, a transport.Alert) error {
+	if a.Severity < b.cfg.MinSeverity {
+		return nil
+	}
+	chat, err := b.state.Chat(b.cfg.ChatID)
+	if err != nil {
+		return fmt.Errorf("telegram: read chat migration: %w", err)
+	}
+	htmlText, plain := formatAlert(a)
+	err = b.send(ctx, chat, htmlText, "HTML", true)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Code == http.StatusBadRequest && !chatNotFound(ae) {
+		b.log.Warn("telegram rejected the HTML alert, sending plain text", keyAlert, a.ID, keyErr, err)
+		chat, _ = b.state.Chat(b.cfg.ChatID) // a migration may have happened
+		err = b.send(ctx, chat, plain, "", true)
+		if errors.As(err, &ae) && ae.Code == http.StatusBadRequest && !chatNotFound(ae) {
+			return fmt.Errorf("telegram: send alert %s: %w: %w", a.ID, transport.ErrPermanent, err)
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae) && ae.Code == http.StatusForbidden:
+		return fmt.Errorf("telegram: send alert %s to chat %d: %w (unblock the bot or add it back; alerts wait): %w", a.ID, chat, ErrForbidden, err)
+	}
+	return fmt.Errorf("telegram: send alert %s: %w", a.ID, err)
+}
+
+func chatNotFound(e *APIError) bool {
+	return strings.Contains(strings.ToLower(e.Description), "chat not found")
+}
+
+// sendMessage is the body of a sendMessage request.
+type sendMessage struct {
+	ChatID    int64  `json:"chat_id"`
+	Text      string `json:"text"`
+	ParseMode string `json:"parse_mode,omitempty"`
+}
+
+// send sends one message. It waits out 429 answers (up to maxRateRetries)
+// and follows a chat migration once; with persist set, the migration of the
+// configured alert chat is saved.
+func (b *Bot) send(ctx context.Context, chat int64, text, mode string, persist bool) error {
+	migrated := false
+	for attempt := 0; ; attempt++ {
+		err := b.call(ctx, "sendMessage", sendMessage{ChatID: chat, Text: text, ParseMode: mode}, nil, sendTimeout)
+		var ae *APIError
+		if !errors.As(err, &ae) {
+			return err
+		}
+		switch {
+		case ae.MigrateTo != 0 && !migrated:
+			migrated = true
+			b.log.Info("telegram chat migrated to a supergroup", keyChat, chat, "to", ae.MigrateTo)
+			if persist {
+				if err := b.state.SetChat(b.cfg.ChatID, ae.MigrateTo); err != nil {
+					b.log.Error("telegram persist chat migration", keyErr, err)
+				}
+			}
+			chat = ae.MigrateTo
+			continue
+		case ae.Code == http.StatusTooManyRequests:
+			if attempt >= maxRateRetries {
+				return fmt.Errorf("%w: %w", ErrRateLimited, err)
+			}
+			wait := max(ae.RetryAfter, minBackoff)
+			b.log.Info("telegram rate limited", keyRetryIn, wait)
+			if err := b.sleep(ctx, wait); err != nil {
+				return fmt.Errorf("%w: %w: %w", ErrRateLimited, ae, err)
+			}
+			continue
+		}
+		return err
+	}
+}
+
+// sleep waits d on the clock or until ctx ends.
+func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
+	t := b.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.Chan():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// formatAlert renders an alert as escaped HTML and as plain text, with the
+// summary shortened so that either fits one message.
+func formatAlert(a transport.Alert) (htmlText, plain string) {
+	what := a.Rule
+	if what == "" {
+		what = a.Source
+	}
+	head := severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
+	if a.State == transport.StateResolved {
+		head = "✅ RESOLVED"
+	}
+	foot := a.Device
+	if a.Time.Year() >= 2020 { // a Pi without RTC may stamp 1970
+		foot += " · " + a.Time.Format("2006-01-02 15:04 MST")
+	}
+	// After entity parsing the HTML is as long as the plain text.
+	overhead := len16(head + " · " + what + "\n" + "\n" + foot)
+	summary := truncate16(a.Summary, maxText-overhead)
+	plain = head + " · " + what + "\n" + summary + "\n" + foot
+	htmlText = "<b>" + esc(head) + "</b> · " + esc(what) + "\n" + esc(summary) + "\n<i>" + esc(foot) + "</i>"
+	return htmlText, plain
+}
+
+func severityMark(s transport.Severity) string {
+	switch s {
+	case transport.Critical:
+		return "🔴"
+	case transport.Warning:
+		return "🟠"
+	}
+	return "🔵"
+}
+
+// esc escapes the three characters Telegram's HTML mode requires.
+var esc = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+
+// len16 is the length Telegram counts: UTF-16 code units. Invalid UTF-8
+// counts as U+FFFD, which is what JSON encoding turns it into.
+func len16(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// truncate16 shortens s to at most n UTF-16 code units, marking the cut.
+func truncate16(s string, n int) string {
+	if len16(s) <= n {
+		return s
+	}
+	const mark = "… (truncated)"
+	return s[:prefix16(s, max(n-len16(mark), 0))] + mark
+}
+
+// prefix16 returns the byte length of the longest prefix of s that has at
+// most n UTF-16 code units and ends on a rune boundary.
+func prefix16(s string, n int) int {
+	used := 0
+	for i, r := range s {
+		w := utf16.RuneLen(r)
+		if used+w > n {
+			return i
+		}
+		used += w
+	}
+	return len(s)
+}
+
+// split cuts s into pieces of at most n UTF-16 code units (n >= 2), at the
+// last newline when one is in the second half of a piece.
+func split(s string, n int) []string {
+	var out []string
+	for len16(s) > n {
+		cut := prefix16(s, n)
+		if nl := strings.LastIndexByte(s[:cut], '\n'); nl >= 0 && len16(s[:nl+1]) > n/2 {
+			cut = nl + 1
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
