@@ -123,7 +123,9 @@ func (e *Engine) SampleOnce(ctx context.Context) error {
 	for _, c := range changes {
 		c.rr.state = c.next
 		c.rr.alertID = c.alertID
-		e.ruleChanged = true
+		if c.event != rule.Renotify { // a reminder is not news for the LLM
+			e.ruleChanged = true
+		}
 		e.log.Info("rule", "rule", c.rr.rule.Spec.Name, "event", eventName(c.event), "alert", c.sent)
 	}
 	e.mu.Unlock()
