@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
+	"github.com/vigil-iot/vigil/transport/telegram"
 )
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
@@ -82,5 +83,38 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 		w.publishers = append(w.publishers, c)
 		w.runners = append(w.runners, c.Run)
 	}
+	if cfg.TelegramEnabled() {
+		tg := cfg.Telegram
+		sev, err := transport.ParseSeverity(tg.MinSeverity)
+		if err != nil {
+			return nil, configErr(fmt.Errorf("telegram.min_severity: %w", err))
+		}
+		b := telegram.New(telegram.Config{
+			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, MinSeverity: sev,
+		}, telegramState{db}, cmds, &http.Client{}, clock, log.With("transport", "telegram"))
+		w.notifiers = append(w.notifiers, b)
+		w.runners = append(w.runners, b.Run)
+	}
 	return w, nil
+}
+
+// telegramState keeps the bot's update offset and chat migration in the state file.
+type telegramState struct{ db *store.DB }
+
+func (s telegramState) Offset() (off int64, err error) {
+	err = s.db.View(func(tx *store.Tx) error { off, err = tx.TelegramOffset(); return err })
+	return off, err
+}
+
+func (s telegramState) SetOffset(off int64) error {
+	return s.db.Update(func(tx *store.Tx) error { return tx.SetTelegramOffset(off) })
+}
+
+func (s telegramState) Chat(configured int64) (id int64, err error) {
+	err = s.db.View(func(tx *store.Tx) error { id, err = tx.TelegramChat(configured); return err })
+	return id, err
+}
+
+func (s telegramState) SetChat(configured, newID int64) error {
+	return s.db.Update(func(tx *store.Tx) error { return tx.SetTelegramChat(configured, newID) })
 }
