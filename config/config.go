@@ -1,11 +1,20 @@
 // Package config parses and validates vigil's config.toml (SPEC §3). It does
 // no IO beyond reading an io.Reader: cmd/vigil opens the file and resolves
 // secrets by passing its own getenv and readFile functions.
+//
+// Parse is strict: unknown keys, wrong types and invalid values are all
+// reported at once as *Error values naming the file, line and key
+// ("config.toml:12: heartbeat.interval: must be at least 1m (got "30s")").
+// Sensors and rules are named by their name ("sensor.air.address") or, when
+// the name itself is wrong, by their index ("sensor[0].name").
+//
+// The package also reads the heartbeat checklist (ParseChecklist) and
+// provides the template written when it is missing (ChecklistTemplate).
 package config
 
 import (
-	"io"
 	"time"
+	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
 )
 
 // Config is the whole resolved configuration, defaults applied.
@@ -17,6 +26,9 @@ type Config struct {
 	Rules     []Rule    `toml:"rule"`
 	MQTT      MQTT      `toml:"mqtt"`
 	Telegram  Telegram  `toml:"telegram"`
+
+	file  string         // name passed to Parse, for errors
+	lines map[string]int // display key -> line, for errors after Parse
 }
 
 // Duration is a time.Duration written as a Go duration string ("30m").
@@ -24,15 +36,18 @@ type Duration struct{ time.Duration }
 
 // Secret holds a secret resolved from an environment variable or a file.
 // It prints as "[redacted]" (or "" when unset) through every formatting path.
-type Secret struct{ value string }
+type Secret struct {
+	value string
+	from  string // where it came from: "$NAME" or a file path
+}
 
 // Device is the [device] section.
 type Device struct {
-	ID       string `toml:"id"`        // default: hostname (set by cmd), [a-z0-9_-]
-	Board    string `toml:"board"`     // auto | sim | profile name
-	StateDir string `toml:"state_dir"` // default /var/lib/vigil
-	Timezone string `toml:"timezone"`  // IANA name, default "UTC"
-	Location *time.Location `toml:"-"` // resolved Timezone
+	ID       string         `toml:"id"`        // default: hostname (set by cmd), [a-z0-9_-]
+	Board    string         `toml:"board"`     // auto | sim | profile name
+	StateDir string         `toml:"state_dir"` // default /var/lib/vigil
+	Timezone string         `toml:"timezone"`  // IANA name, default "UTC"
+	Location *time.Location `toml:"-"`         // resolved Timezone
 }
 
 // Heartbeat is the [heartbeat] section.
@@ -58,7 +73,7 @@ type Window struct {
 // LLM is the [llm] section. With no API key (and a provider that needs one)
 // vigil runs rules-only.
 type LLM struct {
-	Provider     string   `toml:"provider"`       // openai | anthropic
+	Provider     string   `toml:"provider"` // openai | anthropic
 	BaseURL      string   `toml:"base_url"`
 	Model        string   `toml:"model"`
 	APIKeyEnv    string   `toml:"api_key_env"`
@@ -67,7 +82,7 @@ type LLM struct {
 	MaxSteps     int      `toml:"max_steps"`      // default 6
 	MaxToolCalls int      `toml:"max_tool_calls"` // default 12
 	ScoutModel   string   `toml:"scout_model"`
-	APIKey       Secret   `toml:"-"`              // resolved
+	APIKey       Secret   `toml:"-"` // resolved
 }
 
 // Sensor is one [[sensor]] table.
@@ -102,20 +117,20 @@ type Rule struct {
 
 // MQTT is the [mqtt] section; enabled when Broker is set.
 type MQTT struct {
-	Broker           string   `toml:"broker"` // tcp://host:1883 or ssl://host:8883
-	TopicPrefix      string   `toml:"topic_prefix"` // default "vigil"
-	Username         string   `toml:"username"`
-	PasswordEnv      string   `toml:"password_env"`
-	PasswordFile     string   `toml:"password_file"`
-	CAFile           string   `toml:"ca_file"`
-	CertFile         string   `toml:"cert_file"`
-	KeyFile          string   `toml:"key_file"`
-	Keepalive        Duration `toml:"keepalive"`     // default 30s
-	HomeAssistant    bool     `toml:"homeassistant"` // default true
-	DiscoveryPrefix  string   `toml:"discovery_prefix"` // default "homeassistant"
-	Commands         bool     `toml:"commands"`
-	MinSeverity      string   `toml:"min_severity"` // default info
-	Password         Secret   `toml:"-"`
+	Broker          string   `toml:"broker"`       // tcp://host:1883 or ssl://host:8883
+	TopicPrefix     string   `toml:"topic_prefix"` // default "vigil"
+	Username        string   `toml:"username"`
+	PasswordEnv     string   `toml:"password_env"`
+	PasswordFile    string   `toml:"password_file"`
+	CAFile          string   `toml:"ca_file"`
+	CertFile        string   `toml:"cert_file"`
+	KeyFile         string   `toml:"key_file"`
+	Keepalive       Duration `toml:"keepalive"`        // default 30s
+	HomeAssistant   bool     `toml:"homeassistant"`    // default true
+	DiscoveryPrefix string   `toml:"discovery_prefix"` // default "homeassistant"
+	Commands        bool     `toml:"commands"`
+	MinSeverity     string   `toml:"min_severity"` // default info
+	Password        Secret   `toml:"-"`
 }
 
 // Telegram is the [telegram] section; enabled when a token is configured.
@@ -128,15 +143,3 @@ type Telegram struct {
 	MinSeverity  string  `toml:"min_severity"` // default info
 	Token        Secret  `toml:"-"`
 }
-
-// Error is a configuration error naming the key and, when known, its line.
-type Error struct {
-	Key  string // "heartbeat.interval", "sensor[2].address", "rule.too_hot.when"
-	Line int    // 1-based, 0 when unknown
-	Err  error
-}
-
-// Parse decodes and validates a config file, applying defaults. name is used
-// in error messages only. Errors are *Error (possibly several joined with
-// errors.Join), each naming the key and line.
-func Parse(r io.Reader, name string) (*Config, error) { panic("unimplemented") }

@@ -1,0 +1,474 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/vigil-iot/vigil/rule"
+)
+
+var cmpConfig = []cmp.Option{
+	cmpopts.IgnoreUnexported(Config{}, Secret{}),
+	cmp.Comparer(func(a, b *time.Location) bool { return a.String() == b.String() }),
+	cmpopts.EquateEmpty(),
+}
+
+func parseString(t *testing.T, src string) (*Config, error) {
+	t.Helper()
+	return Parse(strings.NewReader(src), "config.toml")
+}
+
+func mustParse(t *testing.T, src string) *Config {
+	t.Helper()
+	c, err := parseString(t, src)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return c
+}
+
+func TestDefaults(t *testing.T) {
+	got := mustParse(t, "")
+	want := &Config{
+		Device: Device{Board: "auto", StateDir: "/var/lib/vigil", Timezone: "UTC", Location: time.UTC},
+		Heartbeat: Heartbeat{
+			Enabled:                true,
+			Interval:               Duration{30 * time.Minute},
+			SampleInterval:         Duration{30 * time.Second},
+			SensorsPublishInterval: Duration{5 * time.Minute},
+			Checklist:              "/etc/vigil/HEARTBEAT.md",
+			MaxQuiet:               Duration{6 * time.Hour},
+			AlertCooldown:          Duration{6 * time.Hour},
+			FailureAlertAfter:      3,
+			MaxLLMCallsPerDay:      96,
+		},
+		LLM: LLM{
+			Provider:     "openai",
+			BaseURL:      "https://api.openai.com/v1",
+			Model:        "gpt-4o-mini",
+			APIKeyEnv:    "OPENAI_API_KEY",
+			Timeout:      Duration{60 * time.Second},
+			MaxSteps:     6,
+			MaxToolCalls: 12,
+		},
+		MQTT: MQTT{
+			TopicPrefix:     "vigil",
+			Keepalive:       Duration{30 * time.Second},
+			HomeAssistant:   true,
+			DiscoveryPrefix: "homeassistant",
+			MinSeverity:     "info",
+		},
+		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info"},
+	}
+	if diff := cmp.Diff(want, got, cmpConfig...); diff != "" {
+		t.Errorf("Parse(\"\") mismatch (-want +got):\n%s", diff)
+	}
+	if got.MQTTEnabled() || got.TelegramEnabled() || got.LLMEnabled() {
+		t.Errorf("empty config: MQTTEnabled=%v TelegramEnabled=%v LLMEnabled=%v, want all false",
+			got.MQTTEnabled(), got.TelegramEnabled(), got.LLMEnabled())
+	}
+	if !got.HeartbeatEnabled() {
+		t.Error("empty config: HeartbeatEnabled() = false, want true")
+	}
+}
+
+func TestDefaultsDependOnKeys(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		check func(*Config) string
+	}{
+		{"enabled absent is true", "[heartbeat]\ninterval = \"1h\"\n", func(c *Config) string {
+			return want(c.Heartbeat.Enabled, true)
+		}},
+		{"enabled false", "[heartbeat]\nenabled = false\n", func(c *Config) string {
+			return want(c.HeartbeatEnabled(), false) + want(c.Heartbeat.Enabled, false)
+		}},
+		{"interval 0 disables", "[heartbeat]\ninterval = \"0\"\n", func(c *Config) string {
+			return want(c.HeartbeatEnabled(), false) + want(c.Heartbeat.Interval.Duration, time.Duration(0))
+		}},
+		{"interval integer 0", "[heartbeat]\ninterval = 0\n", func(c *Config) string {
+			return want(c.Heartbeat.Interval.Duration, time.Duration(0))
+		}},
+		{"anthropic defaults", "[llm]\nprovider = \"anthropic\"\n", func(c *Config) string {
+			return want(c.LLM.BaseURL, "https://api.anthropic.com") + want(c.LLM.Model, "claude-3-5-haiku-latest") +
+				want(c.LLM.APIKeyEnv, "ANTHROPIC_API_KEY")
+		}},
+		{"api_key_file drops the default env", "[llm]\napi_key_file = \"k\"\n", func(c *Config) string {
+			return want(c.LLM.APIKeyEnv, "")
+		}},
+		{"explicit empty api_key_env: keyless server", "[llm]\nbase_url = \"http://127.0.0.1:11434/v1/\"\napi_key_env = \"\"\n", func(c *Config) string {
+			return want(c.LLM.APIKeyEnv, "") + want(c.LLMEnabled(), true) + want(c.LLM.BaseURL, "http://127.0.0.1:11434/v1")
+		}},
+		{"anthropic needs a key", "[llm]\nprovider = \"anthropic\"\napi_key_env = \"\"\n", func(c *Config) string {
+			return want(c.LLMEnabled(), false)
+		}},
+		{"homeassistant false", "[mqtt]\nhomeassistant = false\n", func(c *Config) string {
+			return want(c.MQTT.HomeAssistant, false)
+		}},
+		{"timezone", "[device]\ntimezone = \"Europe/Berlin\"\n", func(c *Config) string {
+			return want(c.Device.Location.String(), "Europe/Berlin")
+		}},
+		{"empty timezone is UTC", "[device]\ntimezone = \"\"\n", func(c *Config) string {
+			return want(c.Device.Location == time.UTC, true) + want(c.Device.Timezone, "UTC")
+		}},
+		{"active hours", "[heartbeat]\nactive_hours = \"22:00-06:30\"\n", func(c *Config) string {
+			return want(*c.Heartbeat.Active, Window{Start: 22 * time.Hour, End: 6*time.Hour + 30*time.Minute})
+		}},
+		{"no active hours", "", func(c *Config) string {
+			return want(c.Heartbeat.Active == nil, true)
+		}},
+		{"sensor defaults", "[[sensor]]\nname = \"a\"\ndriver = \"ina219\"\n[[sensor]]\nname = \"b\"\ndriver = \"ads1015\"\n[[sensor]]\nname = \"c\"\ndriver = \"ds18b20\"\n[[sensor]]\nname = \"d\"\ndriver = \"bme280\"\n", func(c *Config) string {
+			s := c.Sensors
+			return want(s[0].ShuntOhms, 0.1) + want(s[0].MaxCurrent, 3.2) + want(s[0].Timeout.Duration, 5*time.Second) +
+				want(s[1].Channels, []int{0}) + want(s[1].Gain, 4.096) +
+				want(s[2].W1Dir, "/sys/bus/w1/devices") +
+				want(s[3].ShuntOhms, 0.0) + want(s[3].Gain, 0.0) + want(len(s[3].Channels), 0)
+		}},
+		{"rule severity default", "[[rule]]\nname = \"r\"\nwhen = \"board.disk_used > 90\"\n", func(c *Config) string {
+			return want(c.Rules[0].Severity, "warning")
+		}},
+		{"inline array of tables", "sensor = [{ name = \"a\", driver = \"sim\" }]\n", func(c *Config) string {
+			return want(c.Sensors[0].Name, "a") + want(c.Sensors[0].Line, 1)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustParse(t, tt.src)
+			if msg := tt.check(c); msg != "" {
+				t.Errorf("Parse(%q): %s", tt.src, msg)
+			}
+		})
+	}
+}
+
+func want[T any](got, want T) string {
+	if d := cmp.Diff(want, got); d != "" {
+		return "(-want +got) " + d
+	}
+	return ""
+}
+
+func TestFullExample(t *testing.T) {
+	f, err := os.Open("testdata/full.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := Parse(f, "full.toml")
+	if err != nil {
+		t.Fatalf("Parse(testdata/full.toml): %v", err)
+	}
+	if len(c.Sensors) != 4 || len(c.Rules) != 3 {
+		t.Fatalf("got %d sensors, %d rules; want 4, 3", len(c.Sensors), len(c.Rules))
+	}
+	lines := map[string]int{}
+	for _, s := range c.Sensors {
+		lines["sensor."+s.Name] = s.Line
+	}
+	for _, r := range c.Rules {
+		lines["rule."+r.Name] = r.Line
+	}
+	wantLines := map[string]int{
+		"sensor.air": 35, "sensor.solar": 43, "sensor.soil": 51, "sensor.freezer": 57,
+		"rule.too_hot": 63, "rule.freezer_warm": 72, "rule.soc_hot": 79,
+	}
+	if diff := cmp.Diff(wantLines, lines); diff != "" {
+		t.Errorf("header lines (-want +got):\n%s", diff)
+	}
+	if got := c.Sensors[0].Deadband; !cmp.Equal(got, map[string]float64{"temperature": 0.5, "humidity": 2, "pressure": 1}) {
+		t.Errorf("air deadband = %v", got)
+	}
+	if c.Sensors[0].Address != 0x76 || c.Heartbeat.Active.String() != "07:00-22:00" || c.Device.Location.String() != "Europe/Berlin" {
+		t.Errorf("address %#x, active %v, location %v", c.Sensors[0].Address, c.Heartbeat.Active, c.Device.Location)
+	}
+	spec, err := c.Rules[0].Spec()
+	if err != nil {
+		t.Fatalf("Rules[0].Spec: %v", err)
+	}
+	if spec.Name != "too_hot" || spec.When.String() != "air.temperature > 35" || spec.Clear == nil ||
+		spec.For != time.Minute || spec.Renotify != 2*time.Hour {
+		t.Errorf("Rules[0].Spec() = %+v", spec)
+	}
+	if spec, _ := c.Rules[1].Spec(); spec.Clear != nil {
+		t.Errorf("Rules[1].Spec().Clear = %v, want nil", spec.Clear)
+	}
+}
+
+// TestErrors checks the exact text users see for each kind of mistake.
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want string // one error per line
+	}{
+		{"syntax", "[device]\nid = \n", `config.toml:2: invalid TOML: expected value but found '\n' instead`},
+		{"unknown key", "[device]\nid = \"a\"\nname = \"x\"\n", `config.toml:3: device.name: unknown key`},
+		{"unknown table", "[devices]\nid = \"a\"\n", `config.toml:1: devices: unknown key`},
+		{"unknown subtable once", "[device.extra]\nx = 1\ny = 2\n", `config.toml:1: device.extra: unknown key`},
+		{"unknown dotted key", "[device]\nextra.x = 1\n", `config.toml:2: device.extra: unknown key`},
+		{"secret in file", "[llm]\napi_key = \"sk-123\"\n[mqtt]\npassword = \"hunter2\"\n[telegram]\ntoken = \"1:abc\"\n",
+			"config.toml:2: llm.api_key: unknown key: secrets never go in the file; use api_key_env or api_key_file\n" +
+				"config.toml:4: mqtt.password: unknown key: secrets never go in the file; use password_env or password_file\n" +
+				"config.toml:6: telegram.token: unknown key: secrets never go in the file; use token_env or token_file"},
+		{"unknown key in second sensor", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n\n[[sensor]]\nname = \"b\"\ndriver = \"sim\"\nadress = 0x40\n",
+			`config.toml:8: sensor.b.adress: unknown key`},
+		{"unknown key in unnamed sensor", "[[sensor]]\ndriver = \"sim\"\nfoo = 1\n",
+			"config.toml:1: sensor[0].name: missing (every [[sensor]] needs a name)\nconfig.toml:3: sensor[0].foo: unknown key"},
+		{"wrong type", "[heartbeat]\nmax_quiet = \"1h\"\nfailure_alert_after = \"3\"\n", `config.toml:3: heartbeat.failure_alert_after: must be an integer (got a string)`},
+		{"wrong type per section", "[device]\nid = 1\n[llm]\nmax_steps = 1.5\n[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n[[sensor]]\nname = \"b\"\ntimeout = 5\ndriver = \"sim\"\n[mqtt]\ncommands = \"yes\"\n",
+			"config.toml:2: device.id: must be a string (got an integer)\n" +
+				"config.toml:4: llm.max_steps: must be an integer (got a float)\n" +
+				"config.toml:10: sensor.b.timeout: must be a duration like \"30m\" (got \"5\")\n" +
+				"config.toml:13: mqtt.commands: must be a boolean (got a string)"},
+		{"keys are case-sensitive", "[device]\nID = \"a\"\n", `config.toml:2: device.ID: unknown key`},
+		{"a key that failed is not validated again", "[[sensor]]\nname = 7\ndriver = \"sim\"\n", `config.toml:2: sensor[0].name: must be a string (got an integer)`},
+		{"one bad deadband entry", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { humidity = 1, temperature = \"x\", co2 = 5 }\n",
+			`config.toml:4: sensor.a.deadband.temperature: must be a float (got a string)`},
+		{"wrong type in deadband", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { temperature = \"x\" }\n",
+			`config.toml:4: sensor.a.deadband.temperature: must be a float (got a string)`},
+		{"table for a value", "[device]\nid = { x = 1 }\n", `config.toml:2: device.id: must be a string (got a table)`},
+		{"value for a table", "device = 1\n", `config.toml:1: device: must be a table (got an integer)`},
+		{"sensor not an array", "[sensor]\nname = \"a\"\n", `config.toml:1: sensor: must be an array of tables: write [[sensor]]`},
+		{"sensor array of numbers", "sensor = [1]\n", `config.toml:1: sensor[0]: must be a table (got an integer)`},
+		{"negative duration", "[mqtt]\nkeepalive = \"-5s\"\n", `config.toml:2: mqtt.keepalive: must not be negative (got "-5s")`},
+		{"bad duration", "[heartbeat]\nmax_quiet = \"6 hours\"\n", `config.toml:2: heartbeat.max_quiet: must be a duration like "30m" (got "6 hours")`},
+
+		{"device id", "[device]\nid = \"Greenhouse Pi\"\n", `config.toml:2: device.id: must match [a-z0-9_-]{1,64} (got "Greenhouse Pi")`},
+		{"device id too long", "[device]\nid = \"" + strings.Repeat("a", 65) + "\"\n", `config.toml:2: device.id: must match [a-z0-9_-]{1,64} (got "` + strings.Repeat("a", 65) + `")`},
+		{"board", "[device]\nboard = \"Pi 4\"\n", `config.toml:2: device.board: must be auto, sim or a board profile name (got "Pi 4")`},
+		{"state_dir", "[device]\nstate_dir = \"\"\n", `config.toml:2: device.state_dir: must not be empty`},
+		{"timezone", "[device]\ntimezone = \"Mars/Olympus\"\n", `config.toml:2: device.timezone: unknown time zone "Mars/Olympus" (want an IANA name like "Europe/Berlin")`},
+
+		{"interval", "[heartbeat]\ninterval = \"30s\"\n", `config.toml:2: heartbeat.interval: must be at least 1m (got "30s")`},
+		{"sample_interval", "[heartbeat]\nsample_interval = \"500ms\"\n", `config.toml:2: heartbeat.sample_interval: must be at least 1s (got "500ms")`},
+		{"sample_interval 0", "[heartbeat]\nsample_interval = \"0\"\n", `config.toml:2: heartbeat.sample_interval: must be at least 1s (got "0")`},
+		{"checklist", "[heartbeat]\nchecklist = \"\"\n", `config.toml:2: heartbeat.checklist: must not be empty`},
+		{"active_hours format", "[heartbeat]\nactive_hours = \"7-22\"\n", `config.toml:2: heartbeat.active_hours: must be "HH:MM-HH:MM" on a 24-hour clock (got "7-22")`},
+		{"active_hours no dash", "[heartbeat]\nactive_hours = \"07:00\"\n", `config.toml:2: heartbeat.active_hours: must be "HH:MM-HH:MM" (got "07:00")`},
+		{"active_hours 25h", "[heartbeat]\nactive_hours = \"07:00-25:00\"\n", `config.toml:2: heartbeat.active_hours: must be "HH:MM-HH:MM" on a 24-hour clock (got "07:00-25:00")`},
+		{"active_hours equal", "[heartbeat]\nactive_hours = \"07:00-07:00\"\n", `config.toml:2: heartbeat.active_hours: start and end must differ (got "07:00-07:00")`},
+		{"failure_alert_after", "[heartbeat]\nfailure_alert_after = 0\n", `config.toml:2: heartbeat.failure_alert_after: must be at least 1 (got 0)`},
+		{"max_llm_calls_per_day", "[heartbeat]\nmax_llm_calls_per_day = -1\n", `config.toml:2: heartbeat.max_llm_calls_per_day: must be at least 1 (got -1)`},
+
+		{"provider", "[llm]\nprovider = \"gemini\"\n", `config.toml:2: llm.provider: must be openai or anthropic (got "gemini")`},
+		{"base_url scheme", "[llm]\nbase_url = \"ftp://x\"\n", `config.toml:2: llm.base_url: must be an http:// or https:// URL (got "ftp://x")`},
+		{"base_url no host", "[llm]\nbase_url = \"https://\"\n", `config.toml:2: llm.base_url: must be an http:// or https:// URL (got "https://")`},
+		{"base_url credentials", "[llm]\nbase_url = \"https://u:secret@x/v1\"\n", `config.toml:2: llm.base_url: must be a plain base URL without credentials, query or fragment (got "https://u:xxxxx@x/v1")`},
+		{"model", "[llm]\nmodel = \"\"\n", `config.toml:2: llm.model: must not be empty`},
+		{"api_key_env name", "[llm]\napi_key_env = \"sk-live-abc\"\n", `config.toml:2: llm.api_key_env: must be an environment variable name (got "sk-live-abc")`},
+		{"api_key env and file", "[llm]\napi_key_env = \"K\"\napi_key_file = \"k\"\n", `config.toml:3: llm.api_key_file: set either api_key_env or api_key_file, not both`},
+		{"llm timeout", "[llm]\ntimeout = \"0\"\n", `config.toml:2: llm.timeout: must be at least 1s (got "0")`},
+		{"max_steps", "[llm]\nmax_steps = 21\n", `config.toml:2: llm.max_steps: must be between 1 and 20 (got 21)`},
+		{"max_tool_calls", "[llm]\nmax_tool_calls = 0\n", `config.toml:2: llm.max_tool_calls: must be between 1 and 100 (got 0)`},
+
+		{"sensor name", "[[sensor]]\nname = \"Air\"\ndriver = \"sim\"\n", `config.toml:2: sensor[0].name: must match [a-z0-9_]{1,32} (got "Air")`},
+		{"sensor name board", "[[sensor]]\nname = \"board\"\ndriver = \"sim\"\n", `config.toml:2: sensor.board.name: "board" is reserved for the board's own health sensor`},
+		{"sensor name duplicate", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n", `config.toml:5: sensor.a.name: duplicate sensor name "a" (first on line 1)`},
+		{"driver missing", "[[sensor]]\nname = \"a\"\n", `config.toml:1: sensor.a.driver: missing (one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)`},
+		{"driver unknown", "[[sensor]]\nname = \"a\"\ndriver = \"dht22\"\n", `config.toml:3: sensor.a.driver: unknown driver "dht22" (want one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)`},
+		{"address range", "[[sensor]]\nname = \"a\"\ndriver = \"tmp102\"\naddress = 0x78\n", `config.toml:4: sensor.a.address: must be an I²C address from 0x03 to 0x77 (got 0x78)`},
+		{"address low", "[[sensor]]\nname = \"a\"\ndriver = \"tmp102\"\naddress = 2\n", `config.toml:4: sensor.a.address: must be an I²C address from 0x03 to 0x77 (got 0x2)`},
+		{"bus", "[[sensor]]\nname = \"a\"\ndriver = \"tmp102\"\nbus = \"i2c 1\"\n", `config.toml:4: sensor.a.bus: must be an I²C bus number or name like "1" (got "i2c 1")`},
+		{"spi bus format", "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\nbus = \"spi:0\"\n", `config.toml:4: sensor.a.bus: must be "spi:BUS.CS" like "spi:0.0" (got "spi:0")`},
+		{"spi not supported", "[[sensor]]\nname = \"a\"\ndriver = \"aht20\"\nbus = \"spi:0.0\"\n", `config.toml:4: sensor.a.bus: SPI is only supported for bme280 and bmp280 (got "spi:0.0" for aht20)`},
+		{"spi with address", "[[sensor]]\nname = \"a\"\ndriver = \"bmp280\"\nbus = \"spi:0.1\"\naddress = 0x76\n", `config.toml:5: sensor.a.address: not used with an SPI bus`},
+		{"key of another driver", "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\ngain = 4.096\n", `config.toml:4: sensor.a.gain: not used by driver bme280`},
+		{"address on ds18b20", "[[sensor]]\nname = \"a\"\ndriver = \"ds18b20\"\naddress = 0x40\n", `config.toml:4: sensor.a.address: not used by driver ds18b20`},
+		{"sensor timeout 0", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ntimeout = \"0s\"\n", `config.toml:4: sensor.a.timeout: must be more than 0 (got "0")`},
+		{"deadband negative", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { temperature = -0.5 }\n", `config.toml:4: sensor.a.deadband.temperature: must be a non-negative number (got -0.5)`},
+		{"deadband nan", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n[sensor.deadband]\nhumidity = nan\n", `config.toml:5: sensor.a.deadband.humidity: must be a non-negative number (got NaN)`},
+		{"deadband quantity", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { \"Temp C\" = 1 }\n", `config.toml:4: sensor.a.deadband."Temp C": must be a quantity name like temperature (got "Temp C")`},
+		{"ina219 shunt", "[[sensor]]\nname = \"a\"\ndriver = \"ina219\"\nshunt_ohms = 0\nmax_current = -1\n", "config.toml:4: sensor.a.shunt_ohms: must be more than 0 (got 0)\nconfig.toml:5: sensor.a.max_current: must be more than 0 (got -1)"},
+		{"ads channels", "[[sensor]]\nname = \"a\"\ndriver = \"ads1115\"\nchannels = [0, 4, 0]\n", "config.toml:4: sensor.a.channels: channels must be 0-3 (got 4)\nconfig.toml:4: sensor.a.channels: channel 0 listed twice"},
+		{"ads no channels", "[[sensor]]\nname = \"a\"\ndriver = \"ads1015\"\nchannels = []\n", `config.toml:4: sensor.a.channels: must list at least one channel (0-3)`},
+		{"ads gain", "[[sensor]]\nname = \"a\"\ndriver = \"ads1015\"\ngain = 5\n", `config.toml:4: sensor.a.gain: must be one of 6.144, 4.096, 2.048, 1.024, 0.512, 0.256 (got 5)`},
+		{"ds18b20 serial", "[[sensor]]\nname = \"a\"\ndriver = \"ds18b20\"\nserial = \"28-xyz\"\n", `config.toml:4: sensor.a.serial: must be a 1-Wire id like "28-0316a2794aff" (got "28-xyz")`},
+
+		{"rule syntax", "[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\n\n[[rule]]\nname = \"too_hot\"\nwhen = \"air.temperature > 35)\"\n", `config.toml:7: rule.too_hot.when: column 21: unexpected ")"`},
+		{"rule unknown sensor", "[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\n[[rule]]\nname = \"r\"\nwhen = \"air.temperature > 1 and soil.ch0 < 1\"\nclear = \"stale(fridge) > 5m\"\n",
+			"config.toml:6: rule.r.when: unknown sensor \"soil\" (configured: board, air)\nconfig.toml:7: rule.r.clear: unknown sensor \"fridge\" (configured: board, air)"},
+		{"rule name", "[[rule]]\nname = \"Too Hot\"\nwhen = \"board.cpu_temperature > 80\"\n", `config.toml:2: rule[0].name: must match [a-z0-9_]{1,64} (got "Too Hot")`},
+		{"rule name duplicate", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\n[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 8\"\n", `config.toml:5: rule.r.name: duplicate rule name "r" (first on line 1)`},
+		{"rule when missing", "[[rule]]\nname = \"r\"\n", `config.toml:1: rule.r.when: missing (the condition that fires the rule)`},
+		{"rule severity", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nseverity = \"error\"\n", `config.toml:4: rule.r.severity: must be info, warning or critical (got "error")`},
+		{"rule message placeholder", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nmessage = \"load {board.load1}, air {air.temperature}\"\n", `config.toml:4: rule.r.message: {air.temperature} names no configured sensor "air"`},
+		{"rule negative for", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nfor = \"-1m\"\n", `config.toml:4: rule.r.for: must not be negative (got "-1m")`},
+
+		{"broker scheme", "[mqtt]\nbroker = \"http://127.0.0.1:1883\"\n", `config.toml:2: mqtt.broker: must start with tcp://, ssl://, mqtt:// or mqtts:// (got "http://127.0.0.1:1883")`},
+		{"broker port", "[mqtt]\nbroker = \"tcp://127.0.0.1\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://127.0.0.1")`},
+		{"broker path", "[mqtt]\nbroker = \"tcp://h:1883/x\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://h:1883/x")`},
+		{"broker credentials", "[mqtt]\nbroker = \"tcp://u:pw@h:1883\"\n", `config.toml:2: mqtt.broker: must not contain credentials (use username and password_env) (got "tcp://u:xxxxx@h:1883")`},
+		{"topic_prefix wildcard", "[mqtt]\ntopic_prefix = \"vigil/#\"\n", `config.toml:2: mqtt.topic_prefix: must not contain the wildcards + or # (got "vigil/#")`},
+		{"topic_prefix slash", "[mqtt]\ntopic_prefix = \"/vigil\"\n", `config.toml:2: mqtt.topic_prefix: must not start or end with / or contain empty levels (got "/vigil")`},
+		{"topic_prefix empty", "[mqtt]\ntopic_prefix = \"\"\n", `config.toml:2: mqtt.topic_prefix: must not be empty`},
+		{"topic_prefix $", "[mqtt]\ntopic_prefix = \"$SYS\"\n", `config.toml:2: mqtt.topic_prefix: must not start with $ (reserved for the broker) (got "$SYS")`},
+		{"tls files need ssl", "[mqtt]\nbroker = \"tcp://h:1883\"\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl:// or mqtts:// broker`},
+		{"cert without key", "[mqtt]\nbroker = \"ssl://h:8883\"\ncert_file = \"/c.pem\"\n", `config.toml:3: mqtt.cert_file: cert_file and key_file go together`},
+		{"keepalive", "[mqtt]\nkeepalive = \"2s\"\n", `config.toml:2: mqtt.keepalive: must be between 5s and 18h12m15s (got "2s")`},
+		{"discovery_prefix", "[mqtt]\ndiscovery_prefix = \"ha/+\"\n", `config.toml:2: mqtt.discovery_prefix: must not contain the wildcards + or # (got "ha/+")`},
+		{"mqtt min_severity", "[mqtt]\nmin_severity = \"debug\"\n", `config.toml:2: mqtt.min_severity: must be info, warning or critical (got "debug")`},
+		{"password env and file", "[mqtt]\npassword_env = \"P\"\npassword_file = \"p\"\n", `config.toml:3: mqtt.password_file: set either password_env or password_file, not both`},
+
+		{"telegram chat_id", "[telegram]\ntoken_env = \"T\"\n", `config.toml:1: telegram.chat_id: required when token_env or token_file is set`},
+		{"telegram no token", "[telegram]\nchat_id = 42\n", `config.toml:1: telegram.token_env: set token_env or token_file to use Telegram`},
+		{"telegram allowed 0", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_chats = [1, 0]\n", `config.toml:4: telegram.allowed_chats: chat ids must not be 0`},
+		{"telegram api_url", "[telegram]\napi_url = \"api.telegram.org\"\n", `config.toml:2: telegram.api_url: must be an http:// or https:// URL (got "api.telegram.org")`},
+		{"telegram min_severity", "[telegram]\nmin_severity = \"Warning\"\n", `config.toml:2: telegram.min_severity: must be info, warning or critical (got "Warning")`},
+
+		{"several, in file order", "[[sensor]]\nname = \"a\"\ndriver = \"x\"\n[heartbeat]\ninterval = \"1s\"\n[device]\nid = \"A\"\nfoo = 1\n",
+			"config.toml:3: sensor.a.driver: unknown driver \"x\" (want one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)\n" +
+				"config.toml:5: heartbeat.interval: must be at least 1m (got \"1s\")\n" +
+				"config.toml:7: device.id: must match [a-z0-9_-]{1,64} (got \"A\")\n" +
+				"config.toml:8: device.foo: unknown key"},
+		{"multi-line strings keep lines", "[[rule]]\nname = \"r\"\nmessage = \"\"\"\nline one\nline two\n\"\"\"\nwhen = '''\nboard.load1\n> 4'''\nseverity = \"bad\"\n",
+			`config.toml:10: rule.r.severity: must be info, warning or critical (got "bad")`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseString(t, tt.src)
+			if err == nil {
+				t.Fatalf("Parse(%q) = %+v, nil; want error %q", tt.src, c, tt.want)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("Parse(%q) error:\n%s\nwant:\n%s", tt.src, err, tt.want)
+			}
+			for _, e := range Errors(err) {
+				if e.Key == "" && e.Line == 0 {
+					t.Errorf("error %q names neither key nor line", e)
+				}
+			}
+			if n, want := len(Errors(err)), strings.Count(tt.want, "\n")+1; n != want {
+				t.Errorf("Errors() returned %d errors, want %d", n, want)
+			}
+		})
+	}
+}
+
+func TestErrorType(t *testing.T) {
+	_, err := parseString(t, "[[rule]]\nname = \"hot\"\nwhen = \"board.cpu_temperature >\"\n[heartbeat]\ninterval = \"10s\"\n")
+	errs := Errors(err)
+	if len(errs) != 2 {
+		t.Fatalf("Errors(%v) = %d errors, want 2", err, len(errs))
+	}
+	if e := errs[0]; e.File != "config.toml" || e.Key != "rule.hot.when" || e.Line != 3 {
+		t.Errorf("errs[0] = %+v", e)
+	}
+	var se *rule.SyntaxError
+	if !errors.As(errs[0], &se) {
+		t.Errorf("errors.As(%v, *rule.SyntaxError) = false", errs[0])
+	}
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Key != "rule.hot.when" {
+		t.Errorf("errors.As(joined, *Error) = %+v", ce)
+	}
+	for _, tt := range []struct {
+		e    *Error
+		want string
+	}{
+		{&Error{File: "config.toml", Key: "device.id", Err: errors.New("bad")}, "config.toml: device.id: bad"},
+		{&Error{Key: "device.id", Line: 3, Err: errors.New("bad")}, "line 3: device.id: bad"},
+		{&Error{Key: "device.id", Err: errors.New("bad")}, "device.id: bad"},
+	} {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("(%+v).Error() = %q, want %q", tt.e, got, tt.want)
+		}
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	_, err := Parse(strings.NewReader("# "+strings.Repeat("x", MaxSize)), "big.toml")
+	if err == nil || err.Error() != "big.toml: file is larger than 1024 KiB" {
+		t.Errorf("Parse(huge) error = %v", err)
+	}
+}
+
+func TestSetDefaultID(t *testing.T) {
+	tests := []struct{ host, want string }{
+		{"greenhouse-pi", "greenhouse-pi"},
+		{"Greenhouse-Pi.local", "greenhouse-pi"},
+		{"my pi (2)", "my-pi--2"},
+		{"", "vigil"},
+		{"...", "vigil"},
+		{strings.Repeat("a", 70), strings.Repeat("a", 64)},
+		{"émile", "mile"},
+	}
+	for _, tt := range tests {
+		c := mustParse(t, "")
+		c.SetDefaultID(tt.host)
+		if c.Device.ID != tt.want {
+			t.Errorf("SetDefaultID(%q): ID = %q, want %q", tt.host, c.Device.ID, tt.want)
+		}
+		if !idRE.MatchString(c.Device.ID) {
+			t.Errorf("SetDefaultID(%q) = %q, not a valid id", tt.host, c.Device.ID)
+		}
+	}
+	c := mustParse(t, "[device]\nid = \"set\"\n")
+	c.SetDefaultID("host")
+	if c.Device.ID != "set" {
+		t.Errorf("SetDefaultID overwrote id %q with %q", "set", c.Device.ID)
+	}
+}
+
+func TestWindow(t *testing.T) {
+	day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	tests := []struct {
+		window string
+		t      time.Time
+		want   bool
+	}{
+		{"07:00-22:00", at(7, 0), true},
+		{"07:00-22:00", at(6, 59), false},
+		{"07:00-22:00", at(21, 59), true},
+		{"07:00-22:00", at(22, 0), false},
+		{"22:00-06:00", at(23, 0), true},
+		{"22:00-06:00", at(3, 0), true},
+		{"22:00-06:00", at(6, 0), false},
+		{"22:00-06:00", at(12, 0), false},
+		{"18:00-24:00", at(23, 59), true},
+		{"18:00-24:00", at(0, 0), false},
+		{"00:00-24:00", at(12, 0), true},
+	}
+	for _, tt := range tests {
+		w, err := parseWindow(tt.window)
+		if err != nil {
+			t.Fatalf("parseWindow(%q): %v", tt.window, err)
+		}
+		if got := w.Contains(tt.t); got != tt.want {
+			t.Errorf("%s.Contains(%s) = %v, want %v", tt.window, tt.t.Format("15:04"), got, tt.want)
+		}
+		if w.String() != tt.window {
+			t.Errorf("parseWindow(%q).String() = %q", tt.window, w.String())
+		}
+	}
+	var none *Window
+	if !none.Contains(day) {
+		t.Error("nil window: Contains = false, want true")
+	}
+	if _, err := parseWindow("24:00-06:00"); err == nil {
+		t.Error("parseWindow(24:00-06:00): want error")
+	}
+}
+
+func TestDurationString(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0", 30 * time.Second: "30s", 30 * time.Minute: "30m", 6 * time.Hour: "6h",
+		90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", 500 * time.Millisecond: "500ms",
+		time.Hour + time.Second: "1h0m1s",
+	} {
+		if got := (Duration{d}).String(); got != want {
+			t.Errorf("Duration{%v}.String() = %q, want %q", d, got, want)
+		}
+		var back Duration
+		if err := back.UnmarshalText([]byte(want)); err != nil || back.Duration != d {
+			t.Errorf("UnmarshalText(%q) = %v, %v; want %v", want, back.Duration, err, d)
+		}
+	}
+}

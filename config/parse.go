@@ -1,0 +1,486 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// MaxSize is the largest config file Parse accepts.
+const MaxSize = 1 << 20
+
+// Defaults (SPEC §3).
+const (
+	DefaultStateDir       = "/var/lib/vigil"
+	DefaultChecklist      = "/etc/vigil/HEARTBEAT.md"
+	DefaultW1Dir          = "/sys/bus/w1/devices"
+	DefaultOpenAIURL      = "https://api.openai.com/v1"
+	DefaultAnthropicURL   = "https://api.anthropic.com"
+	DefaultOpenAIModel    = "gpt-4o-mini"
+	DefaultAnthropicModel = "claude-3-5-haiku-latest"
+	DefaultTelegramURL    = "https://api.telegram.org"
+)
+
+// Error is a configuration error naming the key and, when known, its line.
+type Error struct {
+	File string // as passed to Parse; may be empty
+	Key  string // "heartbeat.interval", "sensor.air.address", "rule.too_hot.when"
+	Line int    // 1-based, 0 when unknown
+	Err  error
+}
+
+// Error returns "config.toml:12: heartbeat.interval: must be at least 1m (got "30s")".
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(e.Line))
+		}
+		b.WriteString(": ")
+	} else if e.Line > 0 {
+		b.WriteString("line " + strconv.Itoa(e.Line) + ": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errors returns the *Error values in err (one, or several joined by Parse).
+func Errors(err error) []*Error {
+	var out []*Error
+	var walk func(error)
+	walk = func(err error) {
+		var ce *Error
+		if errors.As(err, &ce) && ce == err {
+			out = append(out, ce)
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		if errors.As(err, &ce) {
+			out = append(out, ce)
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+// Parse decodes and validates a config file, applying defaults. name is used
+// in error messages only. Errors are *Error (possibly several joined with
+// errors.Join, in file order), each naming the key and line.
+func Parse(r io.Reader, name string) (*Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+	if err != nil {
+		return nil, &Error{File: name, Err: fmt.Errorf("read: %w", err)}
+	}
+	if len(data) > MaxSize {
+		return nil, &Error{File: name, Err: fmt.Errorf("file is larger than %d KiB", MaxSize>>10)}
+	}
+	p := &parser{file: name, cfg: defaults(), failed: map[string]bool{}}
+	if err := p.decode(string(data)); err != nil {
+		return nil, err
+	}
+	p.cfg.file = name
+	p.cfg.lines = p.byKey
+	p.validate()
+	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b *Error) int { return a.Line - b.Line })
+		if len(p.errs) == 1 {
+			return nil, p.errs[0]
+		}
+		errs := make([]error, len(p.errs))
+		for i, e := range p.errs {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
+	}
+	return p.cfg, nil
+}
+
+func defaults() *Config {
+	return &Config{
+		Device: Device{Board: "auto", StateDir: DefaultStateDir, Timezone: "UTC", Location: time.UTC},
+		Heartbeat: Heartbeat{
+			Enabled:                true,
+			Interval:               Duration{30 * time.Minute},
+			SampleInterval:         Duration{30 * time.Second},
+			SensorsPublishInterval: Duration{5 * time.Minute},
+			Checklist:              DefaultChecklist,
+			MaxQuiet:               Duration{6 * time.Hour},
+			AlertCooldown:          Duration{6 * time.Hour},
+			FailureAlertAfter:      3,
+			MaxLLMCallsPerDay:      96,
+		},
+		LLM: LLM{
+			Provider:     "openai",
+			Timeout:      Duration{60 * time.Second},
+			MaxSteps:     6,
+			MaxToolCalls: 12,
+		},
+		MQTT: MQTT{
+			TopicPrefix:     "vigil",
+			Keepalive:       Duration{30 * time.Second},
+			HomeAssistant:   true,
+			DiscoveryPrefix: "homeassistant",
+			MinSeverity:     "info",
+		},
+		Telegram: Telegram{APIURL: DefaultTelegramURL, MinSeverity: "info"},
+	}
+}
+
+type parser struct {
+	file   string
+	cfg    *Config
+	md     toml.MetaData
+	keys   []keyPos
+	byKey  map[string]int  // indexed key -> line
+	failed map[string]bool // indexed keys whose decoding failed
+	errs   []*Error
+
+	reported map[string]bool // indexed keys reported as unknown
+}
+
+func (p *parser) add(line int, key string, err error) {
+	p.errs = append(p.errs, &Error{File: p.file, Key: key, Line: line, Err: err})
+}
+
+// defined reports whether the indexed key (sensor[0].gain) is in the file.
+func (p *parser) defined(key string) bool {
+	_, ok := p.byKey[key]
+	return ok
+}
+
+func (p *parser) decode(src string) error {
+	var raw map[string]toml.Primitive
+	md, err := toml.Decode(src, &raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return &Error{File: p.file, Line: pe.Position.Line, Err: fmt.Errorf("invalid TOML: %s", pe.Message)}
+		}
+		return &Error{File: p.file, Err: fmt.Errorf("invalid TOML: %w", err)}
+	}
+	p.md = md
+	p.keys = locate(src)
+	p.byKey = make(map[string]int, len(p.keys))
+	for _, k := range p.keys {
+		id := indexedKey(k.path)
+		if _, dup := p.byKey[id]; !dup {
+			p.byKey[id] = k.line
+		}
+	}
+	p.reported = map[string]bool{}
+
+	c := p.cfg
+	for _, key := range p.inFileOrder(raw, nil) {
+		prim := raw[key]
+		switch key {
+		case "device":
+			p.table(prim, at(key, -1), &c.Device)
+		case "heartbeat":
+			p.table(prim, at(key, -1), &c.Heartbeat)
+		case "llm":
+			p.table(prim, at(key, -1), &c.LLM)
+		case "mqtt":
+			p.table(prim, at(key, -1), &c.MQTT)
+		case "telegram":
+			p.table(prim, at(key, -1), &c.Telegram)
+		case "sensor":
+			for i, prim := range p.array(prim, key) {
+				c.Sensors = append(c.Sensors, Sensor{
+					Timeout: Duration{5 * time.Second},
+					Line:    p.line(at(key, i)),
+				})
+				p.table(prim, at(key, i), &c.Sensors[i])
+			}
+		case "rule":
+			for i, prim := range p.array(prim, key) {
+				c.Rules = append(c.Rules, Rule{Severity: "warning", Line: p.line(at(key, i))})
+				p.table(prim, at(key, i), &c.Rules[i])
+			}
+		default:
+			p.unknown(at(key, -1))
+		}
+	}
+	p.undecoded()
+	return nil
+}
+
+// inFileOrder returns the keys of a table, "name" first (it names sensors
+// and rules in errors), then in the order they appear in the file.
+func (p *parser) inFileOrder(m map[string]toml.Primitive, prefix []seg) []string {
+	keys := sortedKeys(m)
+	line := func(k string) int {
+		return p.byKey[indexedKey(append(append([]seg(nil), prefix...), seg{name: k, idx: -1}))]
+	}
+	slices.SortStableFunc(keys, func(a, b string) int {
+		if (a == "name") != (b == "name") {
+			if a == "name" {
+				return -1
+			}
+			return 1
+		}
+		return line(a) - line(b)
+	})
+	return keys
+}
+
+// table decodes a TOML table into the struct v key by key, so that every
+// type error is reported (in file order) and keys must match exactly.
+func (p *parser) table(prim toml.Primitive, prefix []seg, v any) {
+	// toml v1.6.0 decodes a non-table into a map without complaint: check.
+	var data any
+	if err := p.md.PrimitiveDecode(prim, &data); err != nil {
+		p.typeError(err, prefix, prefix)
+		return
+	}
+	if _, ok := data.(map[string]any); !ok {
+		p.add(p.line(prefix), p.display(prefix), fmt.Errorf("must be a table (got %s)", tomlTypeName(goTypeName(data))))
+		p.failed[indexedKey(prefix)] = true
+		return
+	}
+	var m map[string]toml.Primitive
+	if err := p.md.PrimitiveDecode(prim, &m); err != nil {
+		p.typeError(err, prefix, prefix)
+		return
+	}
+	rv := reflect.ValueOf(v).Elem()
+	fields := tomlFields(rv.Type())
+	for _, key := range p.inFileOrder(m, prefix) {
+		path := append(append([]seg(nil), prefix...), seg{name: key, idx: -1})
+		i, ok := fields[key]
+		if !ok {
+			p.unknown(path)
+			continue
+		}
+		if err := p.md.PrimitiveDecode(m[key], rv.Field(i).Addr().Interface()); err != nil {
+			p.typeError(err, prefix, path)
+		}
+	}
+}
+
+// tomlFields maps the toml tags of a struct type to field indexes.
+func tomlFields(t reflect.Type) map[string]int {
+	fields := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		if name != "" && name != "-" {
+			fields[name] = i
+		}
+	}
+	return fields
+}
+
+// array decodes an array of tables into its elements.
+func (p *parser) array(prim toml.Primitive, name string) []toml.Primitive {
+	var elems []toml.Primitive
+	if err := p.md.PrimitiveDecode(prim, &elems); err != nil {
+		path := at(name, -1)
+		if p.md.Type(name) == "Hash" {
+			p.bad(path, "must be an array of tables: write [[%s]]", name)
+		} else {
+			p.bad(path, "must be an array of tables ([[%s]])", name)
+		}
+		p.failed[indexedKey(path)] = true
+		return nil
+	}
+	return elems
+}
+
+var lastKeyRE = regexp.MustCompile(`^toml: (?:line \d+ )?\(last key ("(?:[^"\\]|\\.)*")\): (.*)$`)
+
+// typeError turns a decoding error inside the table at prefix into an *Error
+// naming the key and its line. Validation then skips the key at field.
+func (p *parser) typeError(err error, prefix, field []seg) {
+	p.failed[indexedKey(field)] = true
+	var lastKey, msg string
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		lastKey, msg = pe.LastKey, pe.Message
+	} else if m := lastKeyRE.FindStringSubmatch(err.Error()); m != nil {
+		lastKey, _ = strconv.Unquote(m[1])
+		msg = m[2]
+	} else {
+		msg = strings.TrimPrefix(err.Error(), "toml: ")
+	}
+	path := append([]seg(nil), prefix...)
+	if parts := splitKey(lastKey); len(parts) > len(prefix) {
+		for _, s := range parts[len(prefix):] {
+			path = append(path, seg{name: s, idx: -1})
+		}
+	}
+	p.add(p.line(path), p.display(path), errors.New(typeMessage(msg)))
+}
+
+var (
+	badTypeRE  = regexp.MustCompile(`^incompatible types: TOML value has type (.+); destination has type (.+)$`)
+	mismatchRE = regexp.MustCompile(`^type mismatch for .+: expected table but found (.+)$`)
+)
+
+// typeMessage rewrites the decoder's Go-flavoured messages for users.
+func typeMessage(msg string) string {
+	if m := badTypeRE.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("must be %s (got %s)", tomlTypeName(m[2]), tomlTypeName(m[1]))
+	}
+	if m := mismatchRE.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("must be a table (got %s)", tomlTypeName(m[1]))
+	}
+	return msg
+}
+
+func goTypeName(v any) string {
+	return strings.ReplaceAll(fmt.Sprintf("%T", v), "interface {}", "any")
+}
+
+func tomlTypeName(goType string) string {
+	switch goType {
+	case "string", "primitive (string-like)":
+		return "a string"
+	case "int64", "integer":
+		return "an integer"
+	case "float64", "float":
+		return "a float"
+	case "bool", "boolean":
+		return "a boolean"
+	case "map[string]any", "map", "struct":
+		return "a table"
+	case "time.Time", "toml.LocalDate", "toml.LocalTime", "toml.LocalDatetime":
+		return "a date-time"
+	}
+	if strings.HasPrefix(goType, "[]") || goType == "slice" {
+		return "an array"
+	}
+	return goType
+}
+
+// splitKey splits a toml.Key.String() form back into its segments.
+func splitKey(k string) []string {
+	var out []string
+	for k != "" {
+		if k[0] == '"' {
+			end := 1
+			for end < len(k) && k[end] != '"' {
+				if k[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			s, err := strconv.Unquote(k[:min(end+1, len(k))])
+			if err != nil {
+				s = k[1:min(end, len(k))]
+			}
+			out = append(out, s)
+			k = k[min(end+1, len(k)):]
+		} else {
+			i := strings.IndexByte(k, '.')
+			if i < 0 {
+				i = len(k)
+			}
+			out = append(out, k[:i])
+			k = k[i:]
+		}
+		k = strings.TrimPrefix(k, ".")
+	}
+	return out
+}
+
+// secretKeys are names that look like a secret written into the file, and
+// the stem of the keys to use instead.
+var secretKeys = map[string]string{
+	"api_key": "api_key", "apikey": "api_key",
+	"password": "password", "passwd": "password",
+	"token": "token", "bot_token": "token",
+}
+
+// unknown reports a key the config does not have.
+func (p *parser) unknown(path []seg) {
+	id := indexedKey(path)
+	if p.reported[id] || p.underFailed(path) {
+		return
+	}
+	for i := 1; i < len(path); i++ {
+		if p.reported[indexedKey(path[:i])] {
+			return
+		}
+	}
+	p.reported[id] = true
+	line, ok := p.byKey[id]
+	if !ok { // a.b = 1 defines a.b but locate records only the full key
+		line = p.line(path)
+		for _, kp := range p.keys {
+			if len(kp.path) > len(path) && indexedKey(kp.path[:len(path)]) == id {
+				line = kp.line
+				break
+			}
+		}
+	}
+	err := errors.New("unknown key")
+	if stem, ok := secretKeys[path[len(path)-1].name]; ok {
+		err = fmt.Errorf("unknown key: secrets never go in the file; use %s_env or %s_file", stem, stem)
+	}
+	p.add(line, p.display(path), err)
+}
+
+// undecoded reports keys the decoder left alone (inside unknown tables), at
+// each place they occur.
+func (p *parser) undecoded() {
+	for _, k := range p.md.Undecoded() {
+		plain := k.String()
+		for _, kp := range p.keys {
+			if kp.plain() == plain {
+				p.unknown(kp.path)
+			}
+		}
+	}
+}
+
+func (p *parser) underFailed(path []seg) bool {
+	for i := 1; i <= len(path); i++ {
+		if p.failed[indexedKey(path[:i])] {
+			return true
+		}
+	}
+	return false
+}
+
+// display names a key for users: sensors and rules by their name when it is
+// valid ("sensor.air.address"), otherwise by index ("sensor[1].address").
+func (p *parser) display(path []seg) string {
+	if len(path) == 0 {
+		return ""
+	}
+	head := indexedKey(path[:1])
+	if s := path[0]; s.idx >= 0 {
+		switch {
+		case s.name == "sensor" && s.idx < len(p.cfg.Sensors) && sensorNameRE.MatchString(p.cfg.Sensors[s.idx].Name):
+			head = "sensor." + p.cfg.Sensors[s.idx].Name
+		case s.name == "rule" && s.idx < len(p.cfg.Rules) && ruleNameRE.MatchString(p.cfg.Rules[s.idx].Name):
+			head = "rule." + p.cfg.Rules[s.idx].Name
+		}
+	}
+	if len(path) == 1 {
+		return head
+	}
+	return head + "." + indexedKey(path[1:])
+}

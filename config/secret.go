@@ -1,0 +1,142 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+const redacted = "[redacted]"
+
+// Value returns the secret itself. It is the only way to get it.
+func (s Secret) Value() string { return s.value }
+
+// Source says where the secret came from: "$NAME", a file path, or "".
+func (s Secret) Source() string { return s.from }
+
+// String returns "[redacted]", or "" when the secret is unset.
+func (s Secret) String() string {
+	if s.value == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString redacts %#v.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// Format redacts every verb (%v %+v %#v %s %q %x ...).
+func (s Secret) Format(f fmt.State, verb rune) {
+	switch verb {
+	case 'q':
+		fmt.Fprint(f, strconv.Quote(s.String()))
+	case 'v':
+		if f.Flag('#') {
+			fmt.Fprint(f, s.GoString())
+			return
+		}
+		fmt.Fprint(f, s.String())
+	default:
+		fmt.Fprint(f, s.String())
+	}
+}
+
+// MarshalText redacts encoding/json, TOML and friends.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// LogValue redacts log/slog.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// ResolveSecrets fills LLM.APIKey, MQTT.Password and Telegram.Token from the
+// environment variables or files the config names. Relative *_file paths are
+// resolved against $CREDENTIALS_DIRECTORY (systemd credentials) when set. An
+// empty environment variable is not an error (the feature stays off, see
+// LLMEnabled and TelegramEnabled); a file that cannot be read, or is empty,
+// is an *Error naming the key.
+func (c *Config) ResolveSecrets(getenv func(string) string, readFile func(string) ([]byte, error)) error {
+	var errs []error
+	resolve := func(dst *Secret, section, stem, env, file string) {
+		*dst = Secret{}
+		switch {
+		case file != "":
+			path := file
+			if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" && !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			key := section + "." + stem + "_file"
+			b, err := readFile(path)
+			if err != nil {
+				errs = append(errs, &Error{File: c.file, Key: key, Line: c.lines[key], Err: fmt.Errorf("read secret: %w", err)})
+				return
+			}
+			v := strings.TrimRight(string(b), "\r\n")
+			if v == "" {
+				errs = append(errs, &Error{File: c.file, Key: key, Line: c.lines[key], Err: fmt.Errorf("secret file %s is empty", path)})
+				return
+			}
+			*dst = Secret{value: v, from: path}
+		case env != "":
+			*dst = Secret{value: getenv(env), from: "$" + env}
+		}
+	}
+	resolve(&c.LLM.APIKey, "llm", "api_key", c.LLM.APIKeyEnv, c.LLM.APIKeyFile)
+	resolve(&c.MQTT.Password, "mqtt", "password", c.MQTT.PasswordEnv, c.MQTT.PasswordFile)
+	resolve(&c.Telegram.Token, "telegram", "token", c.Telegram.TokenEnv, c.Telegram.TokenFile)
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// LLMEnabled reports whether the heartbeat may call the LLM: an API key was
+// resolved, or the config names no key at all (an OpenAI-compatible local
+// server such as Ollama). Without it vigil runs rules-only.
+func (c *Config) LLMEnabled() bool {
+	if c.LLM.APIKey.value != "" {
+		return true
+	}
+	return c.LLM.Provider == "openai" && c.LLM.APIKeyEnv == "" && c.LLM.APIKeyFile == ""
+}
+
+// HeartbeatEnabled reports whether the heartbeat loop runs at all
+// (heartbeat.enabled and a non-zero interval).
+func (c *Config) HeartbeatEnabled() bool {
+	return c.Heartbeat.Enabled && c.Heartbeat.Interval.Duration > 0
+}
+
+// MQTTEnabled reports whether a broker is configured.
+func (c *Config) MQTTEnabled() bool { return c.MQTT.Broker != "" }
+
+// TelegramEnabled reports whether a bot token was resolved and a chat is set.
+func (c *Config) TelegramEnabled() bool {
+	return c.Telegram.Token.value != "" && c.Telegram.ChatID != 0
+}
+
+// SetDefaultID sets Device.ID from the hostname when the file left it empty:
+// the short name, lowercased, with characters outside [a-z0-9_-] replaced by
+// "-".
+func (c *Config) SetDefaultID(hostname string) {
+	if c.Device.ID != "" {
+		return
+	}
+	host, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(hostname)), ".")
+	var b strings.Builder
+	for _, r := range host {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	id := strings.Trim(b.String(), "-")
+	if len(id) > 64 {
+		id = strings.TrimRight(id[:64], "-")
+	}
+	if id == "" {
+		id = "vigil"
+	}
+	c.Device.ID = id
+}

@@ -1,0 +1,550 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/rule"
+)
+
+var (
+	idRE         = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+	boardRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	sensorNameRE = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
+	ruleNameRE   = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+	quantityRE   = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
+	envRE        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	busRE        = regexp.MustCompile(`^[A-Za-z0-9_./-]{1,64}$`)
+	spiBusRE     = regexp.MustCompile(`^spi:([0-9]{1,3})\.([0-9]{1,3})$`)
+	serialRE     = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{12}$`)
+	placeholdRE  = regexp.MustCompile(`\{([a-z0-9_]+)\.([a-z0-9_]+)\}`)
+)
+
+// Drivers lists the sensor drivers a config may name.
+var Drivers = []string{"bme280", "bmp280", "aht20", "mcp9808", "tmp102", "ina219", "bh1750", "scd4x", "ads1015", "ads1115", "ds18b20", "sim"}
+
+// BoardSensor is the reserved name of the board's own health sensor.
+const BoardSensor = "board"
+
+// ADSGains are the full-scale ranges (volts) an ADS1x15 supports.
+var ADSGains = []float64{6.144, 4.096, 2.048, 1.024, 0.512, 0.256}
+
+// Severities are the alert severities, lowest first.
+var Severities = []string{"info", "warning", "critical"}
+
+// driverKeys lists the driver-specific keys each driver accepts.
+var driverKeys = map[string][]string{
+	"bme280":  {"bus", "address"},
+	"bmp280":  {"bus", "address"},
+	"aht20":   {"bus", "address"},
+	"mcp9808": {"bus", "address"},
+	"tmp102":  {"bus", "address"},
+	"ina219":  {"bus", "address", "shunt_ohms", "max_current"},
+	"bh1750":  {"bus", "address"},
+	"scd4x":   {"bus", "address"},
+	"ads1015": {"bus", "address", "channels", "gain"},
+	"ads1115": {"bus", "address", "channels", "gain"},
+	"ds18b20": {"serial", "w1_dir"},
+	"sim":     {},
+}
+
+// at builds the path of a key: at("heartbeat", -1, "interval"),
+// at("sensor", 2, "address").
+func at(section string, idx int, keys ...string) []seg {
+	path := []seg{{name: section, idx: idx}}
+	for _, k := range keys {
+		path = append(path, seg{name: k, idx: -1})
+	}
+	return path
+}
+
+// line returns the line of path, or of its nearest enclosing table.
+func (p *parser) line(path []seg) int {
+	for i := len(path); i > 0; i-- {
+		if l, ok := p.byKey[indexedKey(path[:i])]; ok {
+			return l
+		}
+		if path[i-1].idx >= 0 { // an element that is not a table: the array's line
+			up := append(append([]seg(nil), path[:i-1]...), seg{name: path[i-1].name, idx: -1})
+			if l, ok := p.byKey[indexedKey(up)]; ok {
+				return l
+			}
+		}
+	}
+	return 0
+}
+
+// bad reports a validation error, unless the key already failed to decode.
+func (p *parser) bad(path []seg, format string, args ...any) {
+	p.badErr(path, fmt.Errorf(format, args...))
+}
+
+func (p *parser) badErr(path []seg, err error) {
+	if p.underFailed(path) {
+		return
+	}
+	p.add(p.line(path), p.display(path), err)
+}
+
+func (p *parser) validate() {
+	p.validateDevice()
+	p.validateHeartbeat()
+	p.validateLLM()
+	p.validateSensors()
+	p.validateRules()
+	p.validateMQTT()
+	p.validateTelegram()
+}
+
+func (p *parser) validateDevice() {
+	d := &p.cfg.Device
+	k := func(key string) []seg { return at("device", -1, key) }
+	if d.ID != "" && !idRE.MatchString(d.ID) {
+		p.bad(k("id"), "must match [a-z0-9_-]{1,64} (got %q)", d.ID)
+	}
+	if !boardRE.MatchString(d.Board) {
+		p.bad(k("board"), "must be auto, sim or a board profile name (got %q)", d.Board)
+	}
+	if d.StateDir == "" {
+		p.bad(k("state_dir"), "must not be empty")
+	}
+	if d.Timezone == "" {
+		d.Timezone = "UTC"
+	}
+	loc, err := time.LoadLocation(d.Timezone)
+	if err != nil || strings.ContainsAny(d.Timezone, "\x00") {
+		p.bad(k("timezone"), "unknown time zone %q (want an IANA name like \"Europe/Berlin\")", d.Timezone)
+		return
+	}
+	d.Location = loc
+}
+
+func (p *parser) validateHeartbeat() {
+	h := &p.cfg.Heartbeat
+	k := func(key string) []seg { return at("heartbeat", -1, key) }
+	if h.Interval.Duration != 0 && h.Interval.Duration < time.Minute {
+		p.bad(k("interval"), "must be at least 1m (got %q)", h.Interval)
+	}
+	if h.SampleInterval.Duration < time.Second {
+		p.bad(k("sample_interval"), "must be at least 1s (got %q)", h.SampleInterval)
+	}
+	if h.Checklist == "" {
+		p.bad(k("checklist"), "must not be empty")
+	}
+	if h.ActiveHours != "" {
+		w, err := parseWindow(h.ActiveHours)
+		if err != nil {
+			p.badErr(k("active_hours"), err)
+		}
+		h.Active = w
+	}
+	if h.FailureAlertAfter < 1 {
+		p.bad(k("failure_alert_after"), "must be at least 1 (got %d)", h.FailureAlertAfter)
+	}
+	if h.MaxLLMCallsPerDay < 1 {
+		p.bad(k("max_llm_calls_per_day"), "must be at least 1 (got %d)", h.MaxLLMCallsPerDay)
+	}
+}
+
+func (p *parser) validateLLM() {
+	l := &p.cfg.LLM
+	k := func(key string) []seg { return at("llm", -1, key) }
+	md := &p.md
+	switch l.Provider {
+	case "openai", "anthropic":
+	default:
+		p.bad(k("provider"), "must be openai or anthropic (got %q)", l.Provider)
+	}
+	anthropic := l.Provider == "anthropic"
+	if !md.IsDefined("llm", "base_url") {
+		l.BaseURL = pick(anthropic, DefaultAnthropicURL, DefaultOpenAIURL)
+	}
+	if !md.IsDefined("llm", "model") {
+		l.Model = pick(anthropic, DefaultAnthropicModel, DefaultOpenAIModel)
+	}
+	if !md.IsDefined("llm", "api_key_env") && l.APIKeyFile == "" {
+		l.APIKeyEnv = pick(anthropic, "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+	}
+	if u, err := httpURL(l.BaseURL); err != nil {
+		p.badErr(k("base_url"), err)
+	} else {
+		l.BaseURL = u
+	}
+	if strings.TrimSpace(l.Model) == "" {
+		p.bad(k("model"), "must not be empty")
+	}
+	p.secretRef(at("llm", -1), "api_key", l.APIKeyEnv, l.APIKeyFile)
+	if l.Timeout.Duration < time.Second {
+		p.bad(k("timeout"), "must be at least 1s (got %q)", l.Timeout)
+	}
+	if l.MaxSteps < 1 || l.MaxSteps > 20 {
+		p.bad(k("max_steps"), "must be between 1 and 20 (got %d)", l.MaxSteps)
+	}
+	if l.MaxToolCalls < 1 || l.MaxToolCalls > 100 {
+		p.bad(k("max_tool_calls"), "must be between 1 and 100 (got %d)", l.MaxToolCalls)
+	}
+}
+
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// secretRef checks a <stem>_env / <stem>_file pair.
+func (p *parser) secretRef(section []seg, stem, env, file string) {
+	if env != "" && !envRE.MatchString(env) {
+		p.bad(append(section, seg{name: stem + "_env", idx: -1}), "must be an environment variable name (got %q)", env)
+	}
+	if env != "" && file != "" {
+		p.bad(append(section, seg{name: stem + "_file", idx: -1}), "set either %s_env or %s_file, not both", stem, stem)
+	}
+	if strings.ContainsRune(file, 0) {
+		p.bad(append(section, seg{name: stem + "_file", idx: -1}), "must be a file path (got %q)", file)
+	}
+}
+
+// httpURL checks an http(s) base URL and returns it without a trailing slash.
+func httpURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return "", fmt.Errorf("must be an http:// or https:// URL (got %q)", s)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("must be a plain base URL without credentials, query or fragment (got %q)", redactURL(u))
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
+// redactURL prints u without its password.
+func redactURL(u *url.URL) string { return u.Redacted() }
+
+func (p *parser) validateSensors() {
+	seen := map[string]int{} // name -> line
+	for i := range p.cfg.Sensors {
+		s := &p.cfg.Sensors[i]
+		k := func(key string) []seg { return at("sensor", i, key) }
+		switch {
+		case s.Name == "":
+			p.bad(k("name"), "missing (every [[sensor]] needs a name)")
+		case s.Name == BoardSensor:
+			p.bad(k("name"), "%q is reserved for the board's own health sensor", s.Name)
+		case !sensorNameRE.MatchString(s.Name):
+			p.bad(k("name"), "must match [a-z0-9_]{1,32} (got %q)", s.Name)
+		default:
+			if l, dup := seen[s.Name]; dup {
+				p.bad(k("name"), "duplicate sensor name %q (first on line %d)", s.Name, l)
+			} else {
+				seen[s.Name] = s.Line
+			}
+		}
+		allowed, known := driverKeys[s.Driver]
+		switch {
+		case s.Driver == "":
+			p.bad(k("driver"), "missing (one of %s)", strings.Join(Drivers, ", "))
+		case !known:
+			p.bad(k("driver"), "unknown driver %q (want one of %s)", s.Driver, strings.Join(Drivers, ", "))
+		}
+		if known {
+			for _, key := range []string{"bus", "address", "shunt_ohms", "max_current", "channels", "gain", "serial", "w1_dir"} {
+				if p.defined(indexedKey(k(key))) && !slices.Contains(allowed, key) {
+					p.bad(k(key), "not used by driver %s", s.Driver)
+				}
+			}
+			p.sensorDefaults(i, s)
+		}
+		p.validateSensor(i, s, k)
+	}
+}
+
+// sensorDefaults fills the driver-specific defaults of keys not in the file.
+func (p *parser) sensorDefaults(i int, s *Sensor) {
+	def := func(key string) bool { return !p.defined(indexedKey(at("sensor", i, key))) }
+	switch s.Driver {
+	case "ina219":
+		if def("shunt_ohms") {
+			s.ShuntOhms = 0.1
+		}
+		if def("max_current") {
+			s.MaxCurrent = 3.2
+		}
+	case "ads1015", "ads1115":
+		if def("channels") {
+			s.Channels = []int{0}
+		}
+		if def("gain") {
+			s.Gain = 4.096
+		}
+	case "ds18b20":
+		if def("w1_dir") {
+			s.W1Dir = DefaultW1Dir
+		}
+	}
+}
+
+func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
+	spi := false
+	switch {
+	case s.Bus == "":
+	case strings.HasPrefix(s.Bus, "spi:"):
+		spi = true
+		if !spiBusRE.MatchString(s.Bus) {
+			p.bad(k("bus"), `must be "spi:BUS.CS" like "spi:0.0" (got %q)`, s.Bus)
+		} else if s.Driver != "bme280" && s.Driver != "bmp280" && slices.Contains(driverKeys[s.Driver], "bus") {
+			p.bad(k("bus"), "SPI is only supported for bme280 and bmp280 (got %q for %s)", s.Bus, s.Driver)
+		}
+	case !busRE.MatchString(s.Bus):
+		p.bad(k("bus"), "must be an I²C bus number or name like \"1\" (got %q)", s.Bus)
+	}
+	switch {
+	case s.Address == 0:
+	case spi:
+		p.bad(k("address"), "not used with an SPI bus")
+	case s.Address < 0x03 || s.Address > 0x77:
+		p.bad(k("address"), "must be an I²C address from 0x03 to 0x77 (got %#x)", s.Address)
+	}
+	if s.Timeout.Duration <= 0 {
+		p.bad(k("timeout"), "must be more than 0 (got %q)", s.Timeout)
+	}
+	for _, q := range sortedKeys(s.Deadband) {
+		v := s.Deadband[q]
+		path := at("sensor", i, "deadband", q)
+		switch {
+		case !quantityRE.MatchString(q):
+			p.bad(path, "must be a quantity name like temperature (got %q)", q)
+		case v < 0 || math.IsNaN(v) || math.IsInf(v, 0):
+			p.bad(path, "must be a non-negative number (got %v)", v)
+		}
+	}
+	switch s.Driver {
+	case "ina219":
+		if !(s.ShuntOhms > 0) || math.IsInf(s.ShuntOhms, 0) {
+			p.bad(k("shunt_ohms"), "must be more than 0 (got %v)", s.ShuntOhms)
+		}
+		if !(s.MaxCurrent > 0) || math.IsInf(s.MaxCurrent, 0) {
+			p.bad(k("max_current"), "must be more than 0 (got %v)", s.MaxCurrent)
+		}
+	case "ads1015", "ads1115":
+		if len(s.Channels) == 0 {
+			p.bad(k("channels"), "must list at least one channel (0-3)")
+		}
+		for j, ch := range s.Channels {
+			switch {
+			case ch < 0 || ch > 3:
+				p.bad(k("channels"), "channels must be 0-3 (got %d)", ch)
+			case slices.Contains(s.Channels[:j], ch):
+				p.bad(k("channels"), "channel %d listed twice", ch)
+			}
+		}
+		if !slices.Contains(ADSGains, s.Gain) {
+			p.bad(k("gain"), "must be one of 6.144, 4.096, 2.048, 1.024, 0.512, 0.256 (got %v)", s.Gain)
+		}
+	case "ds18b20":
+		if s.Serial != "" && !serialRE.MatchString(s.Serial) {
+			p.bad(k("serial"), "must be a 1-Wire id like \"28-0316a2794aff\" (got %q)", s.Serial)
+		}
+		if s.W1Dir == "" {
+			p.bad(k("w1_dir"), "must not be empty")
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (p *parser) validateRules() {
+	sensors := map[string]bool{BoardSensor: true}
+	for _, s := range p.cfg.Sensors {
+		sensors[s.Name] = true
+	}
+	seen := map[string]int{}
+	for i := range p.cfg.Rules {
+		r := &p.cfg.Rules[i]
+		k := func(key string) []seg { return at("rule", i, key) }
+		switch {
+		case r.Name == "":
+			p.bad(k("name"), "missing (every [[rule]] needs a name)")
+		case !ruleNameRE.MatchString(r.Name):
+			p.bad(k("name"), "must match [a-z0-9_]{1,64} (got %q)", r.Name)
+		default:
+			if l, dup := seen[r.Name]; dup {
+				p.bad(k("name"), "duplicate rule name %q (first on line %d)", r.Name, l)
+			} else {
+				seen[r.Name] = r.Line
+			}
+		}
+		if strings.TrimSpace(r.When) == "" {
+			p.bad(k("when"), "missing (the condition that fires the rule)")
+		} else {
+			p.expr(k("when"), r.When, sensors)
+		}
+		if r.Clear != "" {
+			p.expr(k("clear"), r.Clear, sensors)
+		}
+		if !slices.Contains(Severities, r.Severity) {
+			p.bad(k("severity"), "must be info, warning or critical (got %q)", r.Severity)
+		}
+		for _, m := range placeholdRE.FindAllStringSubmatch(r.Message, -1) {
+			if !sensors[m[1]] {
+				p.bad(k("message"), "{%s.%s} names no configured sensor %q", m[1], m[2], m[1])
+			}
+		}
+	}
+}
+
+// expr compiles a rule expression and checks the sensors it names.
+func (p *parser) expr(path []seg, src string, sensors map[string]bool) {
+	e, err := rule.Compile(src)
+	if err != nil {
+		var se *rule.SyntaxError
+		if !errors.As(err, &se) {
+			err = fmt.Errorf("invalid expression: %w", err)
+		}
+		p.badErr(path, err)
+		return
+	}
+	for _, s := range e.Sensors() {
+		if !sensors[s] {
+			p.bad(path, "unknown sensor %q (configured: %s)", s, strings.Join(p.sensorNames(), ", "))
+		}
+	}
+}
+
+func (p *parser) sensorNames() []string {
+	names := []string{BoardSensor}
+	for _, s := range p.cfg.Sensors {
+		if s.Name != "" {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
+func (p *parser) validateMQTT() {
+	m := &p.cfg.MQTT
+	k := func(key string) []seg { return at("mqtt", -1, key) }
+	tls := false
+	if m.Broker != "" {
+		scheme, err := brokerURL(m.Broker)
+		if err != nil {
+			p.badErr(k("broker"), err)
+		}
+		tls = scheme == "ssl" || scheme == "mqtts"
+	}
+	if err := topicPrefix(m.TopicPrefix); err != nil {
+		p.badErr(k("topic_prefix"), err)
+	}
+	p.secretRef(at("mqtt", -1), "password", m.PasswordEnv, m.PasswordFile)
+	for _, f := range []struct{ key, val string }{{"ca_file", m.CAFile}, {"cert_file", m.CertFile}, {"key_file", m.KeyFile}} {
+		if f.val != "" && m.Broker != "" && !tls {
+			p.bad(k(f.key), "needs an ssl:// or mqtts:// broker")
+		}
+	}
+	if (m.CertFile == "") != (m.KeyFile == "") {
+		p.bad(k(pick(m.CertFile != "", "cert_file", "key_file")), "cert_file and key_file go together")
+	}
+	if m.Keepalive.Duration < 5*time.Second || m.Keepalive.Duration > 65535*time.Second {
+		p.bad(k("keepalive"), "must be between 5s and 18h12m15s (got %q)", m.Keepalive)
+	}
+	if err := topicPrefix(m.DiscoveryPrefix); err != nil {
+		p.badErr(k("discovery_prefix"), err)
+	}
+	if !slices.Contains(Severities, m.MinSeverity) {
+		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", m.MinSeverity)
+	}
+}
+
+// brokerURL checks scheme://host:port and returns the scheme.
+func brokerURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("must be a URL like tcp://host:1883 (got %q)", s)
+	}
+	switch u.Scheme {
+	case "tcp", "ssl", "mqtt", "mqtts":
+	default:
+		return "", fmt.Errorf("must start with tcp://, ssl://, mqtt:// or mqtts:// (got %q)", u.Redacted())
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("must not contain credentials (use username and password_env) (got %q)", u.Redacted())
+	}
+	port, perr := strconv.Atoi(u.Port())
+	if u.Hostname() == "" || perr != nil || port < 1 || port > 65535 || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("must be %s://host:port (got %q)", u.Scheme, s)
+	}
+	return u.Scheme, nil
+}
+
+// topicPrefix checks an MQTT topic prefix: no wildcards, no empty levels,
+// no leading or trailing slash, not a $-topic.
+func topicPrefix(s string) error {
+	switch {
+	case s == "":
+		return errors.New("must not be empty")
+	case strings.ContainsAny(s, "#+\x00"):
+		return fmt.Errorf("must not contain the wildcards + or # (got %q)", s)
+	case strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") || strings.Contains(s, "//"):
+		return fmt.Errorf("must not start or end with / or contain empty levels (got %q)", s)
+	case strings.HasPrefix(s, "$"):
+		return fmt.Errorf("must not start with $ (reserved for the broker) (got %q)", s)
+	case len(s) > 128:
+		return fmt.Errorf("must be at most 128 bytes (got %d)", len(s))
+	}
+	return nil
+}
+
+func (p *parser) validateTelegram() {
+	t := &p.cfg.Telegram
+	k := func(key string) []seg { return at("telegram", -1, key) }
+	p.secretRef(at("telegram", -1), "token", t.TokenEnv, t.TokenFile)
+	configured := t.TokenEnv != "" || t.TokenFile != ""
+	switch {
+	case configured && t.ChatID == 0:
+		p.bad(k("chat_id"), "required when token_env or token_file is set")
+	case !configured && (t.ChatID != 0 || len(t.AllowedChats) > 0):
+		p.bad(k("token_env"), "set token_env or token_file to use Telegram")
+	}
+	for _, id := range t.AllowedChats {
+		if id == 0 {
+			p.bad(k("allowed_chats"), "chat ids must not be 0")
+		}
+	}
+	if u, err := httpURL(t.APIURL); err != nil {
+		p.badErr(k("api_url"), err)
+	} else {
+		t.APIURL = u
+	}
+	if !slices.Contains(Severities, t.MinSeverity) {
+		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", t.MinSeverity)
+	}
+}
+
+// Spec compiles the rule for package rule. Parse has already checked that
+// this succeeds.
+func (r *Rule) Spec() (*rule.Spec, error) {
+	when, err := rule.Compile(r.When)
+	if err != nil {
+		return nil, fmt.Errorf("rule %s: when: %w", r.Name, err)
+	}
+	spec := &rule.Spec{Name: r.Name, When: when, For: r.For.Duration, Renotify: r.Renotify.Duration}
+	if r.Clear != "" {
+		if spec.Clear, err = rule.Compile(r.Clear); err != nil {
+			return nil, fmt.Errorf("rule %s: clear: %w", r.Name, err)
+		}
+	}
+	return spec, nil
+}

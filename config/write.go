@@ -1,0 +1,249 @@
+package config
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// WriteTOML writes the resolved configuration (defaults applied, durations
+// as strings) as TOML that Parse accepts. Secrets never appear: a comment
+// says whether each one was resolved and from where.
+func (c *Config) WriteTOML(w io.Writer) error {
+	t := &tomlWriter{w: bufio.NewWriter(w)}
+	t.line("# vigil configuration as resolved: defaults applied, secrets redacted")
+
+	d := c.Device
+	t.table("device")
+	t.str("id", d.ID)
+	t.str("board", d.Board)
+	t.str("state_dir", d.StateDir)
+	t.str("timezone", d.Timezone)
+
+	h := c.Heartbeat
+	t.table("heartbeat")
+	t.bool("enabled", h.Enabled)
+	t.dur("interval", h.Interval)
+	t.dur("sample_interval", h.SampleInterval)
+	t.dur("sensors_publish_interval", h.SensorsPublishInterval)
+	t.str("checklist", h.Checklist)
+	t.str("active_hours", h.ActiveHours)
+	t.dur("max_quiet", h.MaxQuiet)
+	t.dur("alert_cooldown", h.AlertCooldown)
+	t.int("failure_alert_after", int64(h.FailureAlertAfter))
+	t.int("max_llm_calls_per_day", int64(h.MaxLLMCallsPerDay))
+
+	l := c.LLM
+	t.table("llm")
+	t.str("provider", l.Provider)
+	t.str("base_url", l.BaseURL)
+	t.str("model", l.Model)
+	t.str("scout_model", l.ScoutModel)
+	t.str("api_key_env", l.APIKeyEnv)
+	t.str("api_key_file", l.APIKeyFile)
+	t.secret("api_key", l.APIKey, l.APIKeyEnv, l.APIKeyFile)
+	t.dur("timeout", l.Timeout)
+	t.int("max_steps", int64(l.MaxSteps))
+	t.int("max_tool_calls", int64(l.MaxToolCalls))
+
+	for _, s := range c.Sensors {
+		t.blank()
+		t.line("[[sensor]]")
+		t.str("name", s.Name)
+		t.str("driver", s.Driver)
+		keys := driverKeys[s.Driver]
+		if slices.Contains(keys, "bus") {
+			if s.Bus == "" {
+				t.line("# bus: the board's default")
+			} else {
+				t.str("bus", s.Bus)
+			}
+		}
+		if slices.Contains(keys, "address") {
+			if s.Address == 0 {
+				t.line("# address: the driver's default")
+			} else {
+				t.raw("address", fmt.Sprintf("0x%02x", s.Address))
+			}
+		}
+		t.dur("timeout", s.Timeout)
+		if len(s.Deadband) > 0 {
+			var parts []string
+			for _, q := range sortedKeys(s.Deadband) {
+				parts = append(parts, tomlKey(q)+" = "+tomlFloat(s.Deadband[q]))
+			}
+			t.raw("deadband", "{ "+strings.Join(parts, ", ")+" }")
+		}
+		if slices.Contains(keys, "shunt_ohms") {
+			t.raw("shunt_ohms", tomlFloat(s.ShuntOhms))
+			t.raw("max_current", tomlFloat(s.MaxCurrent))
+		}
+		if slices.Contains(keys, "channels") {
+			ch := make([]string, len(s.Channels))
+			for i, c := range s.Channels {
+				ch[i] = strconv.Itoa(c)
+			}
+			t.raw("channels", "["+strings.Join(ch, ", ")+"]")
+			t.raw("gain", tomlFloat(s.Gain))
+		}
+		if slices.Contains(keys, "serial") {
+			t.str("serial", s.Serial)
+			t.str("w1_dir", s.W1Dir)
+		}
+	}
+
+	for _, r := range c.Rules {
+		t.blank()
+		t.line("[[rule]]")
+		t.str("name", r.Name)
+		t.str("when", r.When)
+		if r.Clear == "" {
+			t.line("# clear: when `when` no longer holds")
+		} else {
+			t.str("clear", r.Clear)
+		}
+		t.str("severity", r.Severity)
+		t.str("message", r.Message)
+		t.dur("for", r.For)
+		t.dur("renotify", r.Renotify)
+	}
+
+	m := c.MQTT
+	t.table("mqtt")
+	t.str("broker", m.Broker)
+	t.str("topic_prefix", m.TopicPrefix)
+	t.str("username", m.Username)
+	t.str("password_env", m.PasswordEnv)
+	t.str("password_file", m.PasswordFile)
+	t.secret("password", m.Password, m.PasswordEnv, m.PasswordFile)
+	t.str("ca_file", m.CAFile)
+	t.str("cert_file", m.CertFile)
+	t.str("key_file", m.KeyFile)
+	t.dur("keepalive", m.Keepalive)
+	t.bool("homeassistant", m.HomeAssistant)
+	t.str("discovery_prefix", m.DiscoveryPrefix)
+	t.bool("commands", m.Commands)
+	t.str("min_severity", m.MinSeverity)
+
+	g := c.Telegram
+	t.table("telegram")
+	t.str("token_env", g.TokenEnv)
+	t.str("token_file", g.TokenFile)
+	t.secret("token", g.Token, g.TokenEnv, g.TokenFile)
+	t.int("chat_id", g.ChatID)
+	chats := make([]string, len(g.AllowedChats))
+	for i, id := range g.AllowedChats {
+		chats[i] = strconv.FormatInt(id, 10)
+	}
+	t.raw("allowed_chats", "["+strings.Join(chats, ", ")+"]")
+	t.str("api_url", g.APIURL)
+	t.str("min_severity", g.MinSeverity)
+
+	if t.err != nil {
+		return fmt.Errorf("write config: %w", t.err)
+	}
+	if err := t.w.Flush(); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	return nil
+}
+
+type tomlWriter struct {
+	w   *bufio.Writer
+	err error
+}
+
+func (t *tomlWriter) line(s string) {
+	if t.err == nil {
+		_, t.err = t.w.WriteString(s + "\n")
+	}
+}
+
+func (t *tomlWriter) blank()                  { t.line("") }
+func (t *tomlWriter) table(name string)       { t.blank(); t.line("[" + name + "]") }
+func (t *tomlWriter) raw(key, val string)     { t.line(tomlKey(key) + " = " + val) }
+func (t *tomlWriter) str(key, val string)     { t.raw(key, tomlString(val)) }
+func (t *tomlWriter) bool(key string, v bool) { t.raw(key, strconv.FormatBool(v)) }
+func (t *tomlWriter) int(key string, v int64) { t.raw(key, strconv.FormatInt(v, 10)) }
+func (t *tomlWriter) dur(key string, d Duration) {
+	t.raw(key, tomlString(d.String()))
+}
+
+// secret writes a comment saying where a secret came from, never its value.
+func (t *tomlWriter) secret(stem string, s Secret, env, file string) {
+	switch {
+	case s.value != "":
+		t.line(fmt.Sprintf("# %s: %s (from %s)", stem, redacted, s.from))
+	case s.from != "":
+		t.line(fmt.Sprintf("# %s: not set (%s is empty)", stem, s.from))
+	case env != "" || file != "":
+		t.line(fmt.Sprintf("# %s: not resolved", stem))
+	}
+}
+
+func tomlKey(k string) string {
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return tomlString(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
+}
+
+// tomlString quotes s as a TOML basic string.
+func tomlString(s string) string {
+	s = strings.ToValidUTF8(s, string(utf8.RuneError))
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlFloat writes a float that reads back as a TOML float.
+func tomlFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
