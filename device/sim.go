@@ -21,13 +21,14 @@ var driverQuantities = map[string][]Reading{
 	"ina219":  {{Quantity: "voltage", Unit: Volt}, {Quantity: "current", Unit: Ampere}, {Quantity: "power", Unit: Watt}},
 	"bh1750":  {{Quantity: "illuminance", Unit: Lux}},
 	"scd4x":   {{Quantity: "co2", Unit: PPM}, {Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-	"ads1015": {{Quantity: "ch0", Unit: Volt}},
-	"ads1115": {{Quantity: "ch0", Unit: Volt}},
+	"ads1015": {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
+	"ads1115": {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
 	"sim":     {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
 }
 
 // Quantities returns the readings (quantity and unit, zero value) a driver
-// produces, or false for an unknown driver.
+// produces, or false for an unknown driver. For the ADS1x15 these are all
+// four channels; SensorQuantities limits them to a sensor's configuration.
 func Quantities(driver string) ([]Reading, bool) {
 	q, ok := driverQuantities[driver]
 	return append([]Reading(nil), q...), ok
@@ -71,6 +72,29 @@ func NewSim(name, driver string, start time.Time, now func() time.Time) (*Sim, e
 	}, nil
 }
 
+// NewSimHealth returns a simulated board health sensor producing
+// HealthQuantities: a warm, unthrottled board with a synchronized clock.
+func NewSimHealth(start time.Time, now func() time.Time) *Sim {
+	s, _ := NewSim("board", "sim", start, now)
+	s.Driver = "health"
+	s.readings = HealthQuantities()
+	return s
+}
+
+// Limit keeps only the named quantities, in the driver's order: the
+// configured channels of a simulated ADS1x15.
+func (s *Sim) Limit(quantities ...string) {
+	keep := s.readings[:0:0]
+	for _, r := range s.readings {
+		for _, q := range quantities {
+			if r.Quantity == q {
+				keep = append(keep, r)
+			}
+		}
+	}
+	s.readings = keep
+}
+
 // Sense returns the waveform's values at s.Now().
 func (s *Sim) Sense(ctx context.Context) ([]Reading, error) {
 	if err := ctx.Err(); err != nil {
@@ -81,6 +105,9 @@ func (s *Sim) Sense(ctx context.Context) ([]Reading, error) {
 	out := make([]Reading, len(s.readings))
 	for i, r := range s.readings {
 		r.Value = s.base(r.Quantity, day)
+		if r.Quantity == "uptime" {
+			r.Value = 3600 + math.Floor(t.Seconds())
+		}
 		if r.Quantity == "temperature" {
 			r.Value += s.excursion(t)
 		}
@@ -108,6 +135,18 @@ func (s *Sim) base(quantity string, day float64) float64 {
 		return math.Max(0, 800*math.Sin(day))
 	case "co2":
 		return 600 + 150*math.Sin(day)
+	case "soc_temperature":
+		return 47 + 4*math.Sin(day)
+	case "undervoltage", "throttled", "undervoltage_since_boot", "throttled_since_boot":
+		return 0
+	case "clock_synced":
+		return 1
+	case "disk_free":
+		return 11800 - 10*math.Sin(day)
+	case "mem_available":
+		return 612 + 20*math.Sin(day*24)
+	case "load1":
+		return 0.15 + 0.1*math.Sin(day*24)
 	default:
 		return 1.65 + 0.5*math.Sin(day)
 	}
