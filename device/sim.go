@@ -66,7 +66,7 @@ func NewSim(name, driver string, start time.Time, now func() time.Time) (*Sim, e
 	h.Write([]byte(name))
 	return &Sim{
 		Driver: driver, Start: start, Now: now,
-		Every: 3 * time.Minute, Length: 90 * time.Second, Rise: 16,
+		Every: 3 * time.Minute, Length: 90 * time.Second, Rise: 20,
 		phase:    float64(h.Sum32()%1000) / 1000,
 		readings: q,
 	}, nil
