@@ -209,6 +209,7 @@ func TestErrors(t *testing.T) {
 		want string // one error per line
 	}{
 		{"syntax", "[device]\nid = \n", `config.toml:2: invalid TOML: expected value but found '\n' instead`},
+		{"syntax error without a line from the decoder", "[device]\nid = \"\\", `config.toml:2: invalid TOML: invalid escape in string '\U+0000'`},
 		{"unknown key", "[device]\nid = \"a\"\nname = \"x\"\n", `config.toml:3: device.name: unknown key`},
 		{"unknown table", "[devices]\nid = \"a\"\n", `config.toml:1: devices: unknown key`},
 		{"unknown subtable once", "[device.extra]\nx = 1\ny = 2\n", `config.toml:1: device.extra: unknown key`},

@@ -44,6 +44,9 @@ func FuzzParse(f *testing.F) {
 				if e.Key == "" && e.Line == 0 {
 					t.Fatalf("error %q names neither key nor line", e)
 				}
+				if e.Line > strings.Count(src, "\n")+1 {
+					t.Fatalf("error %q: line past the end of %q", e, src)
+				}
 			}
 			return
 		}

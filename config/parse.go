@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 )
@@ -177,7 +178,13 @@ func (p *parser) decode(src string) error {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return &Error{File: p.file, Line: pe.Position.Line, Err: fmt.Errorf("invalid TOML: %s", pe.Message)}
+			// v1.6.0 gets Line wrong for some errors at the end of the
+			// input (0, or one too few); the byte offset is right.
+			line := max(pe.Position.Line, 1)
+			if s := pe.Position.Start; s > 0 && s <= len(src) {
+				line = 1 + strings.Count(src[:s], "\n")
+			}
+			return &Error{File: p.file, Line: line, Err: fmt.Errorf("invalid TOML: %s", printable(pe.Message))}
 		}
 		return &Error{File: p.file, Err: fmt.Errorf("invalid TOML: %w", err)}
 	}
@@ -347,6 +354,19 @@ func typeMessage(msg string) string {
 		return fmt.Sprintf("must be a table (got %s)", tomlTypeName(m[1]))
 	}
 	return msg
+}
+
+// printable escapes control characters in a decoder message.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsPrint(r) || r == ' ' {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "%U", r)
+		}
+	}
+	return b.String()
 }
 
 func goTypeName(v any) string {
