@@ -62,6 +62,7 @@ type Heartbeat struct {
 	AlertCooldown          Duration `toml:"alert_cooldown"`           // default 6h
 	FailureAlertAfter      int      `toml:"failure_alert_after"`      // default 3
 	MaxLLMCallsPerDay      int      `toml:"max_llm_calls_per_day"`    // default 96
+	MaxAlertsPerHour       int      `toml:"max_alerts_per_hour"`      // flood guard, default 30
 	Active                 *Window  `toml:"-"`                        // parsed ActiveHours, nil = always
 }
 
@@ -94,13 +95,23 @@ type Sensor struct {
 	Timeout  Duration           `toml:"timeout"`  // per-read timeout, default 5s
 	Deadband map[string]float64 `toml:"deadband"` // quantity -> smallest change that counts
 	// Driver-specific keys.
-	ShuntOhms  float64 `toml:"shunt_ohms"`  // ina219, default 0.1
-	MaxCurrent float64 `toml:"max_current"` // ina219 amps, default 3.2
-	Channels   []int   `toml:"channels"`    // ads1x15 single-ended channels 0-3, default [0]
-	Gain       float64 `toml:"gain"`        // ads1x15 full-scale volts: 6.144 4.096 2.048 1.024 0.512 0.256, default 4.096
-	Serial     string  `toml:"serial"`      // ds18b20 "28-..." (default: the only one present)
-	W1Dir      string  `toml:"w1_dir"`      // ds18b20 sysfs dir, default /sys/bus/w1/devices
-	Line       int     `toml:"-"`           // line of the [[sensor]] header, for error messages
+	ShuntOhms  float64  `toml:"shunt_ohms"`  // ina219, default 0.1
+	MaxCurrent float64  `toml:"max_current"` // ina219 amps, default 3.2
+	Channels   []int    `toml:"channels"`    // ads1x15 single-ended channels 0-3, default [0]
+	Gain       float64  `toml:"gain"`        // ads1x15 full-scale volts: 6.144 4.096 2.048 1.024 0.512 0.256, default 4.096
+	Serial     string   `toml:"serial"`      // ds18b20 "28-..." (default: the only one present)
+	W1Dir      string   `toml:"w1_dir"`      // ds18b20 sysfs dir, default /sys/bus/w1/devices
+	Sim        *SimWave `toml:"sim"`         // board = "sim" only: the simulated excursion
+	Line       int      `toml:"-"`           // line of the [[sensor]] header, for error messages
+}
+
+// SimWave tunes a simulated sensor's temperature excursion on board = "sim":
+// every Every, temperatures climb by Rise over a quarter of Length, hold and
+// fall back. Every = "0s" turns excursions off.
+type SimWave struct {
+	Every  Duration `toml:"every"`  // default 3m
+	Length Duration `toml:"length"` // default 90s
+	Rise   float64  `toml:"rise"`   // °C, default 20
 }
 
 // Rule is one [[rule]] table.

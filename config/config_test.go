@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 			MaxQuiet:               Duration{6 * time.Hour},
 			AlertCooldown:          Duration{6 * time.Hour},
 			FailureAlertAfter:      3,
-			MaxLLMCallsPerDay:      96,
+			MaxLLMCallsPerDay:      96, MaxAlertsPerHour: 30,
 		},
 		LLM: LLM{
 			Provider:     "openai",
@@ -228,6 +228,10 @@ func TestErrors(t *testing.T) {
 				"config.toml:4: llm.max_steps: must be an integer (got a float)\n" +
 				"config.toml:10: sensor.b.timeout: must be a duration like \"30m\" (got \"5\")\n" +
 				"config.toml:13: mqtt.commands: must be a boolean (got a string)"},
+		{"flood guard", "[heartbeat]\nmax_alerts_per_hour = 0\n", `config.toml:2: heartbeat.max_alerts_per_hour: must be at least 1 (got 0)`},
+		{"sim wave unknown key", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\nsim = { every = \"10s\", speed = 2 }\n", `config.toml:4: sensor.a.sim.speed: unknown key`},
+		{"sim wave longer than its period", "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\nsim = { every = \"10s\", length = \"20s\" }\n",
+			`config.toml:4: sensor.a.sim.length: must not exceed sim.every (20s > 10s)`},
 		{"keys are case-sensitive", "[device]\nID = \"a\"\n", `config.toml:2: device.ID: unknown key`},
 		{"a key that failed is not validated again", "[[sensor]]\nname = 7\ndriver = \"sim\"\n", `config.toml:2: sensor[0].name: must be a string (got an integer)`},
 		{"one bad deadband entry", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { humidity = 1, temperature = \"x\", co2 = 5 }\n",
@@ -471,5 +475,23 @@ func TestDurationString(t *testing.T) {
 		if err := back.UnmarshalText([]byte(want)); err != nil || back.Duration != d {
 			t.Errorf("UnmarshalText(%q) = %v, %v; want %v", want, back.Duration, err, d)
 		}
+	}
+}
+
+func TestSimWave(t *testing.T) {
+	src := "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\nsim = { every = \"0s\" }\n\n[[sensor]]\nname = \"b\"\ndriver = \"sim\"\nsim = { every = \"2s\", length = \"1s\", rise = 5 }\n"
+	cfg, err := Parse(strings.NewReader(src), "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.Sensors[0].Sim, cfg.Sensors[1].Sim
+	if a == nil || a.Every.Duration != 0 || a.Length.Duration != 90*time.Second || a.Rise != 20 {
+		t.Errorf("sensor a sim = %+v, want every 0, defaults for the rest", a)
+	}
+	if b == nil || b.Every.Duration != 2*time.Second || b.Length.Duration != time.Second || b.Rise != 5 {
+		t.Errorf("sensor b sim = %+v, want every 2s, length 1s, rise 5", b)
+	}
+	if cfg.Heartbeat.MaxAlertsPerHour != 30 {
+		t.Errorf("max_alerts_per_hour default = %d, want 30", cfg.Heartbeat.MaxAlertsPerHour)
 	}
 }

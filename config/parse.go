@@ -132,6 +132,7 @@ func defaults() *Config {
 			AlertCooldown:          Duration{6 * time.Hour},
 			FailureAlertAfter:      3,
 			MaxLLMCallsPerDay:      96,
+			MaxAlertsPerHour:       30,
 		},
 		LLM: LLM{
 			Provider:     "openai",

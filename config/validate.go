@@ -145,6 +145,9 @@ func (p *parser) validateHeartbeat() {
 		}
 		h.Active = w
 	}
+	if h.MaxAlertsPerHour < 1 {
+		p.bad(k("max_alerts_per_hour"), "must be at least 1 (got %d)", h.MaxAlertsPerHour)
+	}
 	if h.FailureAlertAfter < 1 {
 		p.bad(k("failure_alert_after"), "must be at least 1 (got %d)", h.FailureAlertAfter)
 	}
@@ -291,6 +294,29 @@ func (p *parser) sensorDefaults(i int, s *Sensor) {
 }
 
 func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
+	if w := s.Sim; w != nil {
+		def := func(key string) bool { return !p.defined(indexedKey(at("sensor", i, "sim", key))) }
+		if def("every") {
+			w.Every = Duration{3 * time.Minute}
+		}
+		if def("length") {
+			w.Length = Duration{90 * time.Second}
+			if w.Every.Duration > 0 && w.Every.Duration/2 < w.Length.Duration {
+				w.Length = Duration{w.Every.Duration / 2}
+			}
+		}
+		if def("rise") {
+			w.Rise = 20
+		}
+		switch {
+		case w.Every.Duration < 0:
+			p.bad(at("sensor", i, "sim", "every"), "must not be negative (got %s)", w.Every)
+		case w.Length.Duration <= 0:
+			p.bad(at("sensor", i, "sim", "length"), "must be positive (got %s)", w.Length)
+		case w.Every.Duration > 0 && w.Length.Duration > w.Every.Duration:
+			p.bad(at("sensor", i, "sim", "length"), "must not exceed sim.every (%s > %s)", w.Length, w.Every)
+		}
+	}
 	spi := false
 	switch {
 	case s.Bus == "":

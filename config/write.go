@@ -36,6 +36,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.dur("max_quiet", h.MaxQuiet)
 	t.dur("alert_cooldown", h.AlertCooldown)
 	t.int("failure_alert_after", int64(h.FailureAlertAfter))
+	t.int("max_alerts_per_hour", int64(h.MaxAlertsPerHour))
 	t.int("max_llm_calls_per_day", int64(h.MaxLLMCallsPerDay))
 
 	l := c.LLM
@@ -94,6 +95,9 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		if slices.Contains(keys, "serial") {
 			t.str("serial", s.Serial)
 			t.str("w1_dir", s.W1Dir)
+		}
+		if w := s.Sim; w != nil {
+			t.raw("sim", fmt.Sprintf("{ every = %q, length = %q, rise = %s }", w.Every, w.Length, tomlFloat(w.Rise)))
 		}
 	}
 

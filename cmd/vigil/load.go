@@ -151,6 +151,8 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		AlertCooldown:          hb.AlertCooldown.Duration,
 		FailureAlertAfter:      hb.FailureAlertAfter,
 		MaxLLMCallsPerDay:      hb.MaxLLMCallsPerDay,
+		FloodLimit:             hb.MaxAlertsPerHour,
+		FloodWindow:            time.Hour,
 		BuildTime:              buildTime(),
 		Deadbands:              map[string]float64{},
 		Checklist:              checklistFunc(hb.Checklist),
