@@ -1,0 +1,210 @@
+// Package packaging holds what the .deb ships besides the binary and the
+// systemd files: the production config.toml and HEARTBEAT.md (conffiles in
+// /etc/vigil), the maintainer scripts, the copyright file and the nfpm
+// recipe, plus the release smoke tests (test-dist.sh, test-deb.sh) that
+// mk/dist.mk runs. There is no Go code here, only tests of the files.
+package packaging
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/config"
+)
+
+func parse(t *testing.T, name string, src []byte) *config.Config {
+	t.Helper()
+	c, err := config.Parse(bytes.NewReader(src), name)
+	if err != nil {
+		t.Fatalf("%s does not parse:\n%v", name, err)
+	}
+	return c
+}
+
+// unitValue returns the last value of key in ../systemd/vigil.service.
+func unitValue(t *testing.T, key string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../systemd/vigil.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), key+"="); ok {
+			vals = append(vals, v)
+		}
+	}
+	return vals
+}
+
+// TestConfig checks the shipped /etc/vigil/config.toml: it validates, uses
+// the default paths the unit provides, detects the board and configures no
+// simulated sensor, and runs rules-only until a key is given.
+func TestConfig(t *testing.T) {
+	src, err := os.ReadFile("config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := parse(t, "config.toml", src)
+	if c.Device.Board != "auto" {
+		t.Errorf("device.board = %q, want auto", c.Device.Board)
+	}
+	if c.Device.StateDir != "/var/lib/vigil" {
+		t.Errorf("device.state_dir = %q, want /var/lib/vigil (the unit's StateDirectory)", c.Device.StateDir)
+	}
+	if c.Heartbeat.Checklist != "/etc/vigil/HEARTBEAT.md" {
+		t.Errorf("heartbeat.checklist = %q, want /etc/vigil/HEARTBEAT.md (the packaged conffile)", c.Heartbeat.Checklist)
+	}
+	for _, s := range c.Sensors {
+		if s.Driver == "sim" {
+			t.Errorf("sensor %s uses the sim driver in the production config", s.Name)
+		}
+	}
+	if len(c.Rules) != 0 {
+		t.Errorf("%d active rules; the shipped rules are commented examples", len(c.Rules))
+	}
+	noFiles := func(p string) ([]byte, error) { return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist} }
+	if err := c.ResolveSecrets(func(string) string { return "" }, noFiles); err != nil {
+		t.Errorf("secrets do not resolve on a fresh install: %v", err)
+	}
+	if c.LLMEnabled() {
+		t.Error("the LLM is enabled without a key")
+	}
+
+	// The watchdog must not bite a healthy daemon sampling at this rate.
+	wd := unitValue(t, "WatchdogSec")
+	if len(wd) != 1 {
+		t.Fatalf("WatchdogSec in vigil.service: %q", wd)
+	}
+	w, err := time.ParseDuration(wd[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if si := c.Heartbeat.SampleInterval.Duration; 2*si > w {
+		t.Errorf("heartbeat.sample_interval %v is more than half of WatchdogSec %v", si, w)
+	}
+}
+
+// exampleLine is a commented-out TOML line of an example block.
+var exampleLine = regexp.MustCompile(`^# ?(\[\[?[a-z]+\]\]?\s*$|[a-z_]+ = )`)
+
+// TestConfigExamples uncomments the example sensors, rules and alert
+// sections (everything commented after the Sensors banner) and checks that
+// what users will copy is valid, and that the credential names it uses are
+// ones vigil.service loads.
+func TestConfigExamples(t *testing.T) {
+	src, err := os.ReadFile("config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	banner := []byte("# ── Sensors")
+	head, tail, ok := bytes.Cut(src, banner)
+	if !ok {
+		t.Fatal("no Sensors banner in config.toml")
+	}
+	var b bytes.Buffer
+	b.Write(head)
+	b.Write(banner)
+	for _, l := range strings.SplitAfter(string(tail), "\n") {
+		if exampleLine.MatchString(l) {
+			l = strings.TrimPrefix(strings.TrimPrefix(l, "#"), " ")
+		}
+		b.WriteString(l)
+	}
+	c := parse(t, "config.toml (examples uncommented)", b.Bytes())
+	if len(c.Sensors) < 2 || len(c.Rules) < 4 || c.MQTT.Broker == "" || c.Telegram.ChatID == 0 {
+		t.Errorf("uncommented %d sensors, %d rules, mqtt %q, telegram chat %d: the example blocks were not all found",
+			len(c.Sensors), len(c.Rules), c.MQTT.Broker, c.Telegram.ChatID)
+	}
+
+	// Relative *_file names resolve against $CREDENTIALS_DIRECTORY; each
+	// one the examples use must be loaded by the unit.
+	loaded := map[string]bool{}
+	for _, lc := range unitValue(t, "LoadCredential") {
+		id, _, _ := strings.Cut(lc, ":")
+		loaded[id] = true
+	}
+	names := regexp.MustCompile(`(?m)^#?\s*(?:api_key|password|token)_file = "([^"]+)"`).FindAllSubmatch(src, -1)
+	if len(names) < 3 {
+		t.Fatalf("found %d *_file examples, want the LLM key, MQTT password and Telegram token", len(names))
+	}
+	for _, m := range names {
+		if !loaded[string(m[1])] {
+			t.Errorf("config.toml names credential %q, which vigil.service does not load (LoadCredential ids: %v)", m[1], loaded)
+		}
+	}
+	read := map[string]bool{}
+	err = c.ResolveSecrets(
+		func(k string) string {
+			if k == "CREDENTIALS_DIRECTORY" {
+				return "/run/credentials/vigil.service"
+			}
+			return ""
+		},
+		func(p string) ([]byte, error) {
+			read[p] = true
+			return []byte("s3cret\n"), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/run/credentials/vigil.service/mqtt_password", "/run/credentials/vigil.service/telegram_token"} {
+		if !read[p] {
+			t.Errorf("did not read %s (read %v)", p, read)
+		}
+	}
+}
+
+// TestChecklist: the shipped HEARTBEAT.md counts as empty, so a fresh
+// install spends no LLM tokens until someone writes a check.
+func TestChecklist(t *testing.T) {
+	f, err := os.Open("HEARTBEAT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, empty, err := config.ParseChecklist(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !empty {
+		t.Error("HEARTBEAT.md has checks: a fresh install would call the LLM")
+	}
+}
+
+// TestScripts: the maintainer scripts and smoke tests are POSIX sh, parse,
+// and are executable in the checkout.
+func TestScripts(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	for _, name := range []string{"postinst", "prerm", "postrm", "test-dist.sh", "test-deb.sh"} {
+		b, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s missing", name)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("#!/bin/sh\n")) {
+			t.Errorf("%s does not start with #!/bin/sh", name)
+		}
+		if out, err := exec.Command(sh, "-n", name).CombinedOutput(); err != nil {
+			t.Errorf("sh -n %s: %v\n%s", name, err, out)
+		}
+		if fi, err := os.Stat(name); err == nil && fi.Mode()&0o111 == 0 {
+			t.Errorf("%s is not executable", name)
+		}
+	}
+}
