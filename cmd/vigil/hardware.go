@@ -1,0 +1,585 @@
+package main
+
+// Hardware wiring: buses, sensor drivers and the board health sensor, and
+// the `vigil sensors` and `vigil scan` commands.
+//
+// Failure policy. A configured bus that does not exist (no /dev/i2c-N, no
+// /dev/spidevB.C) is a setup problem: openSensors returns an error naming
+// the bus and how to enable it, and the daemon does not start. A chip that
+// does not answer on a bus that exists is not: its sensor is returned as a
+// device.Reopen that tries to open the chip again on every read and reports
+// the error meanwhile, so the daemon runs with the other sensors and picks
+// the chip up once it is plugged in. `vigil sensors` never stops at the first
+// problem: it prints every sensor's reading or error and then fails.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"periph.io/x/conn/v3/i2c"
+	"periph.io/x/conn/v3/i2c/i2creg"
+	"periph.io/x/conn/v3/spi"
+	"periph.io/x/conn/v3/spi/spireg"
+	"periph.io/x/host/v3"
+
+	"github.com/vigil-iot/vigil/board"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/device"
+)
+
+const (
+	defaultSensorTimeout = 5 * time.Second
+	// The SCD4x's first measurement is ready 5 s after start-up and
+	// periph.io polls for it once a second: give it room.
+	scd4xMinTimeout = 7 * time.Second
+	healthTimeout   = 2 * time.Second
+)
+
+// openSensors opens every configured sensor and the board health sensor
+// ("board"). Buses are opened once and shared; closeAll closes them. On the
+// "sim" board every sensor is simulated and no hardware is touched.
+func openSensors(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) (sensors []device.Named, closeAll func() error, err error) {
+	sensors, closeAll, busErrs := openSensorsLenient(cfg, prof, now, log)
+	if len(busErrs) > 0 {
+		closeAll()
+		return nil, nil, errors.Join(busErrs...)
+	}
+	return sensors, closeAll, nil
+}
+
+// openSensorsLenient is openSensors that also returns sensors whose bus is
+// missing, as device.Failed, and the bus errors separately.
+func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) ([]device.Named, func() error, []error) {
+	start := now()
+	if prof.Name == "sim" {
+		var out []device.Named
+		for _, s := range cfg.Sensors {
+			out = append(out, device.Named{Name: s.Name, Sensor: simSensor(s, start, now), Timeout: sensorTimeout(s)})
+		}
+		out = append(out, device.Named{Name: config.BoardSensor, Sensor: device.NewSimHealth(start, now), Timeout: healthTimeout})
+		return out, func() error { return nil }, nil
+	}
+
+	hw := newHardware(prof)
+	var out []device.Named
+	for _, s := range cfg.Sensors {
+		out = append(out, device.Named{Name: s.Name, Sensor: hw.open(s, now, log), Timeout: sensorTimeout(s)})
+	}
+	var busErrs []error
+	for _, f := range hw.failures {
+		busErrs = append(busErrs, fmt.Errorf("sensor %s: %w", strings.Join(f.sensors, ", "), f.err))
+	}
+	out = append(out, device.Named{Name: config.BoardSensor, Sensor: &device.Health{
+		Root:         "/",
+		ThermalZone:  prof.ThermalZone,
+		ThrottlePath: prof.ThrottlePath,
+		StateDir:     cfg.Device.StateDir,
+		ClockSynced:  device.KernelClockSynced,
+	}, Timeout: healthTimeout})
+	return out, hw.close, busErrs
+}
+
+func sensorTimeout(s config.Sensor) time.Duration {
+	t := s.Timeout.Duration
+	if t <= 0 {
+		t = defaultSensorTimeout
+	}
+	if s.Driver == "scd4x" {
+		t = max(t, scd4xMinTimeout)
+	}
+	return t
+}
+
+// simSensor is the simulated stand-in for a configured sensor.
+func simSensor(s config.Sensor, start time.Time, now func() time.Time) device.Sensor {
+	sim, err := device.NewSim(s.Name, s.Driver, start, now)
+	if err != nil {
+		return device.Failed{Err: err}
+	}
+	if w := s.Sim; w != nil {
+		sim.Every, sim.Length, sim.Rise = w.Every.Duration, w.Length.Duration, w.Rise
+	}
+	if q, ok := device.SensorQuantities(s.Driver, s.Channels); ok && (s.Driver == "ads1015" || s.Driver == "ads1115") {
+		names := make([]string, len(q))
+		for i, r := range q {
+			names[i] = r.Quantity
+		}
+		sim.Limit(names...)
+	}
+	return sim
+}
+
+// hardware opens buses on demand, once each.
+type hardware struct {
+	prof     board.Profile
+	hostErr  error
+	hostDone bool
+	i2c      map[string]i2c.BusCloser // by bus number or name
+	i2cErr   map[string]error         // buses that could not be opened
+	spi      map[string]string        // SPI port -> sensor using it
+	closers  []func() error
+	failures []*busFailure // missing buses, in the order sensors named them
+}
+
+// busFailure is a bus that could not be opened and the sensors on it.
+type busFailure struct {
+	err     error
+	sensors []string
+}
+
+func newHardware(prof board.Profile) *hardware {
+	return &hardware{prof: prof, i2c: map[string]i2c.BusCloser{}, i2cErr: map[string]error{}, spi: map[string]string{}}
+}
+
+// failed records that sensor could not get its bus.
+func (h *hardware) failed(sensor string, err error) {
+	for _, f := range h.failures {
+		if f.err == err {
+			f.sensors = append(f.sensors, sensor)
+			return
+		}
+	}
+	h.failures = append(h.failures, &busFailure{err: err, sensors: []string{sensor}})
+}
+
+func (h *hardware) init() error {
+	if !h.hostDone {
+		h.hostDone = true
+		if _, err := host.Init(); err != nil {
+			h.hostErr = fmt.Errorf("initialize periph.io host drivers: %w", err)
+		}
+	}
+	return h.hostErr
+}
+
+func (h *hardware) close() error {
+	var errs []error
+	for _, c := range h.closers {
+		errs = append(errs, c())
+	}
+	h.closers = nil
+	return errors.Join(errs...)
+}
+
+// i2cBusKey canonicalizes "1", "I2C1" and "/dev/i2c-1" to "1".
+func i2cBusKey(name string) string {
+	for _, p := range []string{"/dev/i2c-", "I2C"} {
+		if n, ok := strings.CutPrefix(name, p); ok {
+			if _, err := strconv.Atoi(n); err == nil {
+				return n
+			}
+		}
+	}
+	return name
+}
+
+// i2cBus opens an I²C bus, or says why not and how to fix it.
+func (h *hardware) i2cBus(name string) (i2c.Bus, error) {
+	if name == "" {
+		return nil, fmt.Errorf("no I²C bus: the %s board profile has no default bus; set bus = \"N\" for the sensor ('ls /dev/i2c-*' lists them)", h.prof.Name)
+	}
+	key := i2cBusKey(name)
+	if b, ok := h.i2c[key]; ok {
+		return b, nil
+	}
+	if err, ok := h.i2cErr[key]; ok {
+		return nil, err
+	}
+	if err := h.init(); err != nil {
+		return nil, err
+	}
+	b, err := openI2C(key, h.prof)
+	if err != nil {
+		h.i2cErr[key] = err
+		return nil, err
+	}
+	h.i2c[key] = b
+	h.closers = append(h.closers, b.Close)
+	return b, nil
+}
+
+func openI2C(key string, prof board.Profile) (i2c.BusCloser, error) {
+	var have []string
+	found := false
+	for _, r := range i2creg.All() {
+		have = append(have, strconv.Itoa(r.Number))
+		if strconv.Itoa(r.Number) == key || r.Name == key || slices.Contains(r.Aliases, key) {
+			found = true
+		}
+	}
+	hint := ""
+	if prof.EnableI2C != "" {
+		hint = "; to enable I²C: " + prof.EnableI2C
+	}
+	switch {
+	case len(have) == 0:
+		return nil, fmt.Errorf("i2c bus %s: this machine has no I²C bus (no /dev/i2c-*)%s", key, hint)
+	case !found:
+		return nil, fmt.Errorf("i2c bus %s: not found (buses here: %s)%s", key, strings.Join(have, ", "), hint)
+	}
+	b, err := i2creg.Open(key)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
+			return nil, fmt.Errorf("i2c bus %s: %w (run as root, or add the user to the i2c group)", key, err)
+		}
+		return nil, fmt.Errorf("i2c bus %s: %w", key, err)
+	}
+	return b, nil
+}
+
+// spiPort opens an SPI port ("0.0") for one sensor: a chip select belongs to
+// one chip.
+func (h *hardware) spiPort(port, sensor string) (spi.PortCloser, error) {
+	if other, ok := h.spi[port]; ok {
+		return nil, fmt.Errorf("spi %s: already used by sensor %s (one chip per chip select)", port, other)
+	}
+	if err := h.init(); err != nil {
+		return nil, err
+	}
+	hint := ""
+	if h.prof.EnableSPI != "" {
+		hint = "; to enable SPI: " + h.prof.EnableSPI
+	}
+	p, err := spireg.Open("SPI" + port)
+	if err != nil {
+		if len(spireg.All()) == 0 {
+			return nil, fmt.Errorf("spi %s: this machine has no SPI port (no /dev/spidev*)%s", port, hint)
+		}
+		return nil, fmt.Errorf("spi %s: %w%s", port, err, hint)
+	}
+	h.spi[port] = sensor
+	h.closers = append(h.closers, p.Close)
+	return p, nil
+}
+
+// open builds one configured sensor. When its bus is missing the sensor
+// always fails and h.failures records the bus.
+func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger) device.Sensor {
+	// Errors name the chip, like the drivers' own: "bme280: i2c bus 1: ...".
+	failed := func(err error, bus bool) device.Sensor {
+		if bus {
+			h.failed(s.Name, err)
+		}
+		return device.Failed{Err: fmt.Errorf("%s: %w", s.Driver, err)}
+	}
+	switch s.Driver {
+	case "sim":
+		return simSensor(s, now(), now)
+	case "ds18b20":
+		dir := s.W1Dir
+		if dir == "" {
+			dir = h.prof.W1Dir
+		}
+		d, err := device.NewDS18B20(dir, s.Serial)
+		if err != nil {
+			return device.Failed{Err: err}
+		}
+		return d
+	}
+	info, ok := device.LookupDriver(s.Driver)
+	if !ok {
+		return failed(errors.New("unknown driver"), false)
+	}
+
+	var openChip func() (device.Sensor, error)
+	if port, ok := strings.CutPrefix(s.Bus, "spi:"); ok {
+		p, err := h.spiPort(port, s.Name)
+		if err != nil {
+			return failed(err, true)
+		}
+		switch s.Driver {
+		case "bme280":
+			openChip = func() (device.Sensor, error) { return device.NewBME280SPI(p, port) }
+		case "bmp280":
+			openChip = func() (device.Sensor, error) { return device.NewBMP280SPI(p, port) }
+		default:
+			return failed(fmt.Errorf("spi %s: this driver is I²C only", port), false)
+		}
+	} else {
+		busName := s.Bus
+		if busName == "" {
+			busName = h.prof.I2CBus
+		}
+		bus, err := h.i2cBus(busName)
+		if err != nil {
+			return failed(err, true)
+		}
+		name := i2cBusKey(busName)
+		addr := uint16(s.Address)
+		if addr == 0 {
+			addr = info.Addresses[0]
+		}
+		openChip = func() (device.Sensor, error) { return openI2CChip(s, bus, name, addr, now) }
+	}
+	d, err := openChip()
+	if err != nil {
+		log.Warn("sensor not answering; retrying on every read", "sensor", s.Name, "err", err)
+		return &device.Reopen{Open: openChip}
+	}
+	return d
+}
+
+// openI2CChip runs a driver's constructor.
+func openI2CChip(s config.Sensor, bus i2c.Bus, busName string, addr uint16, now func() time.Time) (device.Sensor, error) {
+	switch s.Driver {
+	case "bme280":
+		return device.NewBME280(bus, busName, addr)
+	case "bmp280":
+		return device.NewBMP280(bus, busName, addr)
+	case "aht20":
+		return device.NewAHT20(bus, busName, addr)
+	case "mcp9808":
+		return device.NewMCP9808(bus, busName, addr)
+	case "tmp102":
+		return device.NewTMP102(bus, busName, addr)
+	case "ina219":
+		return device.NewINA219(bus, busName, addr, s.ShuntOhms, s.MaxCurrent)
+	case "bh1750":
+		return device.NewBH1750(bus, busName, addr)
+	case "scd4x":
+		return device.NewSCD4x(bus, busName, addr, now)
+	case "ads1015":
+		return device.NewADS1015(bus, busName, addr, s.Channels, s.Gain)
+	case "ads1115":
+		return device.NewADS1115(bus, busName, addr, s.Channels, s.Gain)
+	}
+	return nil, fmt.Errorf("driver %s has no I²C constructor", s.Driver)
+}
+
+// cmdSensors is `vigil sensors [--json] [--drivers]`.
+func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, args []string, stdout, stderr io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("sensors", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print the snapshot as JSON")
+	drivers := fs.Bool("drivers", false, "list the sensor drivers and their config keys")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("sensors: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("sensors: unexpected argument %q", fs.Arg(0))
+	}
+	if *drivers {
+		return printDrivers(stdout)
+	}
+
+	// The table shows every open error; don't log them a second time.
+	sensors, closeAll, busErrs := openSensorsLenient(cfg, prof, time.Now, slog.New(slog.DiscardHandler))
+	defer closeAll()
+	log.Debug("sensors opened", "sensors", len(sensors), "missing_buses", len(busErrs))
+	snap := device.Sense(ctx, sensors, time.Now())
+
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(snap); err != nil {
+			return err
+		}
+	} else {
+		printSnapshot(stdout, cfg, sensors, snap)
+	}
+	if n := len(snap.Errors); n > 0 {
+		return fmt.Errorf("%d of %d sensors failed", n, len(sensors))
+	}
+	return nil
+}
+
+// printSnapshot prints one row per reading, sensors in config order and
+// quantities in driver order, and one row per failed sensor.
+func printSnapshot(w io.Writer, cfg *config.Config, sensors []device.Named, snap device.Snapshot) {
+	drivers := map[string]config.Sensor{}
+	for _, s := range cfg.Sensors {
+		drivers[s.Name] = s
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SENSOR\tQUANTITY\tVALUE\tUNIT\tERROR")
+	for _, n := range sensors {
+		if e, ok := snap.Errors[n.Name]; ok {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\n", n.Name, e)
+			continue
+		}
+		var order []device.Reading
+		if n.Name == config.BoardSensor {
+			order = device.HealthQuantities()
+		} else if s, ok := drivers[n.Name]; ok {
+			order, _ = device.SensorQuantities(s.Driver, s.Channels)
+		}
+		var keys []string
+		for _, r := range order {
+			if _, ok := snap.Readings[device.Key(n.Name, r.Quantity)]; ok {
+				keys = append(keys, device.Key(n.Name, r.Quantity))
+			}
+		}
+		var rest []string
+		for _, k := range snap.Keys() {
+			if s, _ := device.SplitKey(k); s == n.Name && !slices.Contains(keys, k) {
+				rest = append(rest, k)
+			}
+		}
+		sort.Strings(rest)
+		for _, k := range append(keys, rest...) {
+			v := snap.Readings[k]
+			_, q := device.SplitKey(k)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), v.Unit)
+		}
+	}
+	tw.Flush()
+}
+
+func printDrivers(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DRIVER\tBUS\tADDRESS\tKEYS\tQUANTITIES\tCHIP")
+	for _, d := range device.Drivers() {
+		addr := "-"
+		if len(d.Addresses) > 0 {
+			addr = fmt.Sprintf("0x%02x", d.Addresses[0])
+			if n := len(d.Addresses); n > 1 {
+				addr += fmt.Sprintf(" (0x%02x-0x%02x)", slices.Min(d.Addresses), slices.Max(d.Addresses))
+				if n == 2 {
+					addr = fmt.Sprintf("0x%02x (or 0x%02x)", d.Addresses[0], d.Addresses[1])
+				}
+			}
+		}
+		keys := "-"
+		if len(d.Keys) > 0 {
+			keys = strings.Join(d.Keys, ", ")
+		}
+		qs, _ := device.Quantities(d.Name)
+		var qn []string
+		for _, q := range qs {
+			qn = append(qn, q.Quantity)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Bus, addr, keys, strings.Join(qn, " "), d.Chip)
+	}
+	fmt.Fprintln(tw, "\nEvery [[sensor]] takes name, driver, bus (I²C bus number, or \"spi:B.C\" for bme280/bmp280), address, timeout and deadband.")
+	fmt.Fprintln(tw, "The board's own health is the reserved sensor \"board\".")
+	return tw.Flush()
+}
+
+// cmdScan is `vigil scan [--bus NAME]`: probe an I²C bus like i2cdetect and
+// name the chips that may sit at each answering address.
+func cmdScan(ctx context.Context, cfg *config.Config, prof board.Profile, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	busName := fs.String("bus", "", "I²C bus to probe (default: the board's)")
+	if err := fs.Parse(args); err != nil {
+		return usageErr("scan: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("scan: unexpected argument %q", fs.Arg(0))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	name := *busName
+	if name == "" {
+		name = prof.I2CBus
+	}
+	if name == "" {
+		if prof.Name == "sim" {
+			return fmt.Errorf("scan: the sim board has no bus; pick a real one with --bus N")
+		}
+		h := newHardware(prof)
+		if err := h.init(); err != nil {
+			return err
+		}
+		var have []string
+		for _, r := range i2creg.All() {
+			have = append(have, strconv.Itoa(r.Number))
+		}
+		if len(have) == 0 {
+			return fmt.Errorf("scan: this machine has no I²C bus (no /dev/i2c-*)")
+		}
+		return fmt.Errorf("scan: the %s board profile has no default I²C bus; pick one with --bus (buses here: %s)", prof.Name, strings.Join(have, ", "))
+	}
+	h := newHardware(prof)
+	defer h.close()
+	bus, err := h.i2cBus(name)
+	if err != nil {
+		return fmt.Errorf("scan: %w", err)
+	}
+	key := i2cBusKey(name)
+	found := device.Scan(bus, 0x08, 0x77)
+	printScan(stdout, key, found)
+
+	// Say which configured sensors on this bus did not answer.
+	for _, s := range cfg.Sensors {
+		info, ok := device.LookupDriver(s.Driver)
+		if !ok || len(info.Addresses) == 0 || strings.HasPrefix(s.Bus, "spi:") {
+			continue
+		}
+		b := s.Bus
+		if b == "" {
+			b = prof.I2CBus
+		}
+		if i2cBusKey(b) != key {
+			continue
+		}
+		addr := uint16(s.Address)
+		if addr == 0 {
+			addr = info.Addresses[0]
+		}
+		if !slices.Contains(found, addr) {
+			fmt.Fprintf(stdout, "sensor %s (%s at 0x%02x) did not answer: check wiring, power and the address jumper\n", s.Name, s.Driver, addr)
+		}
+	}
+	return nil
+}
+
+// printScan prints an i2cdetect-style grid and the list of answering
+// addresses with the chips that may be there.
+func printScan(w io.Writer, bus string, found []uint16) {
+	fmt.Fprintln(w, "     0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f")
+	for row := uint16(0); row < 0x80; row += 0x10 {
+		fmt.Fprintf(w, "%02x:", row)
+		for col := uint16(0); col < 0x10 && row+col <= 0x77; col++ {
+			a := row + col
+			switch {
+			case a < 0x08:
+				fmt.Fprint(w, "   ")
+			case slices.Contains(found, a):
+				fmt.Fprintf(w, " %02x", a)
+			default:
+				fmt.Fprint(w, " --")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	if len(found) == 0 {
+		fmt.Fprintf(w, "no device answered on i2c bus %s: check wiring (SDA, SCL, GND, 3.3 V) and pull-ups\n", bus)
+		return
+	}
+	fmt.Fprintf(w, "%d device(s) answered on i2c bus %s:\n", len(found), bus)
+	for _, a := range found {
+		var drivers, others []string
+		for _, c := range device.ChipsAt(a) {
+			if _, ok := device.LookupDriver(c); ok {
+				drivers = append(drivers, c)
+			} else {
+				others = append(others, c)
+			}
+		}
+		line := strings.Join(drivers, "/")
+		switch {
+		case line == "" && len(others) == 0:
+			line = "unknown"
+		case line == "":
+			line = strings.Join(others, ", ") + " (no vigil driver)"
+		case len(others) > 0:
+			line += "   (or: " + strings.Join(others, ", ") + ")"
+		}
+		fmt.Fprintf(w, "  0x%02x  %s\n", a, line)
+	}
+}
