@@ -503,3 +503,26 @@ func TestFailedRunIsRetriedOnUnchangedSnapshot(t *testing.T) {
 		t.Fatalf("tick after recovery = %s/%s, want skipped/unchanged", r.Run.Outcome, r.Run.Reason)
 	}
 }
+
+func TestBoardHealthJitterIsNotNews(t *testing.T) {
+	h := newHarness(t, nil)
+	prev := &device.Snapshot{Readings: map[string]device.Value{
+		"board.soc_temperature": {Value: 48.2, Unit: device.Celsius},
+		"board.load1":           {Value: 0.12, Unit: device.Count},
+		"board.mem_available":   {Value: 310, Unit: device.Megabyte},
+		"board.uptime":          {Value: 1000, Unit: device.Second},
+		"board.undervoltage":    {Value: 0, Unit: device.Bool},
+	}}
+	cur := prev.Clone()
+	cur.Readings["board.soc_temperature"] = device.Value{Value: 51.0, Unit: device.Celsius}
+	cur.Readings["board.load1"] = device.Value{Value: 0.71, Unit: device.Count}
+	cur.Readings["board.mem_available"] = device.Value{Value: 290, Unit: device.Megabyte}
+	cur.Readings["board.uptime"] = device.Value{Value: 2800, Unit: device.Second}
+	if h.e.changed(prev, cur) {
+		t.Fatal("ordinary board jitter (SoC +2.8 °C, load +0.6, 20 MB, uptime) counted as a change")
+	}
+	cur.Readings["board.undervoltage"] = device.Value{Value: 1, Unit: device.Bool}
+	if !h.e.changed(prev, cur) {
+		t.Fatal("under-voltage appearing did not count as a change")
+	}
+}

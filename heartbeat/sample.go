@@ -288,8 +288,21 @@ func defaultDeadband(u device.Unit) float64 {
 	return 0
 }
 
+// boardDeadbands are the defaults for the board's own health readings, which
+// jitter far more than a room does: without them a healthy board would look
+// "changed" on every tick and cost an LLM call each time.
+var boardDeadbands = map[string]float64{
+	"board.soc_temperature": 5,   // °C
+	"board.load1":           1,   // runnable tasks
+	"board.mem_available":   200, // MB
+	"board.disk_free":       500, // MB
+}
+
 func (e *Engine) deadband(key string, u device.Unit) float64 {
 	if d, ok := e.cfg.Deadbands[key]; ok {
+		return d
+	}
+	if d, ok := boardDeadbands[key]; ok {
 		return d
 	}
 	return defaultDeadband(u)
