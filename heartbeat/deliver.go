@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -101,27 +102,65 @@ func (e *Engine) maybePublishSensors(mono time.Time) {
 
 // publishLoop sends the latest retained state to every publisher. Only the
 // newest value of each topic matters, so a slow broker never builds a queue.
+// A value that did not go out (the broker is not connected yet, or is down)
+// is retried with backoff until it or a newer one does: the topics are
+// retained, and a lost publish would leave them stale until the next change
+// (for the sensors up to sensors_publish_interval, for the heartbeat a whole
+// interval).
 func (e *Engine) publishLoop(ctx context.Context) error {
+	var (
+		snap    *device.Snapshot
+		hb      *transport.Heartbeat
+		retry   <-chan time.Time
+		backoff = deliverMinBackoff
+	)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case snap := <-e.sensorsOut:
-			for _, p := range e.deps.Publishers {
-				pctx, cancel := context.WithTimeout(ctx, publishTimeout)
-				if err := p.PublishSensors(pctx, snap); err != nil && ctx.Err() == nil {
-					e.log.Debug("publish sensors", "err", err)
-				}
-				cancel()
-			}
-		case hb := <-e.heartbeatOut:
-			for _, p := range e.deps.Publishers {
-				pctx, cancel := context.WithTimeout(ctx, publishTimeout)
-				if err := p.PublishHeartbeat(pctx, hb); err != nil && ctx.Err() == nil {
-					e.log.Debug("publish heartbeat", "err", err)
-				}
-				cancel()
+		case s := <-e.sensorsOut:
+			snap = &s
+		case h := <-e.heartbeatOut:
+			hb = &h
+		case <-retry:
+			retry = nil
+		}
+		failed := false
+		if snap != nil {
+			if e.publishAll(ctx, "sensors", func(ctx context.Context, p Publisher) error { return p.PublishSensors(ctx, *snap) }) {
+				snap = nil
+			} else {
+				failed = true
 			}
 		}
+		if hb != nil {
+			if e.publishAll(ctx, "heartbeat", func(ctx context.Context, p Publisher) error { return p.PublishHeartbeat(ctx, *hb) }) {
+				hb = nil
+			} else {
+				failed = true
+			}
+		}
+		switch {
+		case !failed:
+			retry, backoff = nil, deliverMinBackoff
+		case retry == nil:
+			retry = e.deps.Clock.After(backoff)
+			backoff = min(backoff*2, deliverMaxBackoff)
+		}
 	}
+}
+
+// publishAll hands one retained value to every publisher and reports
+// whether all of them took it.
+func (e *Engine) publishAll(ctx context.Context, what string, publish func(context.Context, Publisher) error) bool {
+	ok := true
+	for _, p := range e.deps.Publishers {
+		pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+		if err := publish(pctx, p); err != nil && ctx.Err() == nil {
+			e.log.Debug("publish "+what, "err", err)
+			ok = false
+		}
+		cancel()
+	}
+	return ok
 }
