@@ -151,7 +151,7 @@ func TestRunFiresAndResolvesAndAnswersStatus(t *testing.T) {
 [[sensor]]
 name = "air"
 driver = "bme280"
-sim = { every = "6s", length = "4s", rise = 16 }
+sim = { every = "6s", length = "4s", rise = 20 }
 
 [[rule]]
 name = "too_hot"
@@ -221,7 +221,7 @@ func TestPowerCut(t *testing.T) {
 [[sensor]]
 name = "air"
 driver = "bme280"
-sim = { every = "2s", length = "1s", rise = 16 }
+sim = { every = "2s", length = "1s", rise = 20 }
 
 [[rule]]
 name = "flap"
@@ -290,7 +290,7 @@ func TestConfigErrorExits78(t *testing.T) {
 	if code != 78 {
 		t.Fatalf("exit code = %d, want 78; stderr %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "bogus_key") || !strings.Contains(errOut, ":11") {
+	if !strings.Contains(errOut, "config.toml:12: heartbeat.bogus_key: unknown key") {
 		t.Errorf("error does not name the key and line: %s", errOut)
 	}
 	_, _, code = runVigil(t, "-c", cfg, "run")
