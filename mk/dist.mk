@@ -37,15 +37,20 @@ DIST_MAX_BYTES_ARM64 ?= 9000000
 DEB_TARGETS := arm64:arm64 arm6:armhf riscv64:riscv64 amd64:amd64
 
 # Every mtime in a .deb is the commit's time: reproducible packages.
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# (Computed once per make run, like DEB_VERSION below.)
+ifndef SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+endif
 
 # Debian versions must start with a digit: v1.2.3 -> 1.2.3, v1.2.3-4-gabc ->
 # 1.2.3+4+gabc, an untagged tree (a bare commit hash, which has no dot) ->
 # 0.0.0~git<commit date>.<hash>, so it sorts before any release.
-DEB_VERSION ?= $(shell v='$(VERSION)'; \
+ifndef DEB_VERSION
+DEB_VERSION := $(shell v='$(VERSION)'; \
 	case "$$v" in (v[0-9]*.*) v=$${v#v};; ([0-9]*.*) ;; \
 	(*) v="0.0.0~git$$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d 2>/dev/null).$$v";; esac; \
 	printf '%s' "$$v" | tr -c 'A-Za-z0-9.+~' '+')
+endif
 
 .PHONY: dist deb check-reproducible test-dist test-systemd test-deb
 
