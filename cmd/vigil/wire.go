@@ -110,8 +110,13 @@ func (s telegramState) SetOffset(off int64) error {
 	return s.db.Update(func(tx *store.Tx) error { return tx.SetTelegramOffset(off) })
 }
 
+// Chat returns the chat that replaced configured, or configured itself: the
+// store answers 0 when no migration was recorded.
 func (s telegramState) Chat(configured int64) (id int64, err error) {
 	err = s.db.View(func(tx *store.Tx) error { id, err = tx.TelegramChat(configured); return err })
+	if err == nil && id == 0 {
+		id = configured
+	}
 	return id, err
 }
 
