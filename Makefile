@@ -5,10 +5,17 @@
 
 GO       ?= go
 BIN      ?= bin/vigil
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# Computed once (:=), so a commit landing mid-build cannot mix stamps.
+ifndef VERSION
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+endif
+ifndef COMMIT
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+endif
 # The commit's date, not the build's: two builds of one commit are byte-identical.
-BUILDDATE ?= $(shell git log -1 --format=%cI 2>/dev/null | sed 's/+00:00$$/Z/' || echo "")
+ifndef BUILDDATE
+BUILDDATE := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+endif
 LDFLAGS  := -s -w -buildid= -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(BUILDDATE)
 GOFLAGS_BUILD := -trimpath -ldflags '$(LDFLAGS)'
 export CGO_ENABLED := 0
@@ -18,10 +25,10 @@ TARGETS := arm6:arm:6 arm7:arm:7 arm64:arm64: riscv64:riscv64: amd64:amd64:
 
 .PHONY: all build run test test-deps test-qemu lint cross clean
 
+all: build
+
 # Packaging, benchmarks and reliability targets live in mk/.
 -include mk/*.mk
-
-all: build
 
 build:
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/vigil
@@ -41,9 +48,14 @@ test-deps:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# Everything: unit, integration and end-to-end tests (a real mosquitto, real
+# SIGKILLs), the hardware-facing packages under qemu for arm64/arm6/riscv64,
+# the cross-built binaries smoke-tested under qemu, the systemd unit and the
+# .deb packages.
 test: test-deps lint
 	PATH="$$PATH:/usr/sbin" $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory test-qemu
+	$(MAKE) --no-print-directory test-systemd test-dist test-deb
 
 # The hardware-facing packages under qemu-user for each target architecture.
 QEMU_PKGS ?= ./device/... ./board/... ./rule/... ./store/... ./config/...

@@ -122,7 +122,10 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	}
 	log := e.logger().With()
 	if err := ensureChecklist(cfg.Heartbeat.Checklist, log); err != nil {
-		return err
+		// Under the hardened unit /etc is read-only: failing here would make
+		// systemd restart-loop a daemon whose rules work fine. Without a
+		// checklist heartbeats skip as empty_checklist; say so and go on.
+		log.Warn("no checklist: heartbeats will not call the LLM until it exists", "err", err)
 	}
 	wd := newWatchdog(log, cfg.Heartbeat.SampleInterval.Duration)
 	a, err := e.build(ctx, cfg, log, buildOptions{sensors: true, thinker: true, transports: true, watchdog: wd.ping})

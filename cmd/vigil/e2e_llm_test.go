@@ -93,10 +93,10 @@ func (s *scriptedLLM) handle(w http.ResponseWriter, r *http.Request) {
 // TestRunWithLLM runs the real daemon against a scripted LLM: an alert from
 // the LLM reaches the log transport, an unchanged snapshot costs no call, a
 // dead server gives exactly one llm_unreachable while rules keep alerting, and
-// recovery gives one "reachable again".
+// recovery (the next tick retries a failed run) gives one "reachable again".
 func TestRunWithLLM(t *testing.T) {
 	if testing.Short() {
-		t.Skip("takes about three minutes (the heartbeat interval cannot be shorter than 1m)")
+		t.Skip("takes about two minutes (the heartbeat interval cannot be shorter than 1m)")
 	}
 	t.Parallel()
 	llm := newScriptedLLM(t)
@@ -133,7 +133,13 @@ renotify = "15s"
 		t.Fatalf("LLM calls after an unchanged tick = %d, want still 1", n)
 	}
 	llm.stop()
-	d.waitLog(t, regexp.MustCompile(`msg=alert .*rule=llm_unreachable state=firing`), 75*time.Second)
+	// A quiet device does not call the LLM, so nothing notices the outage
+	// until something asks: here a user runs `vigil check` (via the socket).
+	out, _, code := runVigil(t, "-c", cfg, "check")
+	if code != 1 || !strings.Contains(out, "outcome: failed") {
+		t.Fatalf("vigil check with the LLM down: exit %d, output:\n%s", code, out)
+	}
+	d.waitLog(t, regexp.MustCompile(`msg=alert .*rule=llm_unreachable state=firing`), 10*time.Second)
 	// Rules keep alerting while the LLM is down.
 	before := strings.Count(d.logText(), "rule=always state=firing")
 	time.Sleep(16 * time.Second)

@@ -28,11 +28,18 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"periph.io/x/conn/v3/driver/driverreg"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2creg"
 	"periph.io/x/conn/v3/spi"
 	"periph.io/x/conn/v3/spi/spireg"
-	"periph.io/x/host/v3"
+	// Only the generic Linux drivers (sysfs I²C/SPI, GPIO character device):
+	// vigil reads sensors through /dev/i2c-* and /dev/spidev*, never by poking
+	// SoC registers, so host.Init()'s memory-mapped board drivers (bcm283x,
+	// allwinner, ...) would only add ~450 KB to the binary. The unit's device
+	// policy forbids /dev/mem anyway.
+	_ "periph.io/x/host/v3/gpioioctl"
+	_ "periph.io/x/host/v3/sysfs"
 
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
@@ -157,7 +164,7 @@ func (h *hardware) failed(sensor string, err error) {
 func (h *hardware) init() error {
 	if !h.hostDone {
 		h.hostDone = true
-		if _, err := host.Init(); err != nil {
+		if _, err := driverreg.Init(); err != nil {
 			h.hostErr = fmt.Errorf("initialize periph.io host drivers: %w", err)
 		}
 	}
