@@ -245,40 +245,27 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 	if err != nil || minutes < 1 || minutes > 7*24*60 {
 		return usageErr("pause: MINUTES must be a whole number from 1 to 10080, got %q", pos[0])
 	}
-	cfg, err := e.loadConfig()
-	if err != nil {
-		return err
-	}
-	resp, err := ctlCall(ctx, sockPath(cfg), ctlRequest{Cmd: "pause", Minutes: minutes}, 10*time.Second)
-	switch {
-	case err == nil:
-		fmt.Fprintln(e.stdout, resp.Text)
-		return nil
-	case err != errNoDaemon:
-		return err
-	}
-	a, err := e.build(ctx, cfg, e.logger(), buildOptions{})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	txt, err := (&commands{app: a}).Pause(ctx, time.Duration(minutes)*time.Minute)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, txt+" (saved; no daemon running)")
-	return nil
+	d := time.Duration(minutes) * time.Minute
+	return e.pauseOrResume(ctx, ctlRequest{Cmd: "pause", Minutes: minutes},
+		func(c *commands) (string, error) { return c.Pause(ctx, d) })
 }
 
 func (e *env) cmdResume(ctx context.Context, args []string) error {
 	if _, err := e.flags("resume", args, nil, 0); err != nil {
 		return err
 	}
+	return e.pauseOrResume(ctx, ctlRequest{Cmd: "resume"},
+		func(c *commands) (string, error) { return c.Resume(ctx) })
+}
+
+// pauseOrResume asks the running daemon, or, with none running, applies
+// offline to the state file directly.
+func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(*commands) (string, error)) error {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	resp, err := ctlCall(ctx, sockPath(cfg), ctlRequest{Cmd: "resume"}, 10*time.Second)
+	resp, err := ctlCall(ctx, sockPath(cfg), req, 10*time.Second)
 	switch {
 	case err == nil:
 		fmt.Fprintln(e.stdout, resp.Text)
@@ -291,7 +278,7 @@ func (e *env) cmdResume(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	txt, err := (&commands{app: a}).Resume(ctx)
+	txt, err := offline(&commands{app: a})
 	if err != nil {
 		return err
 	}

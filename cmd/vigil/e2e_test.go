@@ -200,6 +200,14 @@ message = "air at {air.temperature}"
 	if code != 0 || !strings.Contains(out, "paused:   until") {
 		t.Fatalf("offline status: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// And resume works on the state file too.
+	out, errOut, code = runVigil(t, "-c", cfg, "resume")
+	if code != 0 || !strings.Contains(out, "heartbeats resumed (saved; no daemon running)") {
+		t.Fatalf("offline resume: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out, _, _ = runVigil(t, "-c", cfg, "status"); !strings.Contains(out, "paused:   no") {
+		t.Fatalf("status after an offline resume still paused:\n%s", out)
+	}
 }
 
 var (
