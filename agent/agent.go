@@ -55,6 +55,7 @@ type Input struct {
 	LastAlertAt time.Time
 	LastSuccess time.Time
 	Facts       Facts
+	MaxCalls    int // HTTP requests this run may make (the day's remaining budget); 0: no cap
 }
 
 // Decision is how a heartbeat ended.

@@ -31,6 +31,9 @@ var (
 	// ErrMalformed: the provider answered 2xx with a body that is not a
 	// response of its protocol.
 	ErrMalformed = errors.New("malformed llm response")
+	// ErrBudget: the run reached Input.MaxCalls, the caller's remaining
+	// daily budget; no further request was sent.
+	ErrBudget = errors.New("llm call budget spent")
 )
 
 // ProviderError is an error from one LLM request. It matches ErrUnreachable,
@@ -126,7 +129,8 @@ type provider interface {
 // complete sends one model call, retrying what may succeed on a second try.
 // Every HTTP attempt is counted in dec.Calls, the tokens of the answer in
 // dec.Tokens.
-func (a *Agent) complete(ctx context.Context, req *request, dec *Decision) (reply, error) {
+// maxCalls > 0 caps dec.Calls: the request is not sent once it is reached.
+func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCalls int) (reply, error) {
 	body, err := a.prov.encode(req)
 	if err != nil {
 		return reply{}, fmt.Errorf("encode request: %w", err)
@@ -134,6 +138,9 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision) (repl
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return reply{}, fmt.Errorf("%s request: %w", a.prov.name(), err)
+		}
+		if maxCalls > 0 && dec.Calls >= maxCalls {
+			return reply{}, fmt.Errorf("%w: %d calls", ErrBudget, dec.Calls)
 		}
 		dec.Calls++
 		start := a.clock.Now()

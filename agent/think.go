@@ -217,7 +217,7 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 		msgs: []message{{role: roleUser, text: user}}}
 	r.seen = map[string]int{}
 	for step := 0; step < r.a.cfg.MaxSteps; step++ {
-		rep, err := r.a.complete(ctx, req, r.dec)
+		rep, err := r.a.complete(ctx, req, r.dec, r.in.MaxCalls)
 		if err != nil {
 			return err
 		}

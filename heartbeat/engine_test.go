@@ -526,3 +526,18 @@ func TestBoardHealthJitterIsNotNews(t *testing.T) {
 		t.Fatal("under-voltage appearing did not count as a change")
 	}
 }
+
+func TestRunIsCappedAtTheRemainingBudget(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxLLMCallsPerDay = 5; c.MaxQuiet = time.Minute })
+	h.sample()
+	h.tick() // 1 call
+	h.clock.Advance(30 * time.Minute)
+	h.sample()
+	h.tick() // 2 calls
+	h.clock.Advance(30 * time.Minute)
+	h.sample()
+	h.tick()
+	if got := h.thinker.last.MaxCalls; got != 3 {
+		t.Fatalf("MaxCalls passed to the LLM after 2 of 5 calls = %d, want 3", got)
+	}
+}

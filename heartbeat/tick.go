@@ -154,6 +154,11 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 	if err != nil {
 		res.Run.Outcome, res.Run.Error = OutcomeFailed, err.Error()
 		res.Decision = nil
+		if errors.Is(err, agent.ErrBudget) {
+			// The day's budget ran out mid-run: not the LLM's failure.
+			res.Run.Reason = ReasonBudget
+			return e.finish(ctx, res, startMono, opts)
+		}
 		return e.finishFailure(ctx, res, err, startMono, opts)
 	}
 	switch dec.Outcome {
@@ -255,6 +260,16 @@ func (e *Engine) input(wall time.Time) (agent.Input, error) {
 		in.Snapshot = *e.last.Clone()
 	}
 	in.Previous = e.llmSnap
+	if e.cfg.MaxLLMCallsPerDay > 0 {
+		e.rollBudget(wall)
+		// A run makes several requests (tool steps, retries): cap it at
+		// what is left of the day, so the budget holds exactly. A forced
+		// run (vigil check) with nothing left is the user's explicit wish
+		// and runs uncapped; it still counts.
+		if left := e.cfg.MaxLLMCallsPerDay - e.state.BudgetCalls; left > 0 {
+			in.MaxCalls = left
+		}
+	}
 	now := e.deps.Clock.Now()
 	env := &snapEnv{e: e, now: now}
 	for _, n := range e.deps.Sensors {
