@@ -13,7 +13,12 @@ import (
 const (
 	deliverBatch      = 16
 	deliverMinBackoff = time.Second
-	deliverMaxBackoff = time.Minute
+	// A transport back from an outage resumes within this; one failed
+	// attempt per 15 s while it is down costs nothing worth saving.
+	deliverMaxBackoff = 15 * time.Second
+	// notifyTimeout bounds one delivery, so a dead link (a half-open TCP
+	// connection, a long Telegram retry_after) cannot wedge a queue.
+	notifyTimeout = 2 * time.Minute
 	publishTimeout    = 10 * time.Second
 )
 
@@ -36,7 +41,9 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 		}
 		failed := false
 		for _, ent := range entries {
-			err := n.Notify(ctx, ent.Alert)
+			nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+			err := n.Notify(nctx, ent.Alert)
+			cancel()
 			if ctx.Err() != nil {
 				return nil
 			}
