@@ -18,8 +18,8 @@ const (
 	deliverMaxBackoff = 15 * time.Second
 	// notifyTimeout bounds one delivery, so a dead link (a half-open TCP
 	// connection, a long Telegram retry_after) cannot wedge a queue.
-	notifyTimeout = 2 * time.Minute
-	publishTimeout    = 10 * time.Second
+	notifyTimeout  = 2 * time.Minute
+	publishTimeout = 10 * time.Second
 )
 
 // deliveryLoop drains the outbox for one notifier, in order, at least once:
