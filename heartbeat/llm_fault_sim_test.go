@@ -266,7 +266,7 @@ func TestLLMFaults(t *testing.T) {
 	for k, n := range counts {
 		kinds = append(kinds, fmt.Sprintf("%s:%d", k, n))
 	}
-	t.Logf("LLMFAULT ticks=%d requests=%d max_requests_per_day=%d budget=%d episodes_outage=%d episodes_broken=%d llm_unreachable_firing=%d want=%d resolved=%d want=%d rule_alerts=%d want=%d outbox_dropped=%d faults=%s outcomes=%v",
+	t.Logf("LLMFAULT ticks=%d requests=%d max_requests_per_day=%d budget=%d episodes_outage=%d episodes_broken=%d llm_unreachable_firing=%d want_firing=%d resolved=%d want_resolved=%d rule_alerts=%d want_rule=%d outbox_dropped=%d faults=%s outcomes=%v",
 		ticks, srv.count(), maxDay, maxCalls, episodes[epOutage], episodes[epBroken], gotFiring, wantFiring,
 		gotResolved, wantResolved, gotRule, wantRule, st.OutboxDropped, strings.Join(kinds, ","), outcomes)
 	if gotFiring != wantFiring || gotResolved != wantResolved {

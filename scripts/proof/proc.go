@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// daemon is a running `vigil run` with its log captured.
+type daemon struct {
+	cmd     *exec.Cmd
+	started time.Time
+	mu      sync.Mutex
+	log     bytes.Buffer
+	done    chan struct{}
+	err     error
+}
+
+// startDaemon runs `argv... -c cfg run` (argv is the binary, or an emulator
+// and the binary) with env added to the environment.
+func startDaemon(argv []string, cfg string, env ...string) (*daemon, error) {
+	d := &daemon{done: make(chan struct{})}
+	args := append(append([]string{}, argv[1:]...), "-c", cfg, "run")
+	d.cmd = exec.Command(argv[0], args...)
+	d.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NOTIFY_SOCKET=")
+	d.cmd.Env = append(d.cmd.Env, env...)
+	stderr, err := d.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	d.started = time.Now()
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			d.mu.Lock()
+			d.log.WriteString(sc.Text() + "\n")
+			d.mu.Unlock()
+		}
+		d.err = d.cmd.Wait()
+		close(d.done)
+	}()
+	return d, nil
+}
+
+func (d *daemon) pid() int { return d.cmd.Process.Pid }
+
+func (d *daemon) logText() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.log.String()
+}
+
+func (d *daemon) exited() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (d *daemon) kill() {
+	d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.done
+}
+
+// stop sends SIGTERM and waits up to timeout, then kills.
+func (d *daemon) stop(timeout time.Duration) error {
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+		return nil
+	case <-time.After(timeout):
+		d.kill()
+		return fmt.Errorf("vigil did not stop within %s of SIGTERM", timeout)
+	}
+}
+
+// waitLog waits until re matches the log and returns the match.
+func (d *daemon) waitLog(ctx context.Context, re *regexp.Regexp, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if m := re.FindString(d.logText()); m != "" {
+			return m, nil
+		}
+		if d.exited() {
+			return "", fmt.Errorf("vigil exited (%v) while waiting for %s; log tail:\n%s", d.err, re, tail(d.logText(), 20))
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no %s in the log within %s; log tail:\n%s", re, timeout, tail(d.logText(), 20))
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// procStatus returns a field of /proc/PID/status in kB (VmRSS, VmHWM).
+func procStatus(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatusKB(string(b), field)
+}
+
+func parseStatusKB(status, field string) (int64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != field {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			break
+		}
+		return strconv.ParseInt(f[0], 10, 64)
+	}
+	return 0, fmt.Errorf("no %s in /proc status", field)
+}
+
+// cpuSample is a process's CPU use and context switches at one instant.
+type cpuSample struct {
+	at         time.Time
+	ticks      int64 // utime+stime of the whole process, in clock ticks
+	onCPU      time.Duration
+	switches   int64 // voluntary + involuntary context switches over all threads
+	threads    int
+	involSwtch int64
+}
+
+const clkTck = 100 // USER_HZ on Linux
+
+func sampleCPU(pid int) (cpuSample, error) {
+	s := cpuSample{at: time.Now()}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return s, err
+	}
+	if s.ticks, err = parseStatTicks(string(b)); err != nil {
+		return s, err
+	}
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	if err != nil {
+		return s, err
+	}
+	for _, t := range tasks {
+		if ss, err := os.ReadFile(t + "/schedstat"); err == nil {
+			if f := strings.Fields(string(ss)); len(f) > 0 {
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				s.onCPU += time.Duration(ns)
+			}
+		}
+		if st, err := os.ReadFile(t + "/status"); err == nil {
+			v, _ := parseStatusKB(string(st), "voluntary_ctxt_switches")
+			n, _ := parseStatusKB(string(st), "nonvoluntary_ctxt_switches")
+			s.switches += v + n
+			s.involSwtch += n
+		}
+		s.threads++
+	}
+	return s, nil
+}
+
+// parseStatTicks returns utime+stime from /proc/PID/stat (fields 14 and 15;
+// the command name in parentheses may contain spaces).
+func parseStatTicks(stat string) (int64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("malformed /proc stat")
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("malformed utime/stime in /proc stat")
+	}
+	return u + s, nil
+}
+
+// ctl sends one request to the daemon's control socket and decodes the reply.
+func ctl(sock string, req any, resp any, timeout time.Duration) error {
+	c, err := net.DialTimeout("unix", sock, timeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("read control reply: %w", err)
+	}
+	var raw struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(line, &raw) == nil && raw.Error != "" {
+		return errors.New(raw.Error)
+	}
+	return json.Unmarshal(line, resp)
+}
+
+// waitSocket waits until the control socket answers.
+func waitSocket(ctx context.Context, sock string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("control socket %s did not answer within %s", sock, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// logTimes returns the time= of every log line matching re.
+func logTimes(log string, re *regexp.Regexp) []time.Time {
+	var out []time.Time
+	for _, line := range strings.Split(log, "\n") {
+		if !re.MatchString(line) {
+			continue
+		}
+		if t, ok := logTime(line); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func logTime(line string) (time.Time, bool) {
+	f, _, _ := strings.Cut(line, " ")
+	v, ok := strings.CutPrefix(f, "time=")
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
