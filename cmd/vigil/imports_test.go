@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestImportDirection keeps the layout of STYLE.md: imports point one way,
+// cmd → heartbeat → {agent, device, rule, store, transport}, and the leaf
+// packages import nothing else of ours except value types.
+func TestImportDirection(t *testing.T) {
+	const mod = "github.com/vigil-iot/vigil/"
+	allowed := map[string][]string{
+		"board":              {},
+		"device":             {},
+		"rule":               {},
+		"transport":          {},
+		"config":             {"rule"},
+		"store":              {"device", "transport"},
+		"transport/mqtt":     {"device", "transport"},
+		"transport/telegram": {"transport"},
+		"agent":              {"device", "transport"},
+		"heartbeat":          {"agent", "device", "rule", "store", "transport"},
+	}
+	for pkg, want := range allowed {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			name, ours := strings.CutPrefix(dep, mod)
+			if !ours || name == pkg || strings.HasPrefix(name, "internal/") {
+				continue
+			}
+			if !slices.Contains(want, name) {
+				t.Errorf("%s imports %s; allowed: %v", pkg, name, want)
+			}
+		}
+	}
+}
