@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-iot/vigil/internal/mosquittotest"
 )
 
 // End-to-end tests of the real `vigil run` against a real mosquitto: what a
@@ -67,12 +69,12 @@ func jsonKeys(t *testing.T, payload string) []string {
 func TestMQTTAlertRetainedStateAndDiscovery(t *testing.T) {
 	t.Parallel()
 	b := startMosquitto(t)
-	live := record(t, b.url(), "", "vigil/#", "homeassistant/#")
-	cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.url(), "homeassistant = true"))
+	live := mosquittotest.Subscribe(t, b.URL(), "vigil/#", "homeassistant/#")
+	cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.URL(), "homeassistant = true"))
 	d := startDaemon(t, cfg)
 
 	// The alert, at QoS 1, not retained, as SPEC §5 spells it.
-	m := live.wait(topicAlert, 15*time.Second, nil)
+	m := live.Wait(topicAlert, 15*time.Second, nil)
 	if m.QoS != 1 || m.Retained {
 		t.Errorf("alert qos %d retained %v, want qos 1, not retained", m.QoS, m.Retained)
 	}
@@ -94,25 +96,25 @@ func TestMQTTAlertRetainedStateAndDiscovery(t *testing.T) {
 	d.waitLog(t, regexp.MustCompile(`msg=rule rule=always event=firing alert=`+regexp.QuoteMeta(a.ID)+`\b`), time.Second)
 
 	// Retained state, as a subscriber that comes later sees it.
-	live.wait(topicHeartbeat, 15*time.Second, nil)
-	live.wait(topicSensors, 15*time.Second, nil)
-	live.wait(topicProblem, 15*time.Second, payloadIs("ON"))
-	late := record(t, b.url(), "", "vigil/e2e/+", topicDiscovery)
+	live.Wait(topicHeartbeat, 15*time.Second, nil)
+	live.Wait(topicSensors, 15*time.Second, nil)
+	live.Wait(topicProblem, 15*time.Second, payloadIs("ON"))
+	late := mosquittotest.Subscribe(t, b.URL(), "vigil/e2e/+", topicDiscovery)
 	for _, topic := range []string{topicStatus, topicHeartbeat, topicSensors, topicProblem, topicDiscovery} {
-		if m := late.wait(topic, 5*time.Second, nil); !m.Retained || m.QoS != 1 {
+		if m := late.Wait(topic, 5*time.Second, nil); !m.Retained || m.QoS != 1 {
 			t.Errorf("%s: retained %v qos %d, want retained at qos 1", topic, m.Retained, m.QoS)
 		}
 	}
-	if got := late.on(topicStatus)[0].Payload; got != "online" {
+	if got := late.On(topicStatus)[0].Payload; got != "online" {
 		t.Errorf("retained status = %q, want online", got)
 	}
-	if got := late.on(topicProblem)[0].Payload; got != "ON" {
+	if got := late.On(topicProblem)[0].Payload; got != "ON" {
 		t.Errorf("retained problem = %q, want ON while the rule fires", got)
 	}
-	if len(late.on(topicAlert)) != 0 {
+	if len(late.On(topicAlert)) != 0 {
 		t.Errorf("a late subscriber got an alert: alerts must not be retained")
 	}
-	hb := late.on(topicHeartbeat)[0].Payload
+	hb := late.On(topicHeartbeat)[0].Payload
 	if got, want := jsonKeys(t, hb), []string{"duration_ms", "next_at", "outcome", "reason", "time", "tokens"}; !slices.Equal(got, want) {
 		t.Errorf("heartbeat keys = %v, want %v", got, want)
 	}
@@ -127,7 +129,7 @@ func TestMQTTAlertRetainedStateAndDiscovery(t *testing.T) {
 			Unit  string
 		}
 	}
-	sp := late.on(topicSensors)[0].Payload
+	sp := late.On(topicSensors)[0].Payload
 	if err := json.Unmarshal([]byte(sp), &snap); err != nil {
 		t.Fatalf("sensors payload %s: %v", sp, err)
 	}
@@ -137,19 +139,19 @@ func TestMQTTAlertRetainedStateAndDiscovery(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339, snap.Time); err != nil {
 		t.Errorf("sensors time %q: %v", snap.Time, err)
 	}
-	checkDiscovery(t, late.on(topicDiscovery)[0].Payload, snap.Readings)
+	checkDiscovery(t, late.On(topicDiscovery)[0].Payload, snap.Readings)
 
 	// Home Assistant restarted: the device is announced again, live. An
 	// "offline" from Home Assistant is not a reason to announce.
 	quiet(t, live, topicDiscovery, 1500*time.Millisecond)
-	n := len(live.on(topicDiscovery))
-	late.publish("homeassistant/status", false, "offline")
+	n := len(live.On(topicDiscovery))
+	late.Publish("homeassistant/status", false, "offline")
 	time.Sleep(1500 * time.Millisecond)
-	if got := len(live.on(topicDiscovery)); got != n {
+	if got := len(live.On(topicDiscovery)); got != n {
 		t.Errorf("homeassistant/status offline re-announced the device (%d discovery messages, want %d)", got, n)
 	}
-	late.publish("homeassistant/status", false, "online")
-	m = live.waitN(topicDiscovery, n+1, 5*time.Second)
+	late.Publish("homeassistant/status", false, "online")
+	m = live.WaitN(topicDiscovery, n+1, 5*time.Second)
 	if m.Retained {
 		t.Errorf("re-announcement arrived as a retained message, want a live one")
 	}
@@ -157,13 +159,13 @@ func TestMQTTAlertRetainedStateAndDiscovery(t *testing.T) {
 }
 
 // quiet waits until no message arrived on topic for d.
-func quiet(t *testing.T, r *recorder, topic string, d time.Duration) {
+func quiet(t *testing.T, r *mosquittotest.Subscriber, topic string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	n := len(r.on(topic))
+	n := len(r.On(topic))
 	for since := time.Now(); time.Since(since) < d; {
 		time.Sleep(50 * time.Millisecond)
-		if k := len(r.on(topic)); k != n {
+		if k := len(r.On(topic)); k != n {
 			n, since = k, time.Now()
 		}
 		if time.Now().After(deadline) {
@@ -250,52 +252,14 @@ func checkDiscovery(t *testing.T, payload string, readings map[string]struct {
 	}
 }
 
-// waitN waits until topic has received at least n messages and returns the nth.
-func (r *recorder) waitN(topic string, n int, timeout time.Duration) mqttMsg {
-	r.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if got := r.on(topic); len(got) >= n {
-			return got[n-1]
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%d messages on %s within %v, want %d: %v", len(r.on(topic)), topic, timeout, n, r.on(topic))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// countPayload counts the messages on topic with payload p.
-func (r *recorder) countPayload(topic, p string) int {
-	n := 0
-	for _, m := range r.on(topic) {
-		if m.Payload == p {
-			n++
-		}
-	}
-	return n
-}
-
-// waitPayloadN waits until topic has received payload p n times.
-func (r *recorder) waitPayloadN(topic, p string, n int, timeout time.Duration) {
-	r.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for r.countPayload(topic, p) < n {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%q on %s %d times within %v, want %d: %v", p, topic, r.countPayload(topic, p), timeout, n, r.on(topic))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestMQTTLastWill(t *testing.T) {
 	t.Parallel()
 	b := startMosquitto(t)
-	rec := record(t, b.url(), "", topicStatus)
-	cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.url(), "homeassistant = false"))
+	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus)
+	cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.URL(), "homeassistant = false"))
 	d := startDaemon(t, cfg)
-	rec.waitPayloadN(topicStatus, "online", 1, 15*time.Second)
-	if log := b.log(); !regexp.MustCompile(`as vigil-e2e \(p\d, c1, k5\)`).MatchString(log) {
+	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
+	if log := b.Log(); !regexp.MustCompile(`as vigil-e2e \(p\d, c1, k5\)`).MatchString(log) {
 		t.Errorf("the broker did not see a clean session with keepalive 5s from vigil-e2e:\n%s", log)
 	}
 
@@ -304,7 +268,7 @@ func TestMQTTLastWill(t *testing.T) {
 	// which was at most one keepalive before the freeze.
 	d.cmd.Process.Signal(syscall.SIGSTOP)
 	frozen := time.Now()
-	rec.waitPayloadN(topicStatus, "offline", 1, 20*time.Second)
+	rec.WaitPayloadN(topicStatus, "offline", 1, 20*time.Second)
 	if took := time.Since(frozen); took < 2*time.Second {
 		t.Errorf("offline %v after the freeze, before the keepalive could expire", took)
 	} else {
@@ -314,22 +278,22 @@ func TestMQTTLastWill(t *testing.T) {
 
 	// SIGKILL closes the socket without a DISCONNECT: the will goes out at once.
 	d = startDaemon(t, cfg)
-	rec.waitPayloadN(topicStatus, "online", 2, 15*time.Second)
+	rec.WaitPayloadN(topicStatus, "online", 2, 15*time.Second)
 	d.kill()
-	rec.waitPayloadN(topicStatus, "offline", 2, 10*time.Second)
-	late := record(t, b.url(), "", topicStatus)
-	if m := late.wait(topicStatus, 5*time.Second, nil); m.Payload != "offline" || !m.Retained {
+	rec.WaitPayloadN(topicStatus, "offline", 2, 10*time.Second)
+	late := mosquittotest.Subscribe(t, b.URL(), topicStatus)
+	if m := late.Wait(topicStatus, 5*time.Second, nil); m.Payload != "offline" || !m.Retained {
 		t.Errorf("retained status after the kill = %q (retained %v), want offline", m.Payload, m.Retained)
 	}
 }
 
 // deliveredInOrder waits until every id in want was received on the alert
 // topic and checks that they arrived in commit order (duplicates allowed).
-func deliveredInOrder(t *testing.T, rec *recorder, want []string, timeout time.Duration) []string {
+func deliveredInOrder(t *testing.T, rec *mosquittotest.Subscriber, want []string, timeout time.Duration) []string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		got := rec.alertIDs(topicAlert)
+		got := alertIDs(t, rec, topicAlert)
 		have := map[string]bool{}
 		for _, id := range got {
 			have[id] = true
@@ -371,40 +335,40 @@ func waitCommitted(t *testing.T, d *child, n int, timeout time.Duration) []strin
 func TestMQTTBrokerRestartLosesNothing(t *testing.T) {
 	t.Parallel()
 	b := startMosquitto(t)
-	rec := record(t, b.url(), "e2e-outage-recorder", topicAlert)
-	cfg := writeConfig(t, t.TempDir(), flappingSensors+mqttConfig(b.url(), "homeassistant = false"))
+	rec := mosquittotest.SubscribeWith(t, b.URL(), mosquittotest.SubscriberOptions{Session: "e2e-outage-recorder"}, topicAlert)
+	cfg := writeConfig(t, t.TempDir(), flappingSensors+mqttConfig(b.URL(), "homeassistant = false"))
 	d := startDaemon(t, cfg)
-	rec.waitN(topicAlert, 2, 20*time.Second)
+	rec.WaitN(topicAlert, 2, 20*time.Second)
 
-	b.stop()
+	b.Stop()
 	down := len(committed(d.logText()))
 	waitCommitted(t, d, down+3, 15*time.Second) // alerts keep coming while the broker is away
 	time.Sleep(2 * time.Second)
-	b.start()
+	b.Start()
 	want := committed(d.logText())
 	got := deliveredInOrder(t, rec, want, 30*time.Second)
 	t.Logf("%d alerts committed (%d while the broker was down), %d distinct received, %d messages",
-		len(want), len(want)-down, len(got), len(rec.on(topicAlert)))
+		len(want), len(want)-down, len(got), len(rec.On(topicAlert)))
 }
 
 func TestMQTTKilledWithAlertsInFlight(t *testing.T) {
 	t.Parallel()
 	b := startMosquitto(t)
-	link := startBlackhole(t, b.addr())
-	rec := record(t, b.url(), "", topicAlert)
-	cfg := writeConfig(t, t.TempDir(), flappingSensors+mqttConfig(link.url(), "homeassistant = false"))
+	link := mosquittotest.StartProxy(t, b.Addr())
+	rec := mosquittotest.Subscribe(t, b.URL(), topicAlert)
+	cfg := writeConfig(t, t.TempDir(), flappingSensors+mqttConfig(link.URL(), "homeassistant = false"))
 	d := startDaemon(t, cfg)
-	rec.waitN(topicAlert, 1, 20*time.Second)
+	rec.WaitN(topicAlert, 1, 20*time.Second)
 
 	// The link goes dead without closing: the daemon dies with an alert
 	// published but never acknowledged, and more queued behind it.
-	link.swallowing.Store(true)
+	link.Blackhole(true)
 	waitCommitted(t, d, len(committed(d.logText()))+3, 15*time.Second)
 	d.kill()
-	link.swallowing.Store(false)
+	link.Blackhole(false)
 	want := committed(d.logText())
 	have := map[string]bool{}
-	for _, id := range rec.alertIDs(topicAlert) {
+	for _, id := range alertIDs(t, rec, topicAlert) {
 		have[id] = true
 	}
 	unacked := 0
@@ -427,14 +391,14 @@ func TestMQTTKilledWithAlertsInFlight(t *testing.T) {
 	// PUBACK, sends it again. Same id, same payload (alertIDs checks): a
 	// consumer drops the duplicate.
 	waitCommitted(t, d, len(committed(d.logText()))+1, 10*time.Second)
-	b.signal(syscall.SIGSTOP)
+	b.Freeze()
 	waitCommitted(t, d, len(committed(d.logText()))+3, 15*time.Second)
 	d.kill()
-	b.signal(syscall.SIGCONT)
+	b.Thaw()
 	want = append(want, committed(d.logText())...)
 	startDaemon(t, cfg)
 	got = deliveredInOrder(t, rec, want, 20*time.Second)
-	dups := len(rec.on(topicAlert)) - len(got)
+	dups := len(rec.On(topicAlert)) - len(got)
 	if dups == 0 {
 		t.Errorf("no alert arrived twice after the frozen broker: the test did not exercise redelivery")
 	}
@@ -442,11 +406,11 @@ func TestMQTTKilledWithAlertsInFlight(t *testing.T) {
 }
 
 // waitResult publishes a command and returns the next result.
-func waitResult(t *testing.T, rec *recorder, topic, payload string) (ok bool, msg, errText string) {
+func waitResult(t *testing.T, rec *mosquittotest.Subscriber, topic, payload string) (ok bool, msg, errText string) {
 	t.Helper()
-	n := len(rec.on(topicResult))
-	rec.publish(topic, false, payload)
-	m := rec.waitN(topicResult, n+1, 10*time.Second)
+	n := len(rec.On(topicResult))
+	rec.Publish(topic, false, payload)
+	m := rec.WaitN(topicResult, n+1, 10*time.Second)
 	var r struct {
 		Command string
 		OK      bool
@@ -463,15 +427,15 @@ func TestMQTTCommands(t *testing.T) {
 	t.Run("disabled", func(t *testing.T) {
 		t.Parallel()
 		b := startMosquitto(t)
-		rec := record(t, b.url(), "", topicStatus, "vigil/e2e/cmd/#")
-		cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.url(), "homeassistant = false", "commands = false"))
+		rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, "vigil/e2e/cmd/#")
+		cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.URL(), "homeassistant = false", "commands = false"))
 		d := startDaemon(t, cfg)
-		rec.waitPayloadN(topicStatus, "online", 1, 15*time.Second)
+		rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
 		time.Sleep(time.Second) // a daemon that subscribes does so right after "online"
-		rec.publish("vigil/e2e/cmd/pause", false, "5")
-		rec.publish("vigil/e2e/cmd/check", false, "")
+		rec.Publish("vigil/e2e/cmd/pause", false, "5")
+		rec.Publish("vigil/e2e/cmd/check", false, "")
 		time.Sleep(2 * time.Second)
-		if got := rec.on(topicResult); len(got) != 0 {
+		if got := rec.On(topicResult); len(got) != 0 {
 			t.Errorf("commands are disabled but got results: %v", got)
 		}
 		out, errOut, code := runVigil(t, "-c", cfg, "status")
@@ -485,18 +449,18 @@ func TestMQTTCommands(t *testing.T) {
 	t.Run("enabled", func(t *testing.T) {
 		t.Parallel()
 		b := startMosquitto(t)
-		rec := record(t, b.url(), "", topicStatus, "vigil/e2e/cmd/#")
-		cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.url(), "homeassistant = false", "commands = true"))
+		rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, "vigil/e2e/cmd/#")
+		cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.URL(), "homeassistant = false", "commands = true"))
 		startDaemon(t, cfg)
-		rec.waitPayloadN(topicStatus, "online", 1, 15*time.Second)
+		rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
 		// The subscription follows "online": poke with an invalid command
 		// until one is answered.
 		deadline := time.Now().Add(10 * time.Second)
-		for len(rec.on(topicResult)) == 0 {
+		for len(rec.On(topicResult)) == 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("no cmd/result within 10s of online")
 			}
-			rec.publish("vigil/e2e/cmd/pause", false, "soon")
+			rec.Publish("vigil/e2e/cmd/pause", false, "soon")
 			time.Sleep(200 * time.Millisecond)
 		}
 		quiet(t, rec, topicResult, 500*time.Millisecond)

@@ -1,14 +1,17 @@
 package mqtt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +19,74 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/mosquittotest"
+	"github.com/vigil-iot/vigil/internal/transporttest"
 	"github.com/vigil-iot/vigil/transport"
 )
 
 // Integration tests against a real mosquitto on a loopback port.
 
 const wait5 = 5 * time.Second
+
+// waitFor polls cond until it holds or fails the test.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runClient starts c.Run and stops it when the test ends, failing the test
+// if Run returns an error.
+func runClient(t *testing.T, c *Client) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run() = %v, want nil", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Errorf("Run did not return within 15s of cancel")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// testLogger logs to t until the test's cleanups have run; paho goroutines
+// that outlive the test write nowhere.
+func testLogger(t *testing.T) *slog.Logger {
+	w := &testWriter{t: t}
+	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct {
+	t    *testing.T
+	mu   sync.Mutex
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(string(bytes.TrimRight(p, "\n")))
+	}
+	return len(p), nil
+}
 
 func newTestClient(t *testing.T, url string, cfg Config, cmds transport.Commands) *Client {
 	t.Helper()
@@ -53,9 +118,9 @@ func testAlert(id string, sev transport.Severity) transport.Alert {
 }
 
 func TestAlertDeliveredAtQoS1(t *testing.T) {
-	b := startBroker(t)
-	sub := subscribe(t, b.url(), "vigil/dev1/alert")
-	c := newTestClient(t, b.url(), Config{MinSeverity: transport.Warning}, nil)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/alert")
+	c := newTestClient(t, b.URL(), Config{MinSeverity: transport.Warning}, nil)
 	runClient(t, c)
 	waitConnected(t, c)
 
@@ -68,7 +133,7 @@ func TestAlertDeliveredAtQoS1(t *testing.T) {
 	if err := c.Notify(ctx, want); err != nil {
 		t.Fatalf("Notify() = %v", err)
 	}
-	m := sub.next("vigil/dev1/alert", wait5)
+	m := sub.Next("vigil/dev1/alert", wait5)
 	if m.QoS != 1 || m.Retained {
 		t.Errorf("alert qos=%d retained=%v, want qos 1, not retained", m.QoS, m.Retained)
 	}
@@ -93,8 +158,8 @@ func TestAlertDeliveredAtQoS1(t *testing.T) {
 }
 
 func TestRetainedState(t *testing.T) {
-	b := startBroker(t)
-	c := newTestClient(t, b.url(), Config{}, nil)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	c := newTestClient(t, b.URL(), Config{}, nil)
 	stop := runClient(t, c)
 	waitConnected(t, c)
 
@@ -113,10 +178,10 @@ func TestRetainedState(t *testing.T) {
 	}
 
 	// A subscriber that arrives later gets the retained state.
-	late := subscribe(t, b.url(), "vigil/dev1/+")
-	got := map[string]msg{}
+	late := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/+")
+	got := map[string]mosquittotest.Message{}
 	for len(got) < 3 {
-		m, ok := late.maybe2(wait5)
+		m, ok := late.Maybe("", wait5)
 		if !ok {
 			t.Fatalf("retained messages seen: %v, want status, heartbeat and sensors", got)
 		}
@@ -145,57 +210,47 @@ func TestRetainedState(t *testing.T) {
 
 	// A clean shutdown leaves "offline" retained.
 	stop()
-	m := late.next("vigil/dev1/status", wait5)
+	m := late.Next("vigil/dev1/status", wait5)
 	if m.Payload != "offline" {
 		t.Errorf("status after shutdown = %q, want offline", m.Payload)
 	}
-	again := subscribe(t, b.url(), "vigil/dev1/status")
-	if m := again.next("vigil/dev1/status", wait5); m.Payload != "offline" || !m.Retained {
+	again := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/status")
+	if m := again.Next("vigil/dev1/status", wait5); m.Payload != "offline" || !m.Retained {
 		t.Errorf("retained status after shutdown = %+v, want retained offline", m)
 	}
 }
 
-// maybe2 returns the next message on any topic.
-func (s *subscriber) maybe2(timeout time.Duration) (msg, bool) {
-	select {
-	case m := <-s.ch:
-		return m, true
-	case <-time.After(timeout):
-		return msg{}, false
-	}
-}
-
 func TestLastWillOnAbruptDisconnect(t *testing.T) {
-	b := startBroker(t)
-	p := startProxy(t, b.addr())
-	sub := subscribe(t, b.url(), "vigil/dev1/status")
-	c := newTestClient(t, p.url(), Config{}, nil)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	p := mosquittotest.StartProxy(t, b.Addr())
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/status")
+	c := newTestClient(t, p.URL(), Config{}, nil)
 	runClient(t, c)
 	waitConnected(t, c)
-	if m := sub.next("vigil/dev1/status", wait5); m.Payload != "online" {
+	if m := sub.Next("vigil/dev1/status", wait5); m.Payload != "online" {
 		t.Fatalf("status = %q, want online", m.Payload)
 	}
 
-	p.cut() // the network goes away without a DISCONNECT packet
+	p.Cut() // the network goes away without a DISCONNECT packet
 
-	if m := sub.next("vigil/dev1/status", 10*time.Second); m.Payload != "offline" {
+	if m := sub.Next("vigil/dev1/status", 10*time.Second); m.Payload != "offline" {
 		t.Fatalf("status after cut = %q, want offline (Last Will)", m.Payload)
 	}
 	// paho reconnects through the proxy and says online again.
-	if m := sub.next("vigil/dev1/status", 15*time.Second); m.Payload != "online" {
+	if m := sub.Next("vigil/dev1/status", 15*time.Second); m.Payload != "online" {
 		t.Fatalf("status after reconnect = %q, want online", m.Payload)
 	}
 }
 
 func TestNotifyInFlightWhenConnectionDrops(t *testing.T) {
-	b := startBroker(t)
-	p := startProxy(t, b.addr())
-	sub := subscribe(t, b.url(), "vigil/dev1/alert")
-	c := newTestClient(t, p.url(), Config{}, nil)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	p := mosquittotest.StartProxy(t, b.Addr())
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/alert")
+	c := newTestClient(t, p.URL(), Config{}, nil)
 	runClient(t, c)
 	waitConnected(t, c)
 
-	p.blackhole.Store(true) // the PUBLISH goes nowhere, no PUBACK comes back
+	p.Blackhole(true) // the PUBLISH goes nowhere, no PUBACK comes back
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -205,14 +260,14 @@ func TestNotifyInFlightWhenConnectionDrops(t *testing.T) {
 		t.Fatalf("Notify() = %v before any PUBACK could arrive", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	p.cut()
+	p.Cut()
 	select {
 	case err := <-done:
 		t.Logf("Notify() after the cut = %v", err)
 		// Either paho resent it on the new connection and it was
 		// acknowledged, or Notify reported the loss; never a hang.
 		if err == nil {
-			if m := sub.next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"inflight"`) {
+			if m := sub.Next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"inflight"`) {
 				t.Errorf("Notify() = nil but the subscriber saw %s", m.Payload)
 			}
 		} else if !errors.Is(err, ErrConnectionLost) {
@@ -229,8 +284,8 @@ func TestNotifyInFlightWhenConnectionDrops(t *testing.T) {
 }
 
 func TestBrokerRestart(t *testing.T) {
-	b := startBroker(t)
-	c := newTestClient(t, b.url(), Config{}, nil)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	c := newTestClient(t, b.URL(), Config{}, nil)
 	runClient(t, c)
 	waitConnected(t, c)
 
@@ -240,7 +295,7 @@ func TestBrokerRestart(t *testing.T) {
 		t.Fatalf("Notify() before stop = %v", err)
 	}
 
-	b.stop()
+	b.Kill()
 	waitFor(t, "client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
 	start := time.Now()
 	err := c.Notify(ctx, testAlert("during", transport.Critical))
@@ -254,9 +309,9 @@ func TestBrokerRestart(t *testing.T) {
 		t.Errorf("PublishSensors() while broker down = %v, want ErrNotConnected", err)
 	}
 
-	b.start()
+	b.Start()
 	waitConnected(t, c)
-	sub := subscribe(t, b.url(), "vigil/dev1/alert")
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/alert")
 	ids := []string{"q1", "q2", "q3"}
 	for _, id := range ids {
 		if err := c.Notify(ctx, testAlert(id, transport.Critical)); err != nil {
@@ -266,7 +321,7 @@ func TestBrokerRestart(t *testing.T) {
 	var got []string
 	for range ids {
 		var a transport.Alert
-		_ = json.Unmarshal([]byte(sub.next("vigil/dev1/alert", wait5).Payload), &a)
+		_ = json.Unmarshal([]byte(sub.Next("vigil/dev1/alert", wait5).Payload), &a)
 		got = append(got, a.ID)
 	}
 	if !slices.Equal(got, ids) {
@@ -275,10 +330,9 @@ func TestBrokerRestart(t *testing.T) {
 }
 
 func TestFirstConnectRetriesWithBackoff(t *testing.T) {
-	b := &broker{t: t, bin: mosquittoBin(t), port: freePort(t)} // not started yet
-	t.Cleanup(b.stop)
+	b := mosquittotest.New(t, mosquittotest.Options{}) // not started yet
 	clock := clockwork.NewFakeClock()
-	c := newTestClient(t, b.url(), Config{Clock: clock, ReconnectMax: time.Minute}, nil)
+	c := newTestClient(t, b.URL(), Config{Clock: clock, ReconnectMax: time.Minute}, nil)
 	runClient(t, c)
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait5)
@@ -297,7 +351,7 @@ func TestFirstConnectRetriesWithBackoff(t *testing.T) {
 	if c.Connected() {
 		t.Fatal("connected before the broker started")
 	}
-	b.start()
+	b.Start()
 	clock.Advance(time.Second) // 2s total: the backoff doubled
 	waitConnected(t, c)
 }
@@ -382,14 +436,14 @@ func validateDiscovery(t *testing.T, payload string, sensors map[string]any) dis
 }
 
 func TestHomeAssistantDiscovery(t *testing.T) {
-	b := startBroker(t)
-	sub := subscribe(t, b.url(), "homeassistant/device/+/config", "vigil/dev1/sensors", "vigil/dev1/problem", "vigil/dev1/problem/attributes")
-	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Version: "0.1.0"}, nil)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, b.URL(), "homeassistant/device/+/config", "vigil/dev1/sensors", "vigil/dev1/problem", "vigil/dev1/problem/attributes")
+	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Version: "0.1.0"}, nil)
 	runClient(t, c)
 	waitConnected(t, c)
 
 	const topic = "homeassistant/device/dev1/config"
-	m := sub.next(topic, wait5)
+	m := sub.Next(topic, wait5)
 	if m.QoS != 1 {
 		t.Errorf("discovery qos = %d, want 1", m.QoS)
 	}
@@ -415,8 +469,8 @@ func TestHomeAssistantDiscovery(t *testing.T) {
 	var sensors struct {
 		Readings map[string]any `json:"readings"`
 	}
-	_ = json.Unmarshal([]byte(sub.next("vigil/dev1/sensors", wait5).Payload), &sensors)
-	d = validateDiscovery(t, sub.next(topic, wait5).Payload, sensors.Readings)
+	_ = json.Unmarshal([]byte(sub.Next("vigil/dev1/sensors", wait5).Payload), &sensors)
+	d = validateDiscovery(t, sub.Next(topic, wait5).Payload, sensors.Readings)
 	if len(d.Cmps) != 6 {
 		t.Errorf("cmps has %d components, want 6 (problem, heartbeat, 4 readings): %v", len(d.Cmps), d.Cmps)
 	}
@@ -432,12 +486,12 @@ func TestHomeAssistantDiscovery(t *testing.T) {
 	if err := c.PublishSensors(ctx, snap); err != nil {
 		t.Fatalf("PublishSensors() = %v", err)
 	}
-	sub.publish("homeassistant/status", false, "online")
-	d = validateDiscovery(t, sub.next(topic, wait5).Payload, sensors.Readings)
+	sub.Publish("homeassistant/status", false, "online")
+	d = validateDiscovery(t, sub.Next(topic, wait5).Payload, sensors.Readings)
 	if got := len(d.Cmps); got != 6 {
 		t.Errorf("re-announced cmps = %d, want 6", got)
 	}
-	if extra, ok := sub.maybe(topic, 300*time.Millisecond); ok {
+	if extra, ok := sub.Maybe(topic, 300*time.Millisecond); ok {
 		t.Errorf("unexpected extra discovery message (unchanged sensors must not re-announce): %.80s", extra.Payload)
 	}
 
@@ -446,35 +500,35 @@ func TestHomeAssistantDiscovery(t *testing.T) {
 	if err := c.Notify(ctx, a); err != nil {
 		t.Fatalf("Notify() = %v", err)
 	}
-	attrs := sub.next("vigil/dev1/problem/attributes", wait5)
-	if m := sub.next("vigil/dev1/problem", wait5); m.Payload != "ON" || !strings.Contains(attrs.Payload, "too_hot") {
+	attrs := sub.Next("vigil/dev1/problem/attributes", wait5)
+	if m := sub.Next("vigil/dev1/problem", wait5); m.Payload != "ON" || !strings.Contains(attrs.Payload, "too_hot") {
 		t.Errorf("problem = %q attrs %s, want ON with too_hot", m.Payload, attrs.Payload)
 	}
 	a.ID, a.State = "p2", transport.StateResolved
 	if err := c.Notify(ctx, a); err != nil {
 		t.Fatalf("Notify(resolved) = %v", err)
 	}
-	if m := sub.next("vigil/dev1/problem", wait5); m.Payload != "OFF" {
+	if m := sub.Next("vigil/dev1/problem", wait5); m.Payload != "OFF" {
 		t.Errorf("problem after resolved = %q, want OFF", m.Payload)
 	}
 }
 
 func TestCommandsDisabled(t *testing.T) {
-	b := startBroker(t)
-	sub := subscribe(t, b.url(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
-	cmds := &fakeCommands{}
-	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Commands: false}, cmds)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
+	cmds := &transporttest.Commands{}
+	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Commands: false}, cmds)
 	runClient(t, c)
 	waitConnected(t, c)
-	sub.next("homeassistant/device/dev1/config", wait5)
+	sub.Next("homeassistant/device/dev1/config", wait5)
 
-	sub.publish("vigil/dev1/cmd/pause", false, "30")
-	sub.publish("vigil/dev1/cmd/check", false, "")
+	sub.Publish("vigil/dev1/cmd/pause", false, "30")
+	sub.Publish("vigil/dev1/cmd/check", false, "")
 	// Barrier: the broker forwards one publisher's messages in order, so
 	// once the client reacted to this, it would have seen the commands.
-	sub.publish("homeassistant/status", false, "online")
-	sub.next("homeassistant/device/dev1/config", wait5)
-	if m, ok := sub.maybe("vigil/dev1/cmd/result", 300*time.Millisecond); ok {
+	sub.Publish("homeassistant/status", false, "online")
+	sub.Next("homeassistant/device/dev1/config", wait5)
+	if m, ok := sub.Maybe("vigil/dev1/cmd/result", 300*time.Millisecond); ok {
 		t.Errorf("got a command result with commands disabled: %s", m.Payload)
 	}
 	if calls := cmds.Calls(); len(calls) != 0 {
@@ -483,15 +537,15 @@ func TestCommandsDisabled(t *testing.T) {
 }
 
 func TestCommandsEnabled(t *testing.T) {
-	b := startBroker(t)
-	sub := subscribe(t, b.url(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
-	cmds := &fakeCommands{}
-	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Commands: true}, cmds)
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
+	cmds := &transporttest.Commands{}
+	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Commands: true}, cmds)
 	runClient(t, c)
 	waitConnected(t, c)
 	// After a connection the client subscribes to commands before it
 	// announces discovery, so the announcement means the SUBACK came.
-	sub.next("homeassistant/device/dev1/config", wait5)
+	sub.Next("homeassistant/device/dev1/config", wait5)
 
 	tests := []struct {
 		leaf, payload string
@@ -511,9 +565,9 @@ func TestCommandsEnabled(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.leaf+"/"+tt.payload, func(t *testing.T) {
 			before := len(cmds.Calls())
-			sub.publish("vigil/dev1/cmd/"+tt.leaf, false, tt.payload)
+			sub.Publish("vigil/dev1/cmd/"+tt.leaf, false, tt.payload)
 			var res commandResult
-			m := sub.next("vigil/dev1/cmd/result", wait5)
+			m := sub.Next("vigil/dev1/cmd/result", wait5)
 			if err := json.Unmarshal([]byte(m.Payload), &res); err != nil {
 				t.Fatalf("result %q: %v", m.Payload, err)
 			}
@@ -532,25 +586,25 @@ func TestCommandsEnabled(t *testing.T) {
 }
 
 func TestRetainedCommandIgnored(t *testing.T) {
-	b := startBroker(t)
-	sub := subscribe(t, b.url(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
 	// Someone left a retained pause on the broker; replaying it on every
 	// reconnect would pause the device forever.
-	sub.publish("vigil/dev1/cmd/pause", true, "60")
-	cmds := &fakeCommands{}
-	c := newTestClient(t, b.url(), Config{HomeAssistant: true, Commands: true}, cmds)
+	sub.Publish("vigil/dev1/cmd/pause", true, "60")
+	cmds := &transporttest.Commands{}
+	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Commands: true}, cmds)
 	runClient(t, c)
 	waitConnected(t, c)
-	sub.next("homeassistant/device/dev1/config", wait5)
-	sub.publish("vigil/dev1/cmd/check", false, "")
+	sub.Next("homeassistant/device/dev1/config", wait5)
+	sub.Publish("vigil/dev1/cmd/check", false, "")
 	var res commandResult
-	if err := json.Unmarshal([]byte(sub.next("vigil/dev1/cmd/result", wait5).Payload), &res); err != nil || res.Command != "check" {
+	if err := json.Unmarshal([]byte(sub.Next("vigil/dev1/cmd/result", wait5).Payload), &res); err != nil || res.Command != "check" {
 		t.Errorf("first result = %+v, %v; want the check (the retained pause must not run)", res, err)
 	}
 	if calls := cmds.Calls(); !slices.Equal(calls, []string{"check"}) {
 		t.Errorf("calls = %v, want [check]", calls)
 	}
-	sub.publish("vigil/dev1/cmd/pause", true, "") // clear the retained message
+	sub.Publish("vigil/dev1/cmd/pause", true, "") // clear the retained message
 }
 
 func TestTLSWithClientCertificate(t *testing.T) {
@@ -567,15 +621,15 @@ func TestTLSWithClientCertificate(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := startBrokerConf(t, "user root\nlistener %d 127.0.0.1\nallow_anonymous true\n"+
-		"cafile "+ca+"\ncertfile "+cert+"\nkeyfile "+key+"\nrequire_certificate true\n")
-	url := "ssl://" + b.addr()
+	b := mosquittotest.Start(t, mosquittotest.Options{Config: "user root\nlistener %d 127.0.0.1\nallow_anonymous true\n" +
+		"cafile " + ca + "\ncertfile " + cert + "\nkeyfile " + key + "\nrequire_certificate true\n"})
+	url := "ssl://" + b.Addr()
 
 	tlsc, err := TLSConfig(pki.ca, pki.clientCert, pki.clientKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := subscribeWith(t, url, func(o *paho.ClientOptions) { o.SetTLSConfig(tlsc.Clone()) }, "vigil/dev1/alert")
+	sub := mosquittotest.SubscribeWith(t, url, mosquittotest.SubscriberOptions{Configure: func(o *paho.ClientOptions) { o.SetTLSConfig(tlsc.Clone()) }}, "vigil/dev1/alert")
 	c := newTestClient(t, url, Config{TLS: tlsc}, nil)
 	runClient(t, c)
 	waitConnected(t, c)
@@ -584,7 +638,7 @@ func TestTLSWithClientCertificate(t *testing.T) {
 	if err := c.Notify(ctx, testAlert("tls1", transport.Warning)); err != nil {
 		t.Fatalf("Notify() over TLS = %v", err)
 	}
-	if m := sub.next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"tls1"`) {
+	if m := sub.Next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"tls1"`) {
 		t.Errorf("alert over TLS = %s", m.Payload)
 	}
 

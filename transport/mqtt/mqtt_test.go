@@ -14,7 +14,6 @@ import (
 	"math/big"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,49 +29,6 @@ var _ interface {
 	PublishHeartbeat(context.Context, transport.Heartbeat) error
 	PublishSensors(context.Context, device.Snapshot) error
 } = (*Client)(nil)
-
-// fakeCommands records the commands it was asked to run.
-type fakeCommands struct {
-	mu    sync.Mutex
-	calls []string
-}
-
-func (f *fakeCommands) record(s string) {
-	f.mu.Lock()
-	f.calls = append(f.calls, s)
-	f.mu.Unlock()
-}
-
-func (f *fakeCommands) Calls() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.calls...)
-}
-
-func (f *fakeCommands) Status(context.Context) (string, error) {
-	f.record("status")
-	return "all quiet", nil
-}
-
-func (f *fakeCommands) Check(context.Context) (string, error) {
-	f.record("check")
-	return "ok", nil
-}
-
-func (f *fakeCommands) Pause(_ context.Context, d time.Duration) (string, error) {
-	f.record("pause " + d.String())
-	return "paused for " + d.String(), nil
-}
-
-func (f *fakeCommands) Resume(context.Context) (string, error) {
-	f.record("resume")
-	return "resumed", nil
-}
-
-func (f *fakeCommands) Sensors(context.Context) (string, error) {
-	f.record("sensors")
-	return "air.temperature 21.4 °C", nil
-}
 
 func TestParseCommand(t *testing.T) {
 	tests := []struct {

@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -315,55 +314,6 @@ func (s *fakeState) SetChat(configured, newID int64) error {
 	defer s.mu.Unlock()
 	s.chats[configured] = newID
 	return nil
-}
-
-// fakeCommands records the commands it was asked to run.
-type fakeCommands struct {
-	mu      sync.Mutex
-	calls   []string
-	sensors string
-}
-
-func (f *fakeCommands) record(s string) {
-	f.mu.Lock()
-	f.calls = append(f.calls, s)
-	f.mu.Unlock()
-}
-
-func (f *fakeCommands) Calls() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.calls...)
-}
-
-func (f *fakeCommands) Status(context.Context) (string, error) {
-	f.record("status")
-	return "next run 12:30, 0 failures", nil
-}
-
-func (f *fakeCommands) Check(context.Context) (string, error) {
-	f.record("check")
-	return "ok: all quiet", nil
-}
-
-func (f *fakeCommands) Pause(_ context.Context, d time.Duration) (string, error) {
-	f.record("pause " + d.String())
-	return "paused for " + d.String(), nil
-}
-
-func (f *fakeCommands) Resume(context.Context) (string, error) {
-	f.record("resume")
-	return "resumed", nil
-}
-
-func (f *fakeCommands) Sensors(context.Context) (string, error) {
-	f.record("sensors")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.sensors != "" {
-		return f.sensors, nil
-	}
-	return "air.temperature 21.4 °C", nil
 }
 
 // logBuffer collects log lines for assertions.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/internal/transporttest"
 )
 
 const (
@@ -65,7 +67,7 @@ func repliesTo(f *fakeAPI, chat int64) []string {
 
 func TestCommandsFromAllowedAndUnknownChats(t *testing.T) {
 	f := newFakeAPI(t)
-	cmds := &fakeCommands{}
+	cmds := &transporttest.Commands{}
 	st := newFakeState()
 	logs := &logBuffer{}
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, logs)
@@ -138,7 +140,7 @@ func TestLongReplyIsSplit(t *testing.T) {
 		lines = append(lines, strings.Repeat("x", 20)+" sensor "+string(rune('a'+i%26)))
 	}
 	long := strings.Join(lines, "\n")
-	cmds := &fakeCommands{sensors: long}
+	cmds := &transporttest.Commands{SensorsReply: long}
 	st := newFakeState()
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
 	f.addUpdate(1, allowedChat, "/sensors")
@@ -160,7 +162,7 @@ func TestLongReplyIsSplit(t *testing.T) {
 
 func TestOffsetPersistedAcrossRestart(t *testing.T) {
 	f := newFakeAPI(t)
-	cmds := &fakeCommands{}
+	cmds := &transporttest.Commands{}
 	st := newFakeState()
 	cfg := Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}
 	f.addUpdate(10, allowedChat, "/status")
@@ -193,7 +195,7 @@ func TestOffsetPersistedAcrossRestart(t *testing.T) {
 
 func TestNoPollingWithoutAllowedChats(t *testing.T) {
 	f := newFakeAPI(t)
-	b := newTestBot(t, f, Config{}, nil, &fakeCommands{}, nil, nil)
+	b := newTestBot(t, f, Config{}, nil, &transporttest.Commands{}, nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := b.Run(ctx); err != nil {
@@ -215,7 +217,7 @@ func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	logs := &logBuffer{}
 	st := newFakeState()
-	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &fakeCommands{}, clock, logs)
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &transporttest.Commands{}, clock, logs)
 	runBot(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -241,7 +243,7 @@ func TestChatMigrationServiceMessage(t *testing.T) {
 	const newChat = -100777
 	f := newFakeAPI(t)
 	st := newFakeState()
-	cmds := &fakeCommands{}
+	cmds := &transporttest.Commands{}
 	b := newTestBot(t, f, Config{ChatID: allowedChat, AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
 	f.addRawUpdate(1, `{"update_id":1,"message":{"message_id":9,"chat":{"id":4242,"type":"group"},"date":1,"migrate_to_chat_id":-100777}}`)
 	f.addUpdate(2, newChat, "/status")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/internal/transporttest"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -312,7 +313,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 	dead.Close()
 	logs := &logBuffer{}
 	b := New(Config{APIURL: deadURL, Token: testToken, ChatID: alertChat, AllowedChats: []int64{1}},
-		newFakeState(), &fakeCommands{}, nil, clockwork.NewRealClock(), logs.logger())
+		newFakeState(), &transporttest.Commands{}, nil, clockwork.NewRealClock(), logs.logger())
 	err := b.Notify(context.Background(), testAlert("x"))
 	if err == nil {
 		t.Fatal("Notify() to a dead server = nil")
