@@ -280,10 +280,14 @@ func stateCheck(path, transport string) (queued []string, runs int, err error) {
 	return queued, runs, err
 }
 
-const fastAlerts = `sim = { every = "2s", length = "1s", rise = 20 }`
+// fastAlerts makes a simulated temperature climb 20 °C above its daily
+// cycle for 3 s of every 4 s: the rise holds for 1.5 s and the dip lasts more
+// than 1 s, so 1-second samples see every excursion and every rule fires and
+// resolves once per cycle (half an alert a second per sensor, steadily).
+const fastAlerts = `sim = { every = "4s", length = "3s", rise = 20 }`
 
 // alertConfig is a rules-only daemon with n simulated sensors, each with a
-// rule that fires and resolves every two seconds.
+// rule that fires and resolves every four seconds.
 func alertConfig(id, broker string, n int, commands bool) simConfig {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
@@ -310,7 +314,7 @@ func (e *relEnv) powerCuts(ctx context.Context, kills int) {
 		return
 	}
 	defer sub.close()
-	cfg, err := alertConfig("powercut", br.url(), 3, false).write(dir)
+	cfg, err := alertConfig("powercut", br.url(), 6, false).write(dir)
 	if err != nil {
 		e.add("power cuts", "setup", false, "%v", err)
 		return
@@ -406,7 +410,7 @@ func (e *relEnv) powerCuts(ctx context.Context, kills int) {
 		"%d alerts committed, %d missing, %d received (%d duplicate redeliveries), outbox drained: %v", len(order), len(missing), len(got), dups, drained)
 	e.section(func(r *report) {
 		r.h(2, "Power cuts")
-		r.p("A rules-only `vigil run` with three simulated sensors whose rules fire and resolve every two seconds (about three alerts a second), MQTT to a local mosquitto, a subscriber with a persistent session recording every alert. %d times: start vigil, wait a random 0.1–3 s (one time in ten under 0.1 s, during startup), SIGKILL it, then open the state file, run bbolt's consistency check, check the run ring, and note every alert id the log says was committed and every id still queued in the outbox. A last clean run drains the outbox. Kill delays: min %s, median %s, max %s.",
+		r.p("A rules-only `vigil run` with six simulated sensors whose rules fire and resolve every four seconds (three alerts a second), MQTT to a local mosquitto, a subscriber with a persistent session recording every alert. %d times: start vigil, wait a random 0.1–3 s (one time in ten under 0.1 s, during startup), SIGKILL it, then open the state file, run bbolt's consistency check, check the run ring, and note every alert id the log says was committed and every id still queued in the outbox. A last clean run drains the outbox. Kill delays: min %s, median %s, max %s.",
 			len(delays), delays[0], delays[len(delays)/2], delays[len(delays)-1])
 		r.table([]string{"cuts", "alerts committed", "missing at the subscriber", "received (with duplicates)", "state-file problems"},
 			[][]string{{strconv.Itoa(len(delays)), strconv.Itoa(len(order)), strconv.Itoa(len(missing)), strconv.Itoa(len(got)), strconv.Itoa(len(checkFails))}})
@@ -442,7 +446,7 @@ func (e *relEnv) brokerOutage(ctx context.Context) {
 		return
 	}
 	defer sub.close()
-	sensors := 5 // about five alerts a second
+	sensors := 12 // six alerts a second
 	cfg, err := alertConfig("outage", br.url(), sensors, false).write(dir)
 	if err != nil {
 		e.add("broker outage", "setup", false, "%v", err)
@@ -490,7 +494,7 @@ func (e *relEnv) brokerOutage(ctx context.Context) {
 		droppedOldest bool
 	}
 	// Phase A stays under the outbox bound (1,000); phase B goes past it.
-	phases := []*phase{{name: "within the outbox bound", down: 150 * time.Second}}
+	phases := []*phase{{name: "within the outbox bound", down: 120 * time.Second}}
 	if e.short {
 		phases[0].down = 20 * time.Second
 	} else {
@@ -589,7 +593,7 @@ func (e *relEnv) brokerOutage(ctx context.Context) {
 	}
 	e.section(func(r *report) {
 		r.h(2, "Broker outage")
-		r.p("A rules-only `vigil run` with %d simulated sensors whose rules fire and resolve every two seconds (about %d alerts a second) and `interval = \"1m\"`, a local mosquitto and a subscriber with a persistent session. mosquitto is stopped (SIGTERM) for the stretch shown and started again on the same port; the subscriber gets what it missed from its session. \"Not received\" counts alerts committed during the outage that never reached the subscriber; the store's documented bound is 1,000 queued alerts, beyond which it drops the oldest and adds them to `outbox_dropped` (shown by `vigil status`).", sensors, sensors)
+		r.p("A rules-only `vigil run` with %d simulated sensors whose rules fire and resolve every four seconds (%d alerts a second) and `interval = \"1m\"`, a local mosquitto and a subscriber with a persistent session. mosquitto is stopped (SIGTERM) for the stretch shown and started again on the same port; the subscriber gets what it missed from its session. \"Not received\" counts alerts committed during the outage that never reached the subscriber; the store's documented bound is 1,000 queued alerts, beyond which it drops the oldest and adds them to `outbox_dropped` (shown by `vigil status`).", sensors, sensors/2)
 		var rows [][]string
 		for _, p := range phases {
 			rows = append(rows, []string{p.name, p.down.Round(time.Second).String(), strconv.Itoa(p.heartbeats), strconv.Itoa(len(p.committed)), strconv.Itoa(p.peak),
