@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +73,12 @@ func (e *relEnv) llmFaultsProcess(ctx context.Context) {
 	resolved := strings.Count(log, "rule=llm_unreachable state=resolved")
 	alive := !d.exited() && !strings.Contains(log, "panic")
 	llm.mu.Lock()
-	faults := fmt.Sprint(llm.faults)
+	var fl []string
+	for k, n := range llm.faults {
+		fl = append(fl, fmt.Sprintf("%s: %d", k, n))
+	}
+	slices.Sort(fl)
+	faults := strings.Join(fl, ", ")
 	requests := llm.requests
 	llm.mu.Unlock()
 	e.add(suite, "real daemon: stays up through an outage and garbage answers", alive,
