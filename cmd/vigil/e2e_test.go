@@ -224,18 +224,7 @@ func TestPowerCut(t *testing.T) {
 		kills = 10
 	}
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, `max_alerts_per_hour = 100000
-
-[[sensor]]
-name = "air"
-driver = "bme280"
-sim = { every = "2s", length = "1s", rise = 20 }
-
-[[rule]]
-name = "flap"
-when = "air.temperature > 30"
-severity = "warning"
-`)
+	cfg := writeConfig(t, dir, flappingSensors)
 	rng := rand.New(rand.NewPCG(1, 2))
 	committed := map[string]bool{}
 	delivered := map[string]bool{}
