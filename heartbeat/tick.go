@@ -432,7 +432,6 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	default:
 	}
 	e.heartbeatOut <- hb
-	_ = ctx
 	return res, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -120,7 +119,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := e.logger().With()
+	log := e.logger()
 	if err := ensureChecklist(cfg.Heartbeat.Checklist, log); err != nil {
 		// Under the hardened unit /etc is read-only: failing here would make
 		// systemd restart-loop a daemon whose rules work fine. Without a
@@ -266,5 +265,3 @@ func (c *commands) Sensors(ctx context.Context) (string, error) {
 	writeSnapshot(&b, st.Snapshot)
 	return b.String(), nil
 }
-
-var _ = os.Getpid

@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -299,6 +297,3 @@ func TestConfigErrorExits78(t *testing.T) {
 		t.Fatalf("unknown command: exit %d, want 2", code)
 	}
 }
-
-var _ = context.Background
-var _ io.Reader

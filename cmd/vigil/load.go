@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -187,5 +186,3 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 	}
 	return ec, nil
 }
-
-var _ io.Writer = (*os.File)(nil)

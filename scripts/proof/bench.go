@@ -52,18 +52,11 @@ func runBench(ctx context.Context, args []string) error {
 	steady := fs.Duration("steady", 130*time.Second, "steady-state strace window (covers two 1-minute heartbeats)")
 	fs.Parse(args)
 
-	work, cleanup, err := o.scratch()
+	work, bin, cleanup, err := o.prepare()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	bin, err := filepath.Abs(o.bin)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("vigil binary: %w (make build)", err)
-	}
 	env := &benchEnv{bin: bin, work: work}
 	if env.broker, err = newBroker(filepath.Join(work, "broker")); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -57,6 +58,23 @@ func (o *opts) register(fs *flag.FlagSet, out string) {
 	fs.StringVar(&o.out, "o", out, "report to write (- for stdout)")
 	fs.StringVar(&o.work, "work", "", "scratch directory (default: a new temp dir, removed at the end)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the scratch directory")
+}
+
+// prepare returns the scratch directory, its cleanup and the absolute path
+// of the vigil binary, which must exist.
+func (o *opts) prepare() (work, bin string, cleanup func(), err error) {
+	work, cleanup, err = o.scratch()
+	if err != nil {
+		return "", "", nil, err
+	}
+	if bin, err = filepath.Abs(o.bin); err == nil {
+		_, err = os.Stat(bin)
+	}
+	if err != nil {
+		cleanup()
+		return "", "", nil, fmt.Errorf("vigil binary: %w (make build)", err)
+	}
+	return work, bin, cleanup, nil
 }
 
 func (o *opts) scratch() (string, func(), error) {

@@ -62,18 +62,11 @@ func runReliability(ctx context.Context, args []string) error {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
-	work, cleanup, err := o.scratch()
+	work, bin, cleanup, err := o.prepare()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	bin, err := filepath.Abs(o.bin)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("vigil binary: %w (make build)", err)
-	}
 	e := &relEnv{bin: bin, work: work, short: *short, rng: rand.New(rand.NewPCG(*seed, 1))}
 	began := time.Now()
 	env := environment() // the tree the binary was built from, before anyone commits more
