@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/vigil-iot/vigil/internal/mqttc"
 )
 
 // Limits on inbound commands.
@@ -99,20 +99,21 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// onCommand runs in paho's router: it must not block, so it only queues.
-func (c *Client) onCommand(_ paho.Client, m paho.Message) {
-	name := m.Topic()[strings.LastIndexByte(m.Topic(), '/')+1:]
+// onCommand runs on the connection's reader: it must not block, so it
+// only queues.
+func (c *Client) onCommand(m mqttc.Message) {
+	name := m.Topic[strings.LastIndexByte(m.Topic, '/')+1:]
 	if name == resultLeaf {
 		return // our own replies
 	}
-	if m.Retained() {
-		c.log.Warn("mqtt command ignored: retained commands are not executed", keyTopic, m.Topic())
+	if m.Retained {
+		c.log.Warn("mqtt command ignored: retained commands are not executed", keyTopic, m.Topic)
 		return
 	}
 	select {
 	case c.cmdq <- m:
 	default:
-		c.log.Warn("mqtt command dropped: too many pending", keyTopic, m.Topic())
+		c.log.Warn("mqtt command dropped: too many pending", keyTopic, m.Topic)
 	}
 }
 
@@ -132,8 +133,8 @@ func (c *Client) commandLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-c.cmdq:
-			name := m.Topic()[strings.LastIndexByte(m.Topic(), '/')+1:]
-			res := c.execute(ctx, name, m.Payload())
+			name := m.Topic[strings.LastIndexByte(m.Topic, '/')+1:]
+			res := c.execute(ctx, name, m.Payload)
 			if !res.OK {
 				c.log.Warn("mqtt command rejected", keyCommand, truncate(name, 32), keyErr, res.Error)
 			}

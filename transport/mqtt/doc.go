@@ -1,5 +1,5 @@
 // Package mqtt publishes vigil's alerts and retained state to an MQTT broker
-// with github.com/eclipse/paho.mqtt.golang (MQTT 3.1.1), and optionally
+// over MQTT 3.1.1 (the small client in internal/mqttc), and optionally
 // accepts commands and announces the device to Home Assistant.
 //
 // Topics (<p> is the topic prefix, <id> the device id; see SPEC §5):
@@ -13,9 +13,9 @@
 //	<p>/<id>/cmd/check|pause|resume  inbound, only with Config.Commands
 //	<p>/<id>/cmd/result         QoS 1: the answer to a command as JSON
 //
-// Durability is not paho's job here: paho's stores are in memory (or never
-// fsync), so Notify returns nil only after the broker's PUBACK and returns an
-// error at once while the connection is down. The caller keeps the alert in
+// Durability is not the connection's job: nothing is queued in memory.
+// Notify returns nil only after the broker's PUBACK and returns an error at
+// once while the connection is down. The caller keeps the alert in
 // its own durable outbox and retries; a retry after a lost PUBACK may deliver
 // an alert twice, with the same id.
 //

@@ -15,10 +15,10 @@ import (
 	"sync"
 	"time"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/mqttc"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -36,7 +36,8 @@ const (
 	writeTimeout   = 10 * time.Second
 	opTimeout      = 10 * time.Second // subscribe, online, discovery, command replies
 	offlineTimeout = 3 * time.Second  // the shutdown "offline", well under systemd's TimeoutStopSec
-	disconnectWait = 250              // milliseconds paho may spend on DISCONNECT
+	stableAfter    = time.Minute      // a connection up this long resets the reconnect backoff
+	maxInbound     = 4 << 10          // inbound payload bytes kept; commands take at most maxPayload
 	cmdQueue       = 8
 )
 
@@ -76,7 +77,7 @@ type Config struct {
 	Commands        bool          // subscribe to <p>/<id>/cmd/+
 	MinSeverity     transport.Severity
 	Version         string          // reported to Home Assistant as the software version
-	Clock           clockwork.Clock // paces the first connection's retries; default the real clock
+	Clock           clockwork.Clock // paces reconnects and keepalive pings; default the real clock
 }
 
 // Client is the MQTT transport. Create it with New, then call Run; the
@@ -90,11 +91,10 @@ type Client struct {
 
 	connected chan struct{} // one pending "a connection came up" signal
 	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
-	cmdq      chan paho.Message
+	cmdq      chan mqttc.Message
 
 	mu      sync.Mutex
-	cli     paho.Client
-	lost    chan struct{}              // closed when the current connection drops
+	cur     *mqttc.Conn                // nil while disconnected
 	sensors map[string]device.Unit     // every reading key seen so far, for discovery
 	active  map[string]transport.Alert // firing alerts by source and rule, for the problem sensor
 
@@ -133,7 +133,7 @@ func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
 		clock:     clock,
 		connected: make(chan struct{}, 1),
 		haOnline:  make(chan struct{}, 1),
-		cmdq:      make(chan paho.Message, cmdQueue),
+		cmdq:      make(chan mqttc.Message, cmdQueue),
 		sensors:   map[string]device.Unit{},
 		active:    map[string]transport.Alert{},
 	}
@@ -166,89 +166,86 @@ func (c *Client) Name() string { return "mqtt" }
 
 // Connected reports whether the connection to the broker is up right now.
 func (c *Client) Connected() bool {
-	c.mu.Lock()
-	cli := c.cli
-	c.mu.Unlock()
-	return cli != nil && cli.IsConnectionOpen()
+	_, err := c.conn()
+	return err == nil
 }
 
 func (c *Client) topic(leaf string) string {
 	return c.cfg.TopicPrefix + "/" + c.cfg.DeviceID + "/" + leaf
 }
 
-// Run connects to the broker, retrying with backoff until the first
-// connection succeeds; paho then reconnects on its own. After every
-// connection it publishes the retained "online", subscribes to what is
-// enabled and announces the device to Home Assistant. When ctx ends it
-// publishes the retained "offline" under its own short deadline and
-// disconnects. Run returns nil after a clean shutdown.
+// Run connects to the broker and keeps a connection up until ctx ends,
+// redialling with exponential backoff (1s doubling to ReconnectMax) after
+// every failed attempt or lost connection. After every connection it
+// publishes the retained "online", subscribes to what is enabled and
+// announces the device to Home Assistant. When ctx ends it publishes the
+// retained "offline" under its own short deadline and disconnects. Run
+// returns nil after a clean shutdown.
 func (c *Client) Run(ctx context.Context) error {
-	opts := paho.NewClientOptions().
-		AddBroker(c.cfg.Broker).
-		SetClientID(c.cfg.ClientID).
-		SetProtocolVersion(4).
-		SetCleanSession(true).
-		SetAutoReconnect(true).
-		SetConnectRetry(false).
-		SetMaxReconnectInterval(c.cfg.ReconnectMax).
-		SetKeepAlive(c.cfg.Keepalive).
-		SetConnectTimeout(connectTimeout).
-		SetWriteTimeout(writeTimeout).
-		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
-		SetOnConnectHandler(c.onConnect).
-		SetConnectionLostHandler(c.onLost)
-	if c.cfg.Username != "" {
-		opts.SetUsername(c.cfg.Username)
-		opts.SetPassword(c.cfg.Password)
-	}
-	if c.cfg.TLS != nil {
-		opts.SetTLSConfig(c.cfg.TLS)
-	}
 	if c.cfg.Commands && c.cmds == nil {
 		c.log.Warn("mqtt commands enabled without a command handler; not subscribing")
 	}
-	cli := paho.NewClient(opts)
-	c.mu.Lock()
-	c.cli = cli
-	c.mu.Unlock()
-
 	var wg sync.WaitGroup
 	wg.Go(func() { c.loop(ctx) })
 	if c.commandsEnabled() {
 		wg.Go(func() { c.commandLoop(ctx) })
 	}
-
-	c.connect(ctx, cli)
-	<-ctx.Done()
+	c.maintain(ctx)
 	wg.Wait()
 
-	if cli.IsConnectionOpen() {
+	if conn, err := c.conn(); err == nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), offlineTimeout)
 		if err := c.publish(sctx, c.topic("status"), true, []byte("offline")); err != nil {
 			c.log.Warn("mqtt publish offline", keyErr, err)
 		}
 		cancel()
+		conn.Close()
 	}
-	cli.Disconnect(disconnectWait)
 	return nil
 }
 
-// connect makes the first connection, retrying with exponential backoff
-// until it succeeds or ctx ends. Later reconnects are paho's.
-func (c *Client) connect(ctx context.Context, cli paho.Client) {
+// maintain dials, waits for the connection to end, and dials again, until
+// ctx ends. The backoff starts again at 1s after a connection that stayed
+// up for a while, so a broker restart costs one second, while a broker that
+// accepts and drops at once (say, another client with the same id) is not
+// hammered.
+func (c *Client) maintain(ctx context.Context) {
 	backoff := time.Second
 	for {
-		tok := cli.Connect()
-		select {
-		case <-tok.Done():
-		case <-ctx.Done():
+		dctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		conn, err := mqttc.Dial(dctx, mqttc.Options{
+			Broker: c.cfg.Broker, ClientID: c.cfg.ClientID,
+			Username: c.cfg.Username, Password: c.cfg.Password, TLS: c.cfg.TLS,
+			Keepalive:    c.cfg.Keepalive,
+			Will:         &mqttc.Will{Topic: c.topic("status"), Payload: []byte("offline"), QoS: qos, Retain: true},
+			WriteTimeout: writeTimeout, MaxPayload: maxInbound, Clock: c.clock,
+			OnMessage: c.onMessage,
+		})
+		cancel()
+		if ctx.Err() != nil {
+			if err == nil {
+				c.setConn(conn) // Run publishes "offline" on it and closes it
+			}
 			return
 		}
-		err := tok.Error()
 		if err == nil {
-			return
+			c.setConn(conn)
+			c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
+			signal(c.connected)
+			up := c.clock.Now()
+			select {
+			case <-ctx.Done():
+				return
+			case <-conn.Done():
+			}
+			c.setConn(nil)
+			c.log.Warn("mqtt connection lost", keyBroker, c.cfg.Broker, keyErr, conn.Err())
+			if c.clock.Since(up) >= stableAfter {
+				backoff = time.Second
+			}
+		} else {
+			c.log.Warn("mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
 		}
-		c.log.Warn("mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
 		t := c.clock.NewTimer(backoff)
 		select {
 		case <-t.Chan():
@@ -260,31 +257,21 @@ func (c *Client) connect(ctx context.Context, cli paho.Client) {
 	}
 }
 
-// onConnect runs in a paho goroutine after every successful connection.
-func (c *Client) onConnect(paho.Client) {
+func (c *Client) setConn(conn *mqttc.Conn) {
 	c.mu.Lock()
-	c.lost = make(chan struct{})
+	c.cur = conn
 	c.mu.Unlock()
-	c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
-	signal(c.connected)
 }
 
-// onLost runs in a paho goroutine when the connection dropped; paho is
-// already reconnecting and may even have succeeded, since the two run
-// concurrently. Waiters are released only while the connection is still
-// down: once it is back, paho resends the unacknowledged messages and
-// their tokens complete on the new connection.
-func (c *Client) onLost(cli paho.Client, err error) {
+// conn returns the current connection, or ErrNotConnected.
+func (c *Client) conn() (*mqttc.Conn, error) {
 	c.mu.Lock()
-	if c.lost != nil && !cli.IsConnectionOpen() {
-		select {
-		case <-c.lost:
-		default:
-			close(c.lost)
-		}
-	}
+	conn := c.cur
 	c.mu.Unlock()
-	c.log.Warn("mqtt connection lost", keyBroker, c.cfg.Broker, keyErr, err)
+	if conn == nil || conn.Err() != nil {
+		return nil, ErrNotConnected
+	}
+	return conn, nil
 }
 
 func signal(ch chan struct{}) {
@@ -295,7 +282,8 @@ func signal(ch chan struct{}) {
 }
 
 // loop does the work that follows a connection or a Home Assistant
-// restart, outside paho's goroutines so it may block on acknowledgements.
+// restart, outside the connection's reader so it may block on
+// acknowledgements.
 func (c *Client) loop(ctx context.Context) {
 	for {
 		select {
@@ -317,12 +305,12 @@ func (c *Client) afterConnect(ctx context.Context) {
 		c.log.Warn("mqtt publish online", keyErr, err)
 	}
 	if c.cfg.HomeAssistant {
-		if err := c.subscribe(octx, c.cfg.DiscoveryPrefix+"/status", c.onHAStatus); err != nil {
-			c.log.Warn("mqtt subscribe", keyTopic, c.cfg.DiscoveryPrefix+"/status", keyErr, err)
+		if err := c.subscribe(octx, c.haStatusTopic()); err != nil {
+			c.log.Warn("mqtt subscribe", keyTopic, c.haStatusTopic(), keyErr, err)
 		}
 	}
 	if c.commandsEnabled() {
-		if err := c.subscribe(octx, c.topic("cmd/+"), c.onCommand); err != nil {
+		if err := c.subscribe(octx, c.topic("cmd/+")); err != nil {
 			c.log.Warn("mqtt subscribe", keyTopic, c.topic("cmd/+"), keyErr, err)
 		}
 	}
@@ -331,52 +319,46 @@ func (c *Client) afterConnect(ctx context.Context) {
 
 func (c *Client) commandsEnabled() bool { return c.cfg.Commands && c.cmds != nil }
 
-func (c *Client) onHAStatus(_ paho.Client, m paho.Message) {
-	if strings.TrimSpace(string(m.Payload())) == "online" {
-		signal(c.haOnline)
+func (c *Client) haStatusTopic() string { return c.cfg.DiscoveryPrefix + "/status" }
+
+// onMessage runs on the connection's reader: it must not block. Only the
+// two subscriptions above deliver here.
+func (c *Client) onMessage(m mqttc.Message) {
+	switch {
+	case c.cfg.HomeAssistant && m.Topic == c.haStatusTopic():
+		if strings.TrimSpace(string(m.Payload)) == "online" {
+			signal(c.haOnline)
+		}
+	case c.commandsEnabled() && strings.HasPrefix(m.Topic, c.topic("cmd/")):
+		c.onCommand(m)
 	}
 }
 
 // subscribe subscribes at QoS 1 and waits for the SUBACK.
-func (c *Client) subscribe(ctx context.Context, topic string, h paho.MessageHandler) error {
-	cli, lost, err := c.conn()
+func (c *Client) subscribe(ctx context.Context, topic string) error {
+	conn, err := c.conn()
 	if err != nil {
 		return err
 	}
-	return wait(ctx, cli.Subscribe(topic, qos, h), lost)
-}
-
-// conn returns the client and the channel closed when its connection drops,
-// or ErrNotConnected.
-func (c *Client) conn() (paho.Client, <-chan struct{}, error) {
-	c.mu.Lock()
-	cli, lost := c.cli, c.lost
-	c.mu.Unlock()
-	if cli == nil || lost == nil || !cli.IsConnectionOpen() {
-		return nil, nil, ErrNotConnected
-	}
-	return cli, lost, nil
+	return lostErr(conn.Subscribe(ctx, topic, qos))
 }
 
 // publish sends payload at QoS 1 and waits for the PUBACK. It fails at once
-// while disconnected instead of letting paho queue the message in memory.
+// while disconnected: the caller's outbox keeps the message, not memory.
 func (c *Client) publish(ctx context.Context, topic string, retained bool, payload []byte) error {
-	cli, lost, err := c.conn()
+	conn, err := c.conn()
 	if err != nil {
 		return err
 	}
-	return wait(ctx, cli.Publish(topic, qos, retained, payload), lost)
+	return lostErr(conn.Publish(ctx, topic, payload, qos, retained))
 }
 
-func wait(ctx context.Context, tok paho.Token, lost <-chan struct{}) error {
-	select {
-	case <-tok.Done():
-		return tok.Error()
-	case <-lost:
-		return ErrConnectionLost
-	case <-ctx.Done():
-		return ctx.Err()
+// lostErr marks errors of a connection that ended as ErrConnectionLost.
+func lostErr(err error) error {
+	if errors.Is(err, mqttc.ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrConnectionLost, err)
 	}
+	return err
 }
 
 // Notify publishes the alert on <p>/<id>/alert at QoS 1 and returns nil
