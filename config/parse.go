@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,8 +315,6 @@ func (p *parser) array(prim toml.Primitive, name string) []toml.Primitive {
 	return elems
 }
 
-var lastKeyRE = regexp.MustCompile(`^toml: (?:line \d+ )?\(last key ("(?:[^"\\]|\\.)*")\): (.*)$`)
-
 // typeError turns a decoding error inside the table at prefix into an *Error
 // naming the key and its line. Validation then skips the key at field.
 func (p *parser) typeError(err error, prefix, field []seg) {
@@ -326,9 +323,9 @@ func (p *parser) typeError(err error, prefix, field []seg) {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		lastKey, msg = pe.LastKey, pe.Message
-	} else if m := lastKeyRE.FindStringSubmatch(err.Error()); m != nil {
-		lastKey, _ = strconv.Unquote(m[1])
-		msg = m[2]
+	} else if quoted, m, ok := lastKeyError(err.Error()); ok {
+		lastKey, _ = strconv.Unquote(quoted)
+		msg = m
 	} else {
 		msg = strings.TrimPrefix(err.Error(), "toml: ")
 	}
@@ -341,18 +338,13 @@ func (p *parser) typeError(err error, prefix, field []seg) {
 	p.add(p.line(path), p.display(path), errors.New(typeMessage(msg)))
 }
 
-var (
-	badTypeRE  = regexp.MustCompile(`^incompatible types: TOML value has type (.+); destination has type (.+)$`)
-	mismatchRE = regexp.MustCompile(`^type mismatch for .+: expected table but found (.+)$`)
-)
-
 // typeMessage rewrites the decoder's Go-flavoured messages for users.
 func typeMessage(msg string) string {
-	if m := badTypeRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("must be %s (got %s)", tomlTypeName(m[2]), tomlTypeName(m[1]))
+	if have, want, ok := badTypeMessage(msg); ok {
+		return fmt.Sprintf("must be %s (got %s)", tomlTypeName(want), tomlTypeName(have))
 	}
-	if m := mismatchRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("must be a table (got %s)", tomlTypeName(m[1]))
+	if found, ok := mismatchMessage(msg); ok {
+		return fmt.Sprintf("must be a table (got %s)", tomlTypeName(found))
 	}
 	return msg
 }
@@ -494,9 +486,9 @@ func (p *parser) display(path []seg) string {
 	head := indexedKey(path[:1])
 	if s := path[0]; s.idx >= 0 {
 		switch {
-		case s.name == "sensor" && s.idx < len(p.cfg.Sensors) && sensorNameRE.MatchString(p.cfg.Sensors[s.idx].Name):
+		case s.name == "sensor" && s.idx < len(p.cfg.Sensors) && validSensorName(p.cfg.Sensors[s.idx].Name):
 			head = "sensor." + p.cfg.Sensors[s.idx].Name
-		case s.name == "rule" && s.idx < len(p.cfg.Rules) && ruleNameRE.MatchString(p.cfg.Rules[s.idx].Name):
+		case s.name == "rule" && s.idx < len(p.cfg.Rules) && validRuleName(p.cfg.Rules[s.idx].Name):
 			head = "rule." + p.cfg.Rules[s.idx].Name
 		}
 	}

@@ -5,26 +5,12 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/rule"
-)
-
-var (
-	idRE         = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
-	boardRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	sensorNameRE = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
-	ruleNameRE   = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
-	quantityRE   = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
-	envRE        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	busRE        = regexp.MustCompile(`^[A-Za-z0-9_./-]{1,64}$`)
-	spiBusRE     = regexp.MustCompile(`^spi:([0-9]{1,3})\.([0-9]{1,3})$`)
-	serialRE     = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{12}$`)
-	placeholdRE  = regexp.MustCompile(`\{([a-z0-9_]+)\.([a-z0-9_]+)\}`)
 )
 
 // Drivers lists the sensor drivers a config may name.
@@ -106,10 +92,10 @@ func (p *parser) validate() {
 func (p *parser) validateDevice() {
 	d := &p.cfg.Device
 	k := func(key string) []seg { return at("device", -1, key) }
-	if d.ID != "" && !idRE.MatchString(d.ID) {
+	if d.ID != "" && !validID(d.ID) {
 		p.bad(k("id"), "must match [a-z0-9_-]{1,64} (got %q)", d.ID)
 	}
-	if !boardRE.MatchString(d.Board) {
+	if !validBoard(d.Board) {
 		p.bad(k("board"), "must be auto, sim or a board profile name (got %q)", d.Board)
 	}
 	if d.StateDir == "" {
@@ -204,7 +190,7 @@ func pick(cond bool, a, b string) string {
 
 // secretRef checks a <stem>_env / <stem>_file pair.
 func (p *parser) secretRef(section []seg, stem, env, file string) {
-	if env != "" && !envRE.MatchString(env) {
+	if env != "" && !validEnvName(env) {
 		p.bad(append(section, seg{name: stem + "_env", idx: -1}), "must be an environment variable name (got %q)", env)
 	}
 	if env != "" && file != "" {
@@ -240,7 +226,7 @@ func (p *parser) validateSensors() {
 			p.bad(k("name"), "missing (every [[sensor]] needs a name)")
 		case s.Name == BoardSensor:
 			p.bad(k("name"), "%q is reserved for the board's own health sensor", s.Name)
-		case !sensorNameRE.MatchString(s.Name):
+		case !validSensorName(s.Name):
 			p.bad(k("name"), "must match [a-z0-9_]{1,32} (got %q)", s.Name)
 		default:
 			if l, dup := seen[s.Name]; dup {
@@ -322,12 +308,12 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 	case s.Bus == "":
 	case strings.HasPrefix(s.Bus, "spi:"):
 		spi = true
-		if !spiBusRE.MatchString(s.Bus) {
+		if _, _, ok := spiBus(s.Bus); !ok {
 			p.bad(k("bus"), `must be "spi:BUS.CS" like "spi:0.0" (got %q)`, s.Bus)
 		} else if s.Driver != "bme280" && s.Driver != "bmp280" && slices.Contains(driverKeys[s.Driver], "bus") {
 			p.bad(k("bus"), "SPI is only supported for bme280 and bmp280 (got %q for %s)", s.Bus, s.Driver)
 		}
-	case !busRE.MatchString(s.Bus):
+	case !validBus(s.Bus):
 		p.bad(k("bus"), "must be an I²C bus number or name like \"1\" (got %q)", s.Bus)
 	}
 	switch {
@@ -344,7 +330,7 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 		v := s.Deadband[q]
 		path := at("sensor", i, "deadband", q)
 		switch {
-		case !quantityRE.MatchString(q):
+		case !validQuantity(q):
 			p.bad(path, "must be a quantity name like temperature (got %q)", q)
 		case v < 0 || math.IsNaN(v) || math.IsInf(v, 0):
 			p.bad(path, "must be a non-negative number (got %v)", v)
@@ -374,7 +360,7 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			p.bad(k("gain"), "must be one of 6.144, 4.096, 2.048, 1.024, 0.512, 0.256 (got %v)", s.Gain)
 		}
 	case "ds18b20":
-		if s.Serial != "" && !serialRE.MatchString(s.Serial) {
+		if s.Serial != "" && !validSerial(s.Serial) {
 			p.bad(k("serial"), "must be a 1-Wire id like \"28-0316a2794aff\" (got %q)", s.Serial)
 		}
 		if s.W1Dir == "" {
@@ -404,7 +390,7 @@ func (p *parser) validateRules() {
 		switch {
 		case r.Name == "":
 			p.bad(k("name"), "missing (every [[rule]] needs a name)")
-		case !ruleNameRE.MatchString(r.Name):
+		case !validRuleName(r.Name):
 			p.bad(k("name"), "must match [a-z0-9_]{1,64} (got %q)", r.Name)
 		default:
 			if l, dup := seen[r.Name]; dup {
@@ -424,9 +410,9 @@ func (p *parser) validateRules() {
 		if !slices.Contains(Severities, r.Severity) {
 			p.bad(k("severity"), "must be info, warning or critical (got %q)", r.Severity)
 		}
-		for _, m := range placeholdRE.FindAllStringSubmatch(r.Message, -1) {
-			if !sensors[m[1]] {
-				p.bad(k("message"), "{%s.%s} names no configured sensor %q", m[1], m[2], m[1])
+		for _, m := range placeholders(r.Message) {
+			if !sensors[m.sensor] {
+				p.bad(k("message"), "{%s.%s} names no configured sensor %q", m.sensor, m.quantity, m.sensor)
 			}
 		}
 	}
