@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // anthropicVersion is the Messages API version vigil speaks.
@@ -21,11 +22,11 @@ type anthropic struct {
 func (anthropic) name() string { return ProviderAnthropic }
 func (anthropic) path() string { return "/v1/messages" }
 
-func (anthropic) setHeaders(h http.Header, key string) {
+func (anthropic) setHeaders(h *httpc.Header, key string) {
 	if key != "" {
-		h.Set("x-api-key", key)
+		h.Add("x-api-key", key)
 	}
-	h.Set("anthropic-version", anthropicVersion)
+	h.Add("anthropic-version", anthropicVersion)
 }
 
 type anRequest struct {

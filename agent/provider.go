@@ -1,23 +1,22 @@
 package agent
 
-// The providers are written by hand over net/http instead of using the
+// The providers are written by hand over internal/httpc instead of using the
 // vendors' SDKs: the SDKs would add megabytes to a binary meant for a Pi Zero,
 // and vigil needs control over timeouts, retries, redaction of the API key and
 // the exact request shape that every OpenAI-compatible server accepts.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // Classes of provider errors; test them with errors.Is.
@@ -71,6 +70,13 @@ func (e *ProviderError) Is(target error) bool {
 // maxBody bounds what is read from a response.
 const maxBody = 1 << 20
 
+// HTTP status codes the agent tells apart.
+const (
+	statusOK              = 200
+	statusRequestTimeout  = 408
+	statusTooManyRequests = 429
+)
+
 // Conversation roles, provider-neutral.
 const (
 	roleUser      = "user"
@@ -121,7 +127,7 @@ type reply struct {
 type provider interface {
 	name() string
 	path() string // appended to the base URL
-	setHeaders(h http.Header, apiKey string)
+	setHeaders(h *httpc.Header, apiKey string)
 	encode(r *request) ([]byte, error)
 	decode(body []byte) (reply, error)
 }
@@ -151,7 +157,7 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 			a.log.Debug("llm call", logProvider, a.prov.name(), logModel, req.model,
 				logAttempt, attempt+1, logTokens, rep.tokens, logDuration, a.clock.Since(start))
 			if err != nil {
-				return reply{}, &ProviderError{Provider: a.prov.name(), Status: http.StatusOK,
+				return reply{}, &ProviderError{Provider: a.prov.name(), Status: statusOK,
 					Err: errors.New(a.redact(fmt.Sprintf("decode response: %v", err)))}
 			}
 			return rep, nil
@@ -181,38 +187,38 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) {
 	rctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, a.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, a.perr(0, false, fmt.Errorf("build request: %w", err))
+	h := httpc.Header{
+		{"Content-Type", "application/json"},
+		{"Accept", "application/json"},
+		{"User-Agent", a.cfg.UserAgent},
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", a.cfg.UserAgent)
-	a.prov.setHeaders(hreq.Header, a.cfg.APIKey)
+	a.prov.setHeaders(&h, a.cfg.APIKey)
 
-	resp, err := a.hc.Do(hreq)
-	if err != nil {
-		if rctx.Err() != nil && ctx.Err() == nil {
-			return nil, a.perr(0, true, fmt.Errorf("no response within %v", a.cfg.Timeout))
+	resp, err := a.hc.Post(rctx, a.url, h, body, maxBody)
+	tooLarge := errors.Is(err, httpc.ErrBodyTooLarge)
+	if err != nil && !tooLarge {
+		if resp == nil { // no response header
+			if rctx.Err() != nil && ctx.Err() == nil {
+				return nil, a.perr(0, true, fmt.Errorf("no response within %v", a.cfg.Timeout))
+			}
+			if errors.Is(err, httpc.ErrInvalidRequest) {
+				return nil, a.perr(0, false, fmt.Errorf("build request: %w", err))
+			}
+			return nil, a.perr(0, true, err)
 		}
-		return nil, a.perr(0, true, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
 		if rctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("response not complete within %v", a.cfg.Timeout)
 		}
-		return nil, a.perr(resp.StatusCode, true, fmt.Errorf("read response: %w", err))
+		return nil, a.perr(resp.Status, true, fmt.Errorf("read response: %w", err))
 	}
-	st := resp.StatusCode
+	st, raw := resp.Status, resp.Body
 	if st >= 200 && st < 300 {
-		if len(raw) > maxBody {
+		if tooLarge {
 			return nil, a.perr(st, false, fmt.Errorf("response larger than %d bytes", maxBody))
 		}
 		return raw, nil
 	}
-	retryable := st == http.StatusTooManyRequests || st == http.StatusRequestTimeout || st >= 500
+	retryable := st == statusTooManyRequests || st == statusRequestTimeout || st >= 500
 	msg := errorMessage(raw)
 	if st >= 300 && st < 400 {
 		msg = "redirect to " + resp.Header.Get("Location") + " (check base_url)"
@@ -288,7 +294,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 		}
 		return time.Duration(n * float64(time.Second))
 	}
-	if t, err := http.ParseTime(v); err == nil {
+	if t, err := httpc.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
 			return d
 		}

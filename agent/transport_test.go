@@ -1,0 +1,62 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOnceTransport covers what one request makes of transport-level
+// outcomes: oversized bodies, a body cut by the timeout, an unusable URL.
+func TestOnceTransport(t *testing.T) {
+	big := strings.Repeat("x", maxBody+1)
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		baseURL string // instead of the server's
+		class   error
+		status  int
+		want    string
+	}{
+		{"oversized 2xx", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, big) },
+			"", ErrMalformed, 200, fmt.Sprintf("response larger than %d bytes", maxBody)},
+		{"oversized error body", func(w http.ResponseWriter, r *http.Request) { http.Error(w, big, 503) },
+			"", ErrUnreachable, 503, "xxxxxxxx"},
+		{"body cut by the timeout", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			fmt.Fprint(w, "{")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, "", ErrUnreachable, 200, "read response: response not complete within 100ms"},
+		{"unusable url", nil, "http://exa mple.com/v1", ErrRejected, 0, "build request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := tt.baseURL
+			if tt.handler != nil {
+				srv := httptest.NewServer(tt.handler)
+				defer srv.Close()
+				base = srv.URL + "/v1"
+			}
+			a, err := New(Config{BaseURL: base, Model: "m", APIKey: testKey, Timeout: 100 * time.Millisecond}, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, perr := a.once(context.Background(), []byte("{}"))
+			if perr == nil {
+				t.Fatal("once() = nil error")
+			}
+			if !errors.Is(perr, tt.class) || perr.Status != tt.status || !strings.Contains(perr.Error(), tt.want) {
+				t.Errorf("once() = %v (status %d), want %v, status %d, %q", perr, perr.Status, tt.class, tt.status, tt.want)
+			}
+			if strings.Contains(perr.Error(), testKey) {
+				t.Errorf("once() = %v contains the key", perr)
+			}
+		})
+	}
+}
