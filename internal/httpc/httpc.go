@@ -29,6 +29,10 @@ import (
 // DefaultMaxBody is the body limit Post uses when maxBody <= 0.
 const DefaultMaxBody = 1 << 20
 
+// ErrInvalidRequest is returned, wrapped, when the URL or a header field
+// cannot be sent; retrying does not help.
+var ErrInvalidRequest = errors.New("invalid request")
+
 // ErrBodyTooLarge is returned, wrapped, when a response body exceeds the
 // caller's limit. Post then also returns the response with the first maxBody
 // bytes of the body.
@@ -331,7 +335,7 @@ func parseTarget(rawURL string) (*target, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("invalid url: %w", err)
+		return nil, fmt.Errorf("%w: url: %v", ErrInvalidRequest, err)
 	}
 	t := &target{host: u.Host, hostname: u.Hostname(), uri: u.RequestURI()}
 	port := u.Port()
@@ -346,10 +350,10 @@ func parseTarget(rawURL string) (*target, error) {
 			port = "80"
 		}
 	default:
-		return nil, fmt.Errorf("invalid url: scheme %q: want http or https", u.Scheme)
+		return nil, fmt.Errorf("%w: url scheme %q: want http or https", ErrInvalidRequest, u.Scheme)
 	}
 	if t.hostname == "" {
-		return nil, errors.New("invalid url: no host")
+		return nil, fmt.Errorf("%w: url has no host", ErrInvalidRequest)
 	}
 	t.addr = net.JoinHostPort(t.hostname, port)
 	return t, nil
@@ -387,10 +391,10 @@ func (t *target) request(header Header, body []byte, px *url.URL) ([]byte, error
 	for _, f := range header {
 		switch strings.ToLower(f[0]) {
 		case "host", "content-length", "transfer-encoding", "connection", "proxy-authorization":
-			return nil, fmt.Errorf("header %q is set by httpc", f[0])
+			return nil, fmt.Errorf("%w: header %q is set by httpc", ErrInvalidRequest, f[0])
 		}
 		if !validName(f[0]) || !validValue(f[1]) {
-			return nil, fmt.Errorf("invalid header field %q", f[0])
+			return nil, fmt.Errorf("%w: header field %q", ErrInvalidRequest, f[0])
 		}
 		b = append(b, f[0]...)
 		b = append(b, ": "...)
@@ -408,7 +412,7 @@ func (t *target) request(header Header, body []byte, px *url.URL) ([]byte, error
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\n\r\n"...)
 	if len(b) > maxRequestHeader {
-		return nil, errors.New("request header too large")
+		return nil, fmt.Errorf("%w: header too large", ErrInvalidRequest)
 	}
 	return append(b, body...), nil
 }

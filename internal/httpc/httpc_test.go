@@ -201,16 +201,16 @@ func TestPostRejectsBadRequests(t *testing.T) {
 		header    Header
 		err       string
 	}{
-		{"scheme", "ftp://example.com/", nil, `scheme "ftp"`},
+		{"scheme", "ftp://example.com/", nil, `url scheme "ftp"`},
 		{"no host", "http:///path", nil, "no host"},
-		{"header injection", "http://127.0.0.1:1/", Header{{"X-A", "a\r\nX-B: b"}}, `invalid header field "X-A"`},
-		{"bad name", "http://127.0.0.1:1/", Header{{"X A", "a"}}, "invalid header field"},
+		{"header injection", "http://127.0.0.1:1/", Header{{"X-A", "a\r\nX-B: b"}}, `invalid request: header field "X-A"`},
+		{"bad name", "http://127.0.0.1:1/", Header{{"X A", "a"}}, "invalid request: header field"},
 		{"reserved", "http://127.0.0.1:1/", Header{{"Content-Length", "3"}}, "is set by httpc"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var c Client
-			if _, err := c.Post(testCtx(t), tt.url, tt.header, nil, 0); err == nil || !strings.Contains(err.Error(), tt.err) {
+			if _, err := c.Post(testCtx(t), tt.url, tt.header, nil, 0); !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("Post(%q) error = %v, want %q", tt.url, err, tt.err)
 			}
 		})
@@ -227,8 +227,8 @@ func TestErrorsOmitPath(t *testing.T) {
 	ln.Close()
 	tests := []struct{ name, url, want string }{
 		{"dial", "http://" + dead + "/" + secret + "/sendMessage", "post " + dead + ": dial: "},
-		{"bad escape", "http://example.com/" + secret + "/%zz", "post: invalid url"},
-		{"bad host", "http://exa mple.com/" + secret, "post: invalid url"},
+		{"bad escape", "http://example.com/" + secret + "/%zz", "post: invalid request: url"},
+		{"bad host", "http://exa mple.com/" + secret, "post: invalid request: url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
