@@ -192,7 +192,7 @@ func runBench(ctx context.Context, args []string) error {
 	r.table([]string{"target", "for", "bytes", "size"}, sizeRows)
 
 	r.h(2, "Idle daemon")
-	r.p("`vigil run` on `board = \"sim\"` with the default five-sensor sim config (air bme280, freezer ds18b20, light bh1750, co2 scd4x, power ina219, plus the board's health; three rules; excursions off so nothing fires), default intervals (heartbeat 30 m, samples 30 s), MQTT connected to a local mosquitto (Home Assistant discovery on), the LLM a local instant OpenAI-compatible server. The device id `%s` was picked so its heartbeat phase (%s) puts the first heartbeat before the windows.", idl.id, idl.phase)
+	r.p("`vigil run` on `board = \"sim\"` with the default five-sensor sim config (air bme280, freezer ds18b20, light bh1750, co2 scd4x, power ina219, plus the board's health; three rules; excursions off so nothing fires), default intervals (heartbeat 30 m, samples 30 s), MQTT connected to a local mosquitto (Home Assistant discovery on), the LLM a local instant OpenAI-compatible server. The device id `%s` was picked so its heartbeat phase (%s) puts the first heartbeat before the windows. %s", idl.id, idl.phase, gomaxprocsNote())
 	r.table([]string{"measure", "value", "how"}, [][]string{
 		{"VmRSS after " + idl.rssAfter.Round(time.Second).String(), mib(idl.rssKB), "/proc/PID/status"},
 		{"VmHWM after " + idl.rssAfter.Round(time.Second).String(), mib(idl.hwmKB), "/proc/PID/status"},
@@ -696,4 +696,12 @@ func bursts(evs []syscallEvent, gap time.Duration) (int, time.Duration) {
 		last = ev.at
 	}
 	return n, minGap
+}
+
+// gomaxprocsNote says how many processors the measured daemon ran on.
+func gomaxprocsNote() string {
+	if v := os.Getenv("GOMAXPROCS"); v != "" {
+		return "GOMAXPROCS=" + v + " was set in the environment."
+	}
+	return "GOMAXPROCS was not set, so the daemon ran its Go code on one processor (the default of `vigil run`)."
 }
