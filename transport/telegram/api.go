@@ -1,20 +1,27 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"time"
+
+	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // Bot API wire format: https://core.telegram.org/bots/api#making-requests
 
 const maxResponse = 8 << 20 // getUpdates answers up to 100 updates
+
+// HTTP status codes (and error_code values) the bot tells apart.
+const (
+	statusBadRequest      = 400
+	statusForbidden       = 403
+	statusConflict        = 409
+	statusTooManyRequests = 429
+)
 
 // response is the envelope of every Bot API answer.
 type response struct {
@@ -57,7 +64,8 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.cause }
 
 // redact removes the token from err's text. The token is part of every
-// request URL, and *url.Error prints the URL.
+// request URL; httpc leaves paths out of its errors, and this is the second
+// line of defence.
 func (b *Bot) redact(err error) error {
 	if err == nil || b.cfg.Token == "" || !strings.Contains(err.Error(), b.cfg.Token) {
 		return err
@@ -83,28 +91,23 @@ func (b *Bot) call(ctx context.Context, method string, params, out any, timeout 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	url := strings.TrimRight(b.cfg.APIURL, "/") + "/bot" + b.cfg.Token + "/" + method
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return b.redact(fmt.Errorf("%s: %w", method, err))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := b.hc.Do(req)
-	if err != nil {
-		return b.redact(fmt.Errorf("%s: %w", method, err))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
+	resp, err := b.hc.Post(ctx, url, httpc.Header{{"Content-Type", "application/json"}}, body, maxResponse)
+	switch {
+	case errors.Is(err, httpc.ErrBodyTooLarge):
+		// Decode what fits, as before: a cut answer is not a Bot API response.
+	case err != nil && resp != nil:
 		return b.redact(fmt.Errorf("%s: read response: %w", method, err))
+	case err != nil:
+		return b.redact(fmt.Errorf("%s: %w", method, err))
 	}
-	r, err := decodeResponse(raw)
+	r, err := decodeResponse(resp.Body)
 	if err != nil {
-		return b.redact(fmt.Errorf("%s: http %d: %w", method, resp.StatusCode, err))
+		return b.redact(fmt.Errorf("%s: http %d: %w", method, resp.Status, err))
 	}
 	if !r.OK {
 		e := &APIError{Method: method, Code: r.ErrorCode, Description: r.Description}
 		if e.Code == 0 {
-			e.Code = resp.StatusCode
+			e.Code = resp.Status
 		}
 		if p := r.Parameters; p != nil {
 			e.MigrateTo = p.MigrateToChatID

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +45,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		wait := backoff
 		var ae *APIError
 		switch {
-		case errors.As(err, &ae) && ae.Code == http.StatusConflict:
+		case errors.As(err, &ae) && ae.Code == statusConflict:
 			wait = max(wait, conflictWait)
 			if !conflict {
 				b.log.Warn("telegram getUpdates conflict: another vigil or a webhook uses this bot token; commands are not received until it stops", keyErr, err)

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/internal/httpc"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -92,7 +92,7 @@ type Bot struct {
 	cfg   Config
 	state State
 	cmds  transport.Commands
-	hc    *http.Client
+	hc    *httpc.Client
 	clock clockwork.Clock
 	log   *slog.Logger
 
@@ -101,11 +101,11 @@ type Bot struct {
 	unknown  map[int64]bool // chats already logged as not allowed
 }
 
-// New returns a Bot; state must not be nil. hc must allow requests longer than PollTimeout (a zero
-// Timeout is fine: every request has its own deadline); nil means a new
-// http.Client. cmds may be nil when AllowedChats is empty. New starts
-// nothing.
-func New(cfg Config, state State, cmds transport.Commands, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
+// New returns a Bot; state must not be nil. hc may be nil (a new client);
+// every request has its own deadline, and the long poll keeps hc's one
+// idle connection in use. cmds may be nil when AllowedChats is empty. New
+// starts nothing.
+func New(cfg Config, state State, cmds transport.Commands, hc *httpc.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
@@ -114,7 +114,7 @@ func New(cfg Config, state State, cmds transport.Commands, hc *http.Client, cloc
 	}
 	cfg.PollTimeout = max(cfg.PollTimeout, time.Second) // 0 would be short polling in a tight loop
 	if hc == nil {
-		hc = &http.Client{}
+		hc = &httpc.Client{}
 	}
 	if clock == nil {
 		clock = clockwork.NewRealClock()
@@ -143,18 +143,18 @@ func (b *Bot) Notify(ctx context.Context, a transport.Alert) error {
 	htmlText, plain := formatAlert(a)
 	err = b.send(ctx, chat, htmlText, "HTML", true)
 	var ae *APIError
-	if errors.As(err, &ae) && ae.Code == http.StatusBadRequest && !chatNotFound(ae) {
+	if errors.As(err, &ae) && ae.Code == statusBadRequest && !chatNotFound(ae) {
 		b.log.Warn("telegram rejected the HTML alert, sending plain text", keyAlert, a.ID, keyErr, err)
 		chat, _ = b.state.Chat(b.cfg.ChatID) // a migration may have happened
 		err = b.send(ctx, chat, plain, "", true)
-		if errors.As(err, &ae) && ae.Code == http.StatusBadRequest && !chatNotFound(ae) {
+		if errors.As(err, &ae) && ae.Code == statusBadRequest && !chatNotFound(ae) {
 			return fmt.Errorf("telegram: send alert %s: %w: %w", a.ID, transport.ErrPermanent, err)
 		}
 	}
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ae) && ae.Code == http.StatusForbidden:
+	case errors.As(err, &ae) && ae.Code == statusForbidden:
 		return fmt.Errorf("telegram: send alert %s to chat %d: %w (unblock the bot or add it back; alerts wait): %w", a.ID, chat, ErrForbidden, err)
 	}
 	return fmt.Errorf("telegram: send alert %s: %w", a.ID, err)
@@ -193,7 +193,7 @@ func (b *Bot) send(ctx context.Context, chat int64, text, mode string, persist b
 			}
 			chat = ae.MigrateTo
 			continue
-		case ae.Code == http.StatusTooManyRequests:
+		case ae.Code == statusTooManyRequests:
 			if attempt >= maxRateRetries {
 				return fmt.Errorf("%w: %w", ErrRateLimited, err)
 			}
