@@ -176,7 +176,7 @@ func TestLLMFaults(t *testing.T) {
 	defer ts.Close()
 	a, err := agent.New(agent.Config{Provider: agent.ProviderOpenAI, BaseURL: ts.URL + "/v1", Model: "m", APIKey: "sk-test",
 		Timeout: 150 * time.Millisecond, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond},
-		ts.Client(), clockwork.NewRealClock(), nil)
+		nil, clockwork.NewRealClock(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 	defer srv.Close()
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
 	a, err := agent.New(agent.Config{Provider: agent.ProviderOpenAI, BaseURL: srv.URL + "/v1", Model: "m", APIKey: "k"},
-		srv.Client(), clockwork.NewRealClock(), nil)
+		nil, clockwork.NewRealClock(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
