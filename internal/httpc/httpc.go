@@ -24,6 +24,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // DefaultMaxBody is the body limit Post uses when maxBody <= 0.
@@ -86,10 +88,23 @@ type Client struct {
 	// Getenv looks up the proxy variables. nil: os.Getenv, as net/http did
 	// implicitly; users configure proxies through the environment.
 	Getenv func(key string) string
+	// MaxIdle is how long an idle connection may wait for its next
+	// request; an older one is closed instead of reused. A NAT router
+	// may forget a quiet connection without telling either end, and a
+	// request sent into it would only fail at its deadline. 0:
+	// DefaultMaxIdle.
+	MaxIdle time.Duration
+	// Clock times MaxIdle. nil: the real clock.
+	Clock clockwork.Clock
 
 	mu   sync.Mutex
 	idle *conn // at most one idle connection
 }
+
+// DefaultMaxIdle is the default Client.MaxIdle: below the idle timeouts of
+// common servers and NAT routers. A Telegram long poll reuses its
+// connection at once; a heartbeat every 30 minutes dials afresh.
+const DefaultMaxIdle = 60 * time.Second
 
 // aLongTimeAgo is a deadline in the past: setting it on a connection makes
 // blocked reads and writes return at once.
@@ -195,11 +210,12 @@ func (c *Client) getenv(key string) string {
 
 // conn is one connection to a server or through a proxy.
 type conn struct {
-	raw net.Conn // TCP; deadlines are set here
-	rw  net.Conn // raw or the *tls.Conn over it
-	br  *bufio.Reader
-	key string // what the connection can be reused for
-	n   int64  // bytes read since the current exchange started
+	raw    net.Conn // TCP; deadlines are set here
+	rw     net.Conn // raw or the *tls.Conn over it
+	br     *bufio.Reader
+	key    string    // what the connection can be reused for
+	n      int64     // bytes read since the current exchange started
+	idleAt time.Time // when it became idle
 }
 
 func (cn *conn) Read(p []byte) (int, error) {
@@ -227,15 +243,32 @@ func (c *Client) take(key string) *conn {
 	}
 	c.idle = nil
 	c.mu.Unlock()
-	if !cn.alive() {
+	if c.clock().Since(cn.idleAt) > c.maxIdle() || !cn.alive() {
 		cn.close()
 		return nil
 	}
 	return cn
 }
 
+func (c *Client) clock() clockwork.Clock {
+	if c.Clock != nil {
+		return c.Clock
+	}
+	return realClock
+}
+
+var realClock = clockwork.NewRealClock()
+
+func (c *Client) maxIdle() time.Duration {
+	if c.MaxIdle > 0 {
+		return c.MaxIdle
+	}
+	return DefaultMaxIdle
+}
+
 // put keeps cn as the idle connection, closing the one it replaces.
 func (c *Client) put(cn *conn) {
+	cn.idleAt = c.clock().Now()
 	c.mu.Lock()
 	old := c.idle
 	c.idle = cn

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // rawServer is a TCP server on loopback that hands every accepted
@@ -333,6 +335,28 @@ func TestKeepAlive(t *testing.T) {
 				t.Errorf("server accepted %d connections, want %d", n, tt.accepted)
 			}
 		})
+	}
+}
+
+func TestIdleConnectionTooOldIsNotReused(t *testing.T) {
+	srv := keepAliveServer(t, "", 0)
+	clock := clockwork.NewFakeClock()
+	c := Client{Clock: clock, MaxIdle: time.Minute}
+	defer c.CloseIdle()
+	for i, tc := range []struct {
+		idle time.Duration
+		want string
+	}{
+		{0, "1:1"},
+		{time.Minute, "1:2"},               // exactly MaxIdle: still reused
+		{time.Minute + time.Second, "2:1"}, // older: a fresh connection
+		{30 * time.Second, "2:2"},
+	} {
+		clock.Advance(tc.idle)
+		resp, err := c.Post(testCtx(t), srv.url(), nil, nil, 0)
+		if err != nil || string(resp.Body) != tc.want {
+			t.Fatalf("Post() #%d after %v idle = %v, %v, want %q", i+1, tc.idle, resp, err, tc.want)
+		}
 	}
 }
 
