@@ -93,7 +93,7 @@ type Engine struct {
 	mu           sync.Mutex // guards everything below
 	state        store.State
 	rules        map[string]*ruleRun
-	ring         []sample // in-memory history for delta(), oldest first
+	hist         *history // in-memory history for delta()
 	pending      []device.Snapshot
 	lastPending  time.Time // mono time of the last pending sample
 	last         *device.Snapshot
@@ -112,11 +112,6 @@ type Engine struct {
 	pubAt        time.Time
 	sensorsOut   chan device.Snapshot
 	heartbeatOut chan transport.Heartbeat
-}
-
-type sample struct {
-	at   time.Time // mono
-	snap device.Snapshot
 }
 
 type ruleRun struct {
@@ -165,6 +160,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		wake:         map[string]chan struct{}{},
 		rules:        map[string]*ruleRun{},
 		lastGood:     map[string]time.Time{},
+		hist:         newHistory(cfg.MemHistory),
 		start:        deps.Clock.Now(),
 		sensorsOut:   make(chan device.Snapshot, 1),
 		heartbeatOut: make(chan transport.Heartbeat, 1),

@@ -179,10 +179,7 @@ func (e *Engine) record(mono time.Time, snap device.Snapshot) {
 			e.lastGood[n.Name] = mono
 		}
 	}
-	e.ring = append(e.ring, sample{at: mono, snap: snap})
-	if len(e.ring) > e.cfg.MemHistory {
-		e.ring = append(e.ring[:0], e.ring[len(e.ring)-e.cfg.MemHistory:]...)
-	}
+	e.hist.add(mono, snap.Readings)
 	if e.lastPending.IsZero() || mono.Sub(e.lastPending) >= e.cfg.HistoryStep || mono.Before(e.lastPending) {
 		e.pending = append(e.pending, snap)
 		e.lastPending = mono
@@ -210,16 +207,11 @@ func (s *snapEnv) Delta(key string, window time.Duration) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	cut := s.now.Add(-window)
-	for _, smp := range s.e.ring {
-		if smp.at.Before(cut) {
-			continue
-		}
-		if old, ok := smp.snap.Readings[key]; ok {
-			return cur.Value - old.Value, true
-		}
+	old, ok := s.e.hist.first(key, s.now.Add(-window))
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	return cur.Value - old, true
 }
 
 func (s *snapEnv) Stale(sensor string) time.Duration {
