@@ -174,15 +174,7 @@ func (c *Client) Post(ctx context.Context, rawURL string, header Header, body []
 }
 
 // CloseIdle closes the idle connection, if any.
-func (c *Client) CloseIdle() {
-	c.mu.Lock()
-	cn := c.idle
-	c.idle = nil
-	c.mu.Unlock()
-	if cn != nil {
-		cn.close()
-	}
-}
+func (c *Client) CloseIdle() { c.swapIdle(nil) }
 
 // failure wraps err with the operation and host. When ctx ended, the cause
 // is ctx's error: the connection error is then only the deadline httpc set.
@@ -269,6 +261,11 @@ func (c *Client) maxIdle() time.Duration {
 // put keeps cn as the idle connection, closing the one it replaces.
 func (c *Client) put(cn *conn) {
 	cn.idleAt = c.clock().Now()
+	c.swapIdle(cn)
+}
+
+// swapIdle makes cn (or none) the idle connection and closes the old one.
+func (c *Client) swapIdle(cn *conn) {
 	c.mu.Lock()
 	old := c.idle
 	c.idle = cn
