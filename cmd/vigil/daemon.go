@@ -190,11 +190,12 @@ func singleProc() {
 const (
 	trimAfterStart = 15 * time.Second // config, discovery and the first connections are behind
 	trimMin        = time.Minute
-	trimMax        = 30 * time.Minute
+	trimMax        = 10 * time.Minute
 )
 
-// trimInterval is the heartbeat interval within [trimMin, trimMax]: most
-// of vigil's garbage comes from heartbeats (prompt, JSON, HTTP, TLS).
+// trimInterval is the heartbeat interval within [trimMin, trimMax]: a
+// heartbeat makes the most garbage at once (prompt, JSON, HTTP, TLS), and
+// samples add a few KB each, so at most ten minutes of them pile up.
 func trimInterval(cfg *config.Config) time.Duration {
 	iv := cfg.Heartbeat.Interval.Duration
 	if !cfg.Heartbeat.Enabled || iv <= 0 {

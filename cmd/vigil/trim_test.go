@@ -51,12 +51,12 @@ func TestTrimInterval(t *testing.T) {
 		interval time.Duration
 		want     time.Duration
 	}{
-		{true, 30 * time.Minute, 30 * time.Minute},
+		{true, 30 * time.Minute, 10 * time.Minute},
 		{true, 10 * time.Second, time.Minute},
 		{true, 5 * time.Minute, 5 * time.Minute},
-		{true, 2 * time.Hour, 30 * time.Minute},
-		{false, 5 * time.Minute, 30 * time.Minute},
-		{true, 0, 30 * time.Minute},
+		{true, 2 * time.Hour, 10 * time.Minute},
+		{false, 5 * time.Minute, 10 * time.Minute},
+		{true, 0, 10 * time.Minute},
 	} {
 		var cfg config.Config
 		cfg.Heartbeat.Enabled = tc.enabled
