@@ -189,17 +189,18 @@ func singleProc() {
 // When trimMemory hands free heap pages back to the kernel.
 const (
 	trimAfterStart = 15 * time.Second // config, discovery and the first connections are behind
-	trimMin        = time.Minute
+	trimSamples    = 20               // samples of garbage (a few KB each) between trims
+	trimMin        = 10 * time.Second
 	trimMax        = 10 * time.Minute
 )
 
-// trimInterval is the heartbeat interval within [trimMin, trimMax]: a
-// heartbeat makes the most garbage at once (prompt, JSON, HTTP, TLS), and
-// samples add a few KB each, so at most ten minutes of them pile up.
+// trimInterval bounds the garbage that can pile up between two trims: at
+// most trimSamples samples and one heartbeat (the biggest burst: prompt,
+// JSON, HTTP, TLS), and never more than ten minutes of either.
 func trimInterval(cfg *config.Config) time.Duration {
-	iv := cfg.Heartbeat.Interval.Duration
-	if !cfg.Heartbeat.Enabled || iv <= 0 {
-		return trimMax
+	iv := trimSamples * cfg.Heartbeat.SampleInterval.Duration
+	if hb := cfg.Heartbeat.Interval.Duration; cfg.Heartbeat.Enabled && hb > 0 {
+		iv = min(iv, hb)
 	}
 	return min(max(iv, trimMin), trimMax)
 }

@@ -47,22 +47,25 @@ func TestTrimMemoryReturnsFreePages(t *testing.T) {
 
 func TestTrimInterval(t *testing.T) {
 	for _, tc := range []struct {
-		enabled  bool
-		interval time.Duration
-		want     time.Duration
+		enabled          bool
+		sample, interval time.Duration
+		want             time.Duration
 	}{
-		{true, 30 * time.Minute, 10 * time.Minute},
-		{true, 10 * time.Second, time.Minute},
-		{true, 5 * time.Minute, 5 * time.Minute},
-		{true, 2 * time.Hour, 10 * time.Minute},
-		{false, 5 * time.Minute, 10 * time.Minute},
-		{true, 0, 10 * time.Minute},
+		{true, 30 * time.Second, 30 * time.Minute, 10 * time.Minute}, // the defaults: 20 samples
+		{true, 2 * time.Second, time.Minute, 40 * time.Second},       // config.toml's demo
+		{true, time.Second, time.Minute, 20 * time.Second},
+		{true, 10 * time.Second, time.Minute, time.Minute}, // a heartbeat comes first
+		{true, 100 * time.Millisecond, time.Minute, 10 * time.Second},
+		{true, time.Minute, 2 * time.Hour, 10 * time.Minute},
+		{false, time.Minute, 5 * time.Minute, 10 * time.Minute},
+		{true, 5 * time.Second, 0, 100 * time.Second},
 	} {
 		var cfg config.Config
 		cfg.Heartbeat.Enabled = tc.enabled
+		cfg.Heartbeat.SampleInterval.Duration = tc.sample
 		cfg.Heartbeat.Interval.Duration = tc.interval
 		if got := trimInterval(&cfg); got != tc.want {
-			t.Errorf("trimInterval(enabled %v, %v) = %v, want %v", tc.enabled, tc.interval, got, tc.want)
+			t.Errorf("trimInterval(enabled %v, samples %v, heartbeats %v) = %v, want %v", tc.enabled, tc.sample, tc.interval, got, tc.want)
 		}
 	}
 }
