@@ -166,6 +166,10 @@ const outcomeEscalate = "escalate"
 // error the returned Decision still carries Calls, Tokens, ToolCalls and
 // Escalated, so the budget counts what was spent.
 func (a *Agent) Think(ctx context.Context, in Input) (Decision, error) {
+	// A run's requests come in one burst and the next run is minutes away,
+	// past any server's idle timeout: keep no connection, with its TLS
+	// buffers, open in between.
+	defer a.hc.CloseIdle()
 	dec := Decision{ToolCalls: []string{}}
 	system, user := BuildPrompt(in)
 	if a.cfg.ScoutModel != "" {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	_ "time/tzdata" // Europe/Berlin without the host's zoneinfo
@@ -608,5 +610,42 @@ func TestBackoff(t *testing.T) {
 				t.Fatalf("backoff(%d) = %v, want in [%v, %v]", attempt, d, max/2, max)
 			}
 		}
+	}
+}
+
+func TestThinkKeepsNoConnectionOpen(t *testing.T) {
+	f := newFake(t, ProviderOpenAI,
+		turn{calls: []call{{"c1", ToolListSensors, "{}"}}},
+		turn{calls: []call{respond("ok", "", "fine")}})
+	var mu sync.Mutex
+	states := map[net.Conn]http.ConnState{}
+	f.srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		mu.Lock()
+		states[c] = s
+		mu.Unlock()
+	}
+	if _, err := think(t, newTestAgent(t, testConfig(f), nil, nil)); err != nil {
+		t.Fatalf("Think: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n, open := len(states), 0
+		for _, s := range states {
+			if s != http.StateClosed {
+				open++
+			}
+		}
+		mu.Unlock()
+		if n != 1 {
+			t.Fatalf("the run's two requests used %d connections, want 1 (kept alive within the run)", n)
+		}
+		if open == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a connection is still open 5s after Think returned")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
