@@ -19,9 +19,9 @@ import (
 
 // Targets from issue 7.
 const (
-	targetARM64Bytes  = 9_000_000 // "arm64 binary < 9 MB" (SI, as mk/dist.mk)
-	targetRSSKB       = 10 * 1000 * 1000 / 1024
-	targetIdleCPU     = 0.0005 // fraction of one core
+	targetARM64Bytes  = 9_000_000  // "arm64 binary < 9 MB" (SI, as mk/dist.mk)
+	targetRSSBytes    = 10_000_000 // "idle RSS < 10 MB", VmRSS and VmHWM
+	targetIdleCPU     = 0.0005     // fraction of one core
 	targetWakeupsHz   = 1.0
 	targetStartup     = 50 * time.Millisecond
 	targetCPUPerHB    = 5 * time.Millisecond
@@ -114,8 +114,8 @@ func runBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("idle run: %w", err)
 	}
-	add("idle RSS (VmRSS / VmHWM)", fmt.Sprintf("%s / %s (anonymous %s + file-backed %s)", mib(idl.rssKB), mib(idl.hwmKB), mib(idl.anonKB), mib(idl.fileKB)), "< 10 MB",
-		bptr(idl.rssKB*1024 < 10_000_000 && idl.hwmKB*1024 < 10_000_000))
+	add("idle RSS (VmRSS / VmHWM)", fmt.Sprintf("%s / %s (anonymous %s + file-backed %s)", mib(idl.mem.rss), mib(idl.mem.hwm), mib(idl.mem.anon), mib(idl.mem.file)), "< 10 MB",
+		bptr(idl.mem.under(targetRSSBytes)))
 	cpuFrac := idl.cpu.Seconds() / idl.window.Seconds()
 	add("idle CPU (all threads, per core)", fmt.Sprintf("%.4f %% (%s in %s)", cpuFrac*100, idl.cpu.Round(time.Microsecond), idl.window.Round(time.Second)),
 		"< 0.05 %", bptr(cpuFrac < targetIdleCPU))
@@ -154,13 +154,13 @@ func runBench(ctx context.Context, args []string) error {
 	// 6. Commits, fdatasync and bytes in steady state; arm64 under qemu alongside.
 	fmt.Fprintln(os.Stderr, "bench: steady state under strace (", *steady, "), arm64 under qemu-user")
 	type qres struct {
-		rss, hwm int64
-		err      error
+		mem memUse
+		err error
 	}
 	qch := make(chan qres, 1)
 	go func() {
-		rss, hwm, err := env.qemuIdle(ctx, filepath.Join(o.dist, "vigil-linux-arm64"), *idle)
-		qch <- qres{rss, hwm, err}
+		mem, err := env.qemuIdle(ctx, filepath.Join(o.dist, "vigil-linux-arm64"), *idle)
+		qch <- qres{mem, err}
 	}()
 	st, err := env.steadyState(ctx, *steady)
 	if err != nil {
@@ -187,7 +187,7 @@ func runBench(ctx context.Context, args []string) error {
 	add("LLM calls in a simulated quiet day (sim board / still board)", fmt.Sprintf("%s / %s", quiet["sim_board"]["llm_calls"], quiet["still"]["llm_calls"]), "", nil)
 	qemuRSS := "not measurable: " + fmt.Sprint(q.err)
 	if q.err == nil {
-		qemuRSS = fmt.Sprintf("%s / %s (qemu-aarch64 process: emulator + guest)", mib(q.rss), mib(q.hwm))
+		qemuRSS = fmt.Sprintf("%s / %s (qemu-aarch64 process: emulator + guest)", mib(q.mem.rss), mib(q.mem.hwm))
 	}
 	add("arm64 under qemu-user: idle RSS (VmRSS / VmHWM)", qemuRSS, "", nil)
 	fmt.Fprintln(os.Stderr, "bench: waiting for the long run")
@@ -196,8 +196,8 @@ func runBench(ctx context.Context, args []string) error {
 		return fmt.Errorf("long run: %w", lr.err)
 	}
 	add(fmt.Sprintf("RSS after a long run (VmRSS / VmHWM): %d samples, %d heartbeats", lr.samples, lr.heartbeats),
-		fmt.Sprintf("%s / %s (anonymous %s, %d garbage collections)", mib(lr.rssKB), mib(lr.hwmKB), mib(lr.anonKB), lr.gcs), "< 10 MB",
-		bptr(lr.rssKB*1024 < 10_000_000 && lr.hwmKB*1024 < 10_000_000))
+		fmt.Sprintf("%s / %s (anonymous %s, %d garbage collections)", mib(lr.mem.rss), mib(lr.mem.hwm), mib(lr.mem.anon), lr.gcs), "< 10 MB",
+		bptr(lr.mem.under(targetRSSBytes)))
 
 	r.h(2, "Summary against the targets of issue 7")
 	r.table([]string{"figure", "measured", "target", "verdict"}, summary)
@@ -209,18 +209,18 @@ func runBench(ctx context.Context, args []string) error {
 	r.h(2, "Idle daemon")
 	r.p("`vigil run` on `board = \"sim\"` with the default five-sensor sim config (air bme280, freezer ds18b20, light bh1750, co2 scd4x, power ina219, plus the board's health; three rules; excursions off so nothing fires), default intervals (heartbeat 30 m, samples 30 s), MQTT connected to a local mosquitto (Home Assistant discovery on), the LLM a local instant OpenAI-compatible server. The device id `%s` was picked so its heartbeat phase (%s) puts the first heartbeat before the windows. %s", idl.id, idl.phase, gomaxprocsNote())
 	r.table([]string{"measure", "value", "how"}, [][]string{
-		{"VmRSS after " + idl.rssAfter.Round(time.Second).String(), mib(idl.rssKB), "/proc/PID/status"},
-		{"VmHWM after " + idl.rssAfter.Round(time.Second).String(), mib(idl.hwmKB), "/proc/PID/status"},
+		{"VmRSS after " + idl.rssAfter.Round(time.Second).String(), mib(idl.mem.rss), "/proc/PID/status"},
+		{"VmHWM after " + idl.rssAfter.Round(time.Second).String(), mib(idl.mem.hwm), "/proc/PID/status"},
 		{"threads", strconv.Itoa(idl.threads), "/proc/PID/task"},
 		{"CPU in the next " + idl.window.Round(time.Second).String(), fmt.Sprintf("%s on-CPU (schedstat), %d ticks utime+stime", idl.cpu.Round(time.Microsecond), idl.ticks), "sum of /proc/PID/task/*/schedstat; /proc/PID/stat"},
-		{"RssAnon / RssFile", fmt.Sprintf("%s / %s", mib(idl.anonKB), mib(idl.fileKB)), "/proc/PID/status: private memory / pages of the mapped binary and state file"},
+		{"RssAnon / RssFile", fmt.Sprintf("%s / %s", mib(idl.mem.anon), mib(idl.mem.file)), "/proc/PID/status: private memory / pages of the mapped binary and state file"},
 		{"context switches in the CPU window", fmt.Sprintf("%d (%d involuntary) = %.2f /s", idl.switches, idl.invol, switchHz), "sum of voluntary+nonvoluntary_ctxt_switches over threads"},
 		{"wakeups in a further " + idl.wakeWindow.Round(time.Second).String(), fmt.Sprintf("%d = %.2f /s; smallest interval between two %s; %d system calls", idl.wakeups, wakeHz, idl.minGap.Round(time.Millisecond), idl.traced), "strace -f of every call; calls < 50 ms apart are one wakeup"},
 		{"still running, no error in the log", strconv.FormatBool(idl.healthy), ""},
 	})
 
 	r.p("The same daemon, accelerated: samples every 1 s and heartbeats every 1 m (each answered by the local LLM server when readings moved), for %d samples, so the heap sees the allocations of %s of default 30 s sampling and its garbage collector runs. VmRSS, VmHWM and RssAnon are read at the end; the collections are counted from `GODEBUG=gctrace=1`.", lr.samples, (time.Duration(lr.samples) * 30 * time.Second).String())
-	r.table([]string{"VmRSS", "VmHWM", "RssAnon / RssFile", "garbage collections", "heartbeats that asked the LLM"}, [][]string{{mib(lr.rssKB), mib(lr.hwmKB), mib(lr.anonKB) + " / " + mib(lr.fileKB), strconv.Itoa(lr.gcs), strconv.Itoa(lr.llmRuns)}})
+	r.table([]string{"VmRSS", "VmHWM", "RssAnon / RssFile", "garbage collections", "heartbeats that asked the LLM"}, [][]string{{mib(lr.mem.rss), mib(lr.mem.hwm), mib(lr.mem.anon) + " / " + mib(lr.mem.file), strconv.Itoa(lr.gcs), strconv.Itoa(lr.llmRuns)}})
 
 	r.h(2, "Startup")
 	r.p("Time from `exec` of `vigil run` to the `READY=1` datagram on a local unixgram `NOTIFY_SOCKET` (go-systemd's sd_notify), %d starts on an existing state file, same config as above.", len(starts))
@@ -275,12 +275,12 @@ func runBench(ctx context.Context, args []string) error {
 		if q.err != nil {
 			return "—"
 		}
-		return mib(q.rss)
+		return mib(q.mem.rss)
 	}(), func() string {
 		if q.err != nil {
 			return q.err.Error()
 		}
-		return mib(q.hwm)
+		return mib(q.mem.hwm)
 	}()}})
 
 	if len(notes) > 0 {
@@ -304,9 +304,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) 
 type idleResult struct {
 	id           string
 	phase        time.Duration
-	rssKB, hwmKB int64
-	anonKB       int64
-	fileKB       int64
+	mem          memUse
 	wakeups      int
 	wakeWindow   time.Duration
 	minGap       time.Duration
@@ -353,16 +351,7 @@ func (env *benchEnv) idleRun(ctx context.Context, idle time.Duration, checks int
 		return res, err
 	}
 	res.rssAfter = time.Since(d.started)
-	if res.rssKB, err = procStatus(d.pid(), "VmRSS"); err != nil {
-		return res, err
-	}
-	if res.hwmKB, err = procStatus(d.pid(), "VmHWM"); err != nil {
-		return res, err
-	}
-	if res.anonKB, err = procStatus(d.pid(), "RssAnon"); err != nil {
-		return res, err
-	}
-	if res.fileKB, err = procStatus(d.pid(), "RssFile"); err != nil {
+	if res.mem, err = readMem(d.pid()); err != nil {
 		return res, err
 	}
 	a, err := sampleCPU(d.pid())
@@ -383,20 +372,11 @@ func (env *benchEnv) idleRun(ctx context.Context, idle time.Duration, checks int
 	// Wakeups: every system call of every thread for another window. Calls
 	// less than 50 ms apart belong to one wakeup (a timer fires, a few
 	// threads run, all sleep again).
-	tr, err := startTrace(d.pid(), filepath.Join(dir, "idle-strace.txt"), "all")
+	evs, w0, w1, err := traceFor(ctx, d.pid(), filepath.Join(dir, "idle-strace.txt"), "all", idle)
 	if err != nil {
 		return res, err
 	}
-	w0 := time.Now()
-	if err := sleepCtx(ctx, idle); err != nil {
-		tr.stop()
-		return res, err
-	}
-	evs, err := tr.stop()
-	if err != nil {
-		return res, err
-	}
-	res.wakeWindow = time.Since(w0)
+	res.wakeWindow = w1.Sub(w0)
 	res.traced = len(evs)
 	res.wakeups, res.minGap = bursts(evs, 50*time.Millisecond)
 
@@ -511,7 +491,7 @@ func (s steadyResult) bytesPerDay() int64 {
 
 func (env *benchEnv) steadyState(ctx context.Context, window time.Duration) (steadyResult, error) {
 	var res steadyResult
-	id, phase := idWithPhase("steady", time.Minute, 3*time.Second)
+	id, _ := idWithPhase("steady", time.Minute, 3*time.Second)
 	dir := filepath.Join(env.work, "steady")
 	cfg, err := simConfig{ID: id, Interval: "1m", SampleInterval: "1s", Broker: env.broker.url(), LLM: env.llm.baseURL()}.write(dir)
 	if err != nil {
@@ -526,21 +506,10 @@ func (env *benchEnv) steadyState(ctx context.Context, window time.Duration) (ste
 	if _, err := d.waitLog(ctx, regexp.MustCompile(`msg=heartbeat `), 30*time.Second); err != nil {
 		return res, err
 	}
-	_ = phase
 	if err := sleepCtx(ctx, 2*time.Second); err != nil {
 		return res, err
 	}
-	tr, err := startTrace(d.pid(), filepath.Join(dir, "strace.txt"), "fdatasync,fsync,pwrite64")
-	if err != nil {
-		return res, err
-	}
-	t0 := time.Now()
-	if err := sleepCtx(ctx, window); err != nil {
-		tr.stop()
-		return res, err
-	}
-	evs, err := tr.stop()
-	t1 := time.Now()
+	evs, t0, t1, err := traceFor(ctx, d.pid(), filepath.Join(dir, "strace.txt"), "fdatasync,fsync,pwrite64", window)
 	if err != nil {
 		return res, err
 	}
@@ -595,37 +564,33 @@ func (env *benchEnv) steadyState(ctx context.Context, window time.Duration) (ste
 
 // qemuIdle runs the arm64 binary under qemu-user and reads the emulator
 // process's memory after idle.
-func (env *benchEnv) qemuIdle(ctx context.Context, arm64 string, idle time.Duration) (rss, hwm int64, err error) {
+func (env *benchEnv) qemuIdle(ctx context.Context, arm64 string, idle time.Duration) (memUse, error) {
 	qemu, err := exec.LookPath("qemu-aarch64-static")
 	if err != nil {
-		return 0, 0, errors.New("qemu-aarch64-static not installed")
+		return memUse{}, errors.New("qemu-aarch64-static not installed")
 	}
 	abs, err := filepath.Abs(arm64)
 	if err != nil {
-		return 0, 0, err
+		return memUse{}, err
 	}
 	id, _ := idWithPhase("qemu", 30*time.Minute, 10*time.Second)
 	dir := filepath.Join(env.work, "qemu")
 	cfg, err := simConfig{ID: id, Interval: "30m", SampleInterval: "30s", Broker: env.broker.url(), LLM: env.llm.baseURL()}.write(dir)
 	if err != nil {
-		return 0, 0, err
+		return memUse{}, err
 	}
 	d, err := startDaemon([]string{qemu, abs}, cfg, "VIGIL_PROOF_KEY=sk-proof")
 	if err != nil {
-		return 0, 0, err
+		return memUse{}, err
 	}
 	defer d.stop(20 * time.Second)
 	if _, err := d.waitLog(ctx, regexp.MustCompile(`msg="mqtt connected"`), 60*time.Second); err != nil {
-		return 0, 0, err
+		return memUse{}, err
 	}
 	if err := sleepCtx(ctx, idle-time.Since(d.started)); err != nil {
-		return 0, 0, err
+		return memUse{}, err
 	}
-	if rss, err = procStatus(d.pid(), "VmRSS"); err != nil {
-		return 0, 0, err
-	}
-	hwm, err = procStatus(d.pid(), "VmHWM")
-	return rss, hwm, err
+	return readMem(d.pid())
 }
 
 // goBench runs one go test -bench and returns metric -> value per benchmark.
@@ -726,7 +691,7 @@ func gomaxprocsNote() string {
 
 type longResult struct {
 	samples, heartbeats, llmRuns, gcs int
-	rssKB, hwmKB, anonKB, fileKB      int64
+	mem                               memUse
 	err                               error
 }
 
@@ -755,13 +720,8 @@ func (env *benchEnv) longRun(ctx context.Context, samples int) (res longResult) 
 	if res.err = sleepCtx(ctx, time.Duration(samples)*time.Second); res.err != nil {
 		return res
 	}
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{"VmRSS", &res.rssKB}, {"VmHWM", &res.hwmKB}, {"RssAnon", &res.anonKB}, {"RssFile", &res.fileKB}} {
-		if *f.dst, res.err = procStatus(d.pid(), f.name); res.err != nil {
-			return res
-		}
+	if res.mem, res.err = readMem(d.pid()); res.err != nil {
+		return res
 	}
 	log := d.logText()
 	res.gcs = strings.Count(log, "\ngc ")

@@ -76,3 +76,18 @@ func TestDecodeCorpus(t *testing.T) {
 		t.Errorf("decodeCorpus = %q", got)
 	}
 }
+
+func TestMemUseUnder(t *testing.T) {
+	for _, tc := range []struct {
+		m    memUse
+		want bool
+	}{
+		{memUse{rss: 9765, hwm: 9765}, true}, // 9,999,360 B
+		{memUse{rss: 9766, hwm: 9765}, false},
+		{memUse{rss: 9000, hwm: 9766}, false}, // the high-water mark counts too
+	} {
+		if got := tc.m.under(targetRSSBytes); got != tc.want {
+			t.Errorf("%+v.under(10 MB) = %v, want %v", tc.m, got, tc.want)
+		}
+	}
+}

@@ -123,14 +123,29 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// procStatus returns a field of /proc/PID/status in kB (VmRSS, VmHWM).
-func procStatus(pid int, field string) (int64, error) {
+// memUse is a process's memory from /proc/PID/status, in kB.
+type memUse struct{ rss, hwm, anon, file int64 }
+
+// readMem reads VmRSS, VmHWM, RssAnon and RssFile of pid at one instant.
+func readMem(pid int) (memUse, error) {
+	var m memUse
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return m, err
 	}
-	return parseStatusKB(string(b), field)
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"VmRSS", &m.rss}, {"VmHWM", &m.hwm}, {"RssAnon", &m.anon}, {"RssFile", &m.file}} {
+		if *f.dst, err = parseStatusKB(string(b), f.name); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
 }
+
+// under reports whether both VmRSS and VmHWM are below limit bytes.
+func (m memUse) under(limit int64) bool { return m.rss*1024 < limit && m.hwm*1024 < limit }
 
 func parseStatusKB(status, field string) (int64, error) {
 	for _, line := range strings.Split(status, "\n") {

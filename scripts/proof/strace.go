@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -112,4 +113,20 @@ func parseStrace(r io.Reader) ([]syscallEvent, error) {
 		out = append(out, ev)
 	}
 	return out, sc.Err()
+}
+
+// traceFor traces calls of pid for window and returns the events and the
+// times the trace started and ended.
+func traceFor(ctx context.Context, pid int, out, calls string, window time.Duration) (evs []syscallEvent, t0, t1 time.Time, err error) {
+	tr, err := startTrace(pid, out, calls)
+	if err != nil {
+		return nil, t0, t1, err
+	}
+	t0 = time.Now()
+	if err := sleepCtx(ctx, window); err != nil {
+		tr.stop()
+		return nil, t0, t1, err
+	}
+	evs, err = tr.stop()
+	return evs, t0, time.Now(), err
 }
