@@ -84,23 +84,14 @@ func TestSoak(t *testing.T) {
 	defer os.Remove(path)
 
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	cfg := Config{
-		DeviceID:          "soak",
-		Interval:          time.Minute,
-		SampleInterval:    30 * time.Second,
-		MaxQuiet:          6 * time.Hour,
-		AlertCooldown:     6 * time.Hour,
-		FailureAlertAfter: 3,
-		MaxLLMCallsPerDay: 96,
-		BuildTime:         time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
-		Checklist:         func() (string, bool, error) { return "- is the greenhouse fine?", false, nil },
-		Rules: []Rule{{
-			Spec: rule.Spec{Name: "too_hot", When: mustCompile(t, "air.temperature > 35"),
-				Clear: mustCompile(t, "air.temperature < 33"), Renotify: 2 * time.Hour},
-			Severity: transport.Critical,
-			Message:  "greenhouse at {air.temperature}",
-		}},
-	}
+	cfg := defaultConfig() // the quiet-day settings, at the shortest interval
+	cfg.DeviceID, cfg.Interval = "soak", time.Minute
+	cfg.Rules = []Rule{{
+		Spec: rule.Spec{Name: "too_hot", When: mustCompile(t, "air.temperature > 35"),
+			Clear: mustCompile(t, "air.temperature < 33"), Renotify: 2 * time.Hour},
+		Severity: transport.Critical,
+		Message:  "greenhouse at {air.temperature}",
+	}}
 	thinker := &soakThinker{now: clock.Now}
 	rec := &recorder{}
 	var db *store.DB
