@@ -147,15 +147,23 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 
 // handshake writes CONNECT and reads the CONNACK under ctx.
 func (c *Conn) handshake(ctx context.Context, connect []byte) error {
+	err := bounded(ctx, c.nc.SetDeadline, func() error { return c.connack(connect) })
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("connect: %w", ctx.Err())
+	}
+	return err
+}
+
+// bounded runs io, which blocks on the connection, so that it returns
+// when ctx ends: set (a deadline setter of the connection) is then given
+// an expired deadline, which is cleared again once io has returned.
+func bounded(ctx context.Context, set func(time.Time) error, io func() error) error {
 	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(past); close(fired) })
-	err := c.connack(connect)
+	stop := context.AfterFunc(ctx, func() { set(past); close(fired) })
+	err := io()
 	if !stop() {
 		<-fired
-		c.nc.SetDeadline(time.Time{})
-		if err != nil {
-			return fmt.Errorf("connect: %w", ctx.Err())
-		}
+		set(time.Time{})
 	}
 	return err
 }
@@ -245,15 +253,7 @@ func (c *Conn) write(ctx context.Context, b []byte, what string) error {
 		return c.closed()
 	default:
 	}
-	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() { c.nc.SetWriteDeadline(past); close(fired) })
-	_, err := c.nc.Write(b)
-	if !stop() {
-		<-fired
-		if err == nil {
-			c.nc.SetWriteDeadline(time.Time{})
-		}
-	}
+	err := bounded(ctx, c.nc.SetWriteDeadline, func() error { _, err := c.nc.Write(b); return err })
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
