@@ -8,8 +8,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // Outcomes of a decision.
@@ -60,14 +60,14 @@ type Input struct {
 
 // Decision is how a heartbeat ended.
 type Decision struct {
-	Outcome   string             `json:"outcome"` // ok | alert | paused
-	Severity  transport.Severity `json:"severity,omitempty"`
-	Summary   string             `json:"summary,omitempty"`
-	Pause     time.Duration      `json:"pause,omitempty"` // with OutcomePaused
-	ToolCalls []string           `json:"tool_calls"`      // "read_sensor {\"name\":\"air\"}"
-	Tokens    int                `json:"tokens"`          // prompt + completion, all calls
-	Calls     int                `json:"calls"`           // HTTP requests to the LLM
-	Escalated bool               `json:"escalated,omitempty"`
+	Outcome   string         `json:"outcome"` // ok | alert | paused
+	Severity  alert.Severity `json:"severity,omitempty"`
+	Summary   string         `json:"summary,omitempty"`
+	Pause     time.Duration  `json:"pause,omitempty"` // with OutcomePaused
+	ToolCalls []string       `json:"tool_calls"`      // "read_sensor {\"name\":\"air\"}"
+	Tokens    int            `json:"tokens"`          // prompt + completion, all calls
+	Calls     int            `json:"calls"`           // HTTP requests to the LLM
+	Escalated bool           `json:"escalated,omitempty"`
 	// Escalation is the scout's reason for handing the run to the main model.
 	Escalation string `json:"escalation,omitempty"`
 }

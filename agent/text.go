@@ -5,7 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/alert"
 )
 
 // The text fallback for models that answer in prose (SPEC §4).
@@ -37,11 +37,11 @@ func parseText(s string) (Decision, int) {
 	lead := strings.TrimLeftFunc(t, isTokenTrim)
 	if len(lead) >= 6 && foldEqual(lead[:6], "ALERT:") {
 		rest := trimSummary(lead[6:])
-		sev := transport.Warning
+		sev := alert.Warning
 		for _, name := range []string{"critical", "warning", "info"} {
 			for _, p := range []string{name + ":", "[" + name + "]", "(" + name + ")"} {
 				if len(rest) >= len(p) && foldEqual(rest[:len(p)], p) {
-					sev, _ = transport.ParseSeverity(name)
+					sev, _ = alert.ParseSeverity(name)
 					rest = trimSummary(rest[len(p):])
 				}
 			}
@@ -69,7 +69,7 @@ func parseText(s string) (Decision, int) {
 	if summary == "" {
 		summary = "the model answered with an empty text"
 	}
-	return Decision{Outcome: OutcomeAlert, Severity: transport.Warning, Summary: summary}, textOther
+	return Decision{Outcome: OutcomeAlert, Severity: alert.Warning, Summary: summary}, textOther
 }
 
 // boundary reports whether the token is not glued to a word: the rest

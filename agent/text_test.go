@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/alert"
 )
 
 func TestParseText(t *testing.T) {
@@ -14,7 +14,7 @@ func TestParseText(t *testing.T) {
 	tests := []struct {
 		in       string
 		outcome  string
-		severity transport.Severity
+		severity alert.Severity
 		summary  string
 	}{
 		{"HEARTBEAT_OK", OutcomeOK, 0, ""},
@@ -32,21 +32,21 @@ func TestParseText(t *testing.T) {
 		{"Everything is within range.\nHEARTBEAT_OK", OutcomeOK, 0, "Everything is within range."},
 		{"All good: **HEARTBEAT_OK**.", OutcomeOK, 0, "All good"},
 		{"HEARTBEAT_OK " + strings.Repeat("y", 300), OutcomeOK, 0, strings.Repeat("y", 300)},
-		{"HEARTBEAT_OK " + long, OutcomeAlert, transport.Warning, "HEARTBEAT_OK " + long},
-		{strings.Repeat("z ", 400), OutcomeAlert, transport.Warning, strings.Repeat("z ", summaryMax/2-1) + "z…"},
-		{long + " HEARTBEAT_OK", OutcomeAlert, transport.Warning, strings.Repeat("x", 301) + " HEARTBEAT_OK"},
-		{"HEARTBEAT_OKAY", OutcomeAlert, transport.Warning, "HEARTBEAT_OKAY"},
-		{"Not HEARTBEAT_OK: the tank is empty", OutcomeAlert, transport.Warning, "Not HEARTBEAT_OK: the tank is empty"},
-		{"ALERT: freezer at -9 °C", OutcomeAlert, transport.Warning, "freezer at -9 °C"},
-		{"**ALERT:** freezer at -9 °C", OutcomeAlert, transport.Warning, "freezer at -9 °C"},
-		{"Alert: tank empty", OutcomeAlert, transport.Warning, "tank empty"},
-		{"ALERT: critical: freezer at 2 °C", OutcomeAlert, transport.Critical, "freezer at 2 °C"},
-		{"ALERT: [info] door opened twice", OutcomeAlert, transport.Info, "door opened twice"},
-		{"ALERT: tank low. Otherwise HEARTBEAT_OK", OutcomeAlert, transport.Warning, "tank low. Otherwise HEARTBEAT_OK"},
-		{"ALERT:", OutcomeAlert, transport.Warning, "the model raised an alert without a summary"},
-		{"The soil\n  is dry.", OutcomeAlert, transport.Warning, "The soil is dry."},
-		{"", OutcomeAlert, transport.Warning, "the model answered with an empty text"},
-		{"```\n```", OutcomeAlert, transport.Warning, "the model answered with an empty text"},
+		{"HEARTBEAT_OK " + long, OutcomeAlert, alert.Warning, "HEARTBEAT_OK " + long},
+		{strings.Repeat("z ", 400), OutcomeAlert, alert.Warning, strings.Repeat("z ", summaryMax/2-1) + "z…"},
+		{long + " HEARTBEAT_OK", OutcomeAlert, alert.Warning, strings.Repeat("x", 301) + " HEARTBEAT_OK"},
+		{"HEARTBEAT_OKAY", OutcomeAlert, alert.Warning, "HEARTBEAT_OKAY"},
+		{"Not HEARTBEAT_OK: the tank is empty", OutcomeAlert, alert.Warning, "Not HEARTBEAT_OK: the tank is empty"},
+		{"ALERT: freezer at -9 °C", OutcomeAlert, alert.Warning, "freezer at -9 °C"},
+		{"**ALERT:** freezer at -9 °C", OutcomeAlert, alert.Warning, "freezer at -9 °C"},
+		{"Alert: tank empty", OutcomeAlert, alert.Warning, "tank empty"},
+		{"ALERT: critical: freezer at 2 °C", OutcomeAlert, alert.Critical, "freezer at 2 °C"},
+		{"ALERT: [info] door opened twice", OutcomeAlert, alert.Info, "door opened twice"},
+		{"ALERT: tank low. Otherwise HEARTBEAT_OK", OutcomeAlert, alert.Warning, "tank low. Otherwise HEARTBEAT_OK"},
+		{"ALERT:", OutcomeAlert, alert.Warning, "the model raised an alert without a summary"},
+		{"The soil\n  is dry.", OutcomeAlert, alert.Warning, "The soil is dry."},
+		{"", OutcomeAlert, alert.Warning, "the model answered with an empty text"},
+		{"```\n```", OutcomeAlert, alert.Warning, "the model answered with an empty text"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%.40q", tt.in), func(t *testing.T) {
@@ -76,7 +76,7 @@ func FuzzParseText(f *testing.F) {
 			if d.Summary == "" {
 				t.Errorf("ParseText(%q): alert without summary", s)
 			}
-			if d.Severity < transport.Info || d.Severity > transport.Critical {
+			if d.Severity < alert.Info || d.Severity > alert.Critical {
 				t.Errorf("ParseText(%q): severity %v", s, d.Severity)
 			}
 		default:

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jonboulle/clockwork"
 
-	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/alert"
 )
 
 func think(t *testing.T, a *Agent) (Decision, error) {
@@ -69,7 +69,7 @@ func TestThinkAlertAfterTool(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Think: %v", err)
 		}
-		if d.Outcome != OutcomeAlert || d.Severity != transport.Critical || d.Summary != "Freezer door may be open" {
+		if d.Outcome != OutcomeAlert || d.Severity != alert.Critical || d.Summary != "Freezer door may be open" {
 			t.Errorf("Think = %+v, want critical alert", d)
 		}
 		if d.Calls != 2 || d.Tokens != 2170 {
@@ -210,14 +210,14 @@ func TestThinkText(t *testing.T) {
 	tests := []struct {
 		text     string
 		outcome  string
-		severity transport.Severity
+		severity alert.Severity
 		summary  string
 	}{
 		{"HEARTBEAT_OK", OutcomeOK, 0, ""},
 		{"**HEARTBEAT_OK**", OutcomeOK, 0, ""},
 		{"All five checklist items look fine.\n\nHEARTBEAT_OK.", OutcomeOK, 0, "All five checklist items look fine."},
-		{"ALERT: tank voltage 0.9 V, the tank is nearly empty", OutcomeAlert, transport.Warning, "tank voltage 0.9 V, the tank is nearly empty"},
-		{"The freezer seems warmer than usual.", OutcomeAlert, transport.Warning, "The freezer seems warmer than usual."},
+		{"ALERT: tank voltage 0.9 V, the tank is nearly empty", OutcomeAlert, alert.Warning, "tank voltage 0.9 V, the tank is nearly empty"},
+		{"The freezer seems warmer than usual.", OutcomeAlert, alert.Warning, "The freezer seems warmer than usual."},
 	}
 	for _, tt := range tests {
 		forProviders(t, func(t *testing.T, p string) {

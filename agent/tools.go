@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // Tool names (SPEC §4). All tools are read-only; pause_heartbeats and
@@ -144,9 +144,9 @@ func (r *run) respond(args string) (toolResult, *Decision) {
 	case OutcomeOK:
 		return toolResult{}, &Decision{Outcome: OutcomeOK, Summary: summary}
 	case OutcomeAlert:
-		sev, err := transport.ParseSeverity(strings.ToLower(strings.TrimSpace(a.Severity)))
+		sev, err := alert.ParseSeverity(strings.ToLower(strings.TrimSpace(a.Severity)))
 		if err != nil {
-			sev = transport.Warning
+			sev = alert.Warning
 		}
 		if summary == "" {
 			summary = "the model raised an alert without a summary"

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 func execTool(t *testing.T, in Input, scout bool, name, args string) (toolResult, *Decision) {
@@ -125,10 +125,10 @@ func TestRespondTool(t *testing.T) {
 		want  *Decision // nil: a tool error
 	}{
 		{"ok", false, `{"outcome":"ok"}`, &Decision{Outcome: OutcomeOK}},
-		{"alert", false, `{"outcome":"alert","severity":"critical","summary":" freezer warm "}`, &Decision{Outcome: OutcomeAlert, Severity: transport.Critical, Summary: "freezer warm"}},
-		{"alert default severity", false, `{"outcome":"ALERT","severity":"urgent","summary":"x"}`, &Decision{Outcome: OutcomeAlert, Severity: transport.Warning, Summary: "x"}},
-		{"alert without summary", false, `{"outcome":"alert"}`, &Decision{Outcome: OutcomeAlert, Severity: transport.Warning, Summary: "the model raised an alert without a summary"}},
-		{"long summary", false, `{"outcome":"alert","summary":"` + strings.Repeat("é", 600) + `"}`, &Decision{Outcome: OutcomeAlert, Severity: transport.Warning, Summary: strings.Repeat("é", summaryMax-1) + "…"}},
+		{"alert", false, `{"outcome":"alert","severity":"critical","summary":" freezer warm "}`, &Decision{Outcome: OutcomeAlert, Severity: alert.Critical, Summary: "freezer warm"}},
+		{"alert default severity", false, `{"outcome":"ALERT","severity":"urgent","summary":"x"}`, &Decision{Outcome: OutcomeAlert, Severity: alert.Warning, Summary: "x"}},
+		{"alert without summary", false, `{"outcome":"alert"}`, &Decision{Outcome: OutcomeAlert, Severity: alert.Warning, Summary: "the model raised an alert without a summary"}},
+		{"long summary", false, `{"outcome":"alert","summary":"` + strings.Repeat("é", 600) + `"}`, &Decision{Outcome: OutcomeAlert, Severity: alert.Warning, Summary: strings.Repeat("é", summaryMax-1) + "…"}},
 		{"escalate not for main", false, `{"outcome":"escalate","reason":"x"}`, nil},
 		{"escalate", true, `{"outcome":"escalate","reason":"trend"}`, &Decision{Outcome: outcomeEscalate, Summary: "trend"}},
 		{"escalate without reason", true, `{"outcome":"escalate"}`, &Decision{Outcome: outcomeEscalate, Summary: "no reason given"}},
@@ -177,7 +177,7 @@ func FuzzToolArgs(f *testing.F) {
 				t.Errorf("%s(%q): pause %v outside 1..60 minutes", tool, args, d.Pause)
 			}
 		case OutcomeOK, OutcomeAlert:
-			if d.Outcome == OutcomeAlert && (d.Severity < transport.Info || d.Severity > transport.Critical || d.Summary == "") {
+			if d.Outcome == OutcomeAlert && (d.Severity < alert.Info || d.Severity > alert.Critical || d.Summary == "") {
 				t.Errorf("%s(%q): alert %+v", tool, args, d)
 			}
 		case outcomeEscalate:

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // queue puts n rule alerts into the outbox by flapping the rule.
@@ -54,9 +54,9 @@ func TestDeliveryInOrderAckBeforeDelete(t *testing.T) {
 		t.Fatalf("delivered %d alerts, want 6", len(got))
 	}
 	for i, a := range got {
-		want := transport.StateFiring
+		want := alert.StateFiring
 		if i%2 == 1 {
-			want = transport.StateResolved
+			want = alert.StateResolved
 		}
 		if a.State != want {
 			t.Errorf("alert %d state = %s, want %s (order kept)", i, a.State, want)
@@ -72,7 +72,7 @@ func TestDeliveryInOrderAckBeforeDelete(t *testing.T) {
 type deadNotifier struct{}
 
 func (deadNotifier) Name() string { return "dead" }
-func (deadNotifier) Notify(ctx context.Context, a transport.Alert) error {
+func (deadNotifier) Notify(ctx context.Context, a alert.Alert) error {
 	return fmt.Errorf("unreachable")
 }
 
@@ -118,7 +118,7 @@ func TestFloodGuard(t *testing.T) {
 		switch {
 		case e.Alert.Rule == "flood_guard":
 			guard++
-		case e.Alert.State == transport.StateFiring:
+		case e.Alert.State == alert.StateFiring:
 			firing++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
@@ -25,7 +26,7 @@ import (
 // instead of retrying it forever.
 type Notifier interface {
 	Name() string
-	Notify(ctx context.Context, a transport.Alert) error
+	Notify(ctx context.Context, a alert.Alert) error
 }
 
 // Publisher receives the retained state topics (heartbeat, sensors).
@@ -42,7 +43,7 @@ type Thinker interface {
 // Rule is a local rule with its alert settings.
 type Rule struct {
 	Spec     rule.Spec
-	Severity transport.Severity
+	Severity alert.Severity
 	Message  string // template with {sensor.quantity}
 }
 
@@ -228,10 +229,10 @@ func (e *Engine) progress() {
 
 // newAlert fills the common fields of an alert. IDs are random, so they are
 // unique per alert and, being stored with it, stable across redelivery.
-func (e *Engine) newAlert(sev transport.Severity, source, ruleName, state, summary string) transport.Alert {
+func (e *Engine) newAlert(sev alert.Severity, source, ruleName, state, summary string) alert.Alert {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return transport.Alert{
+	return alert.Alert{
 		ID:       e.cfg.DeviceID + "-" + hex.EncodeToString(b[:]),
 		Device:   e.cfg.DeviceID,
 		Time:     e.deps.Wall().UTC().Round(time.Millisecond),
@@ -246,9 +247,9 @@ func (e *Engine) newAlert(sev transport.Severity, source, ruleName, state, summa
 // admit applies the flood guard to an alert about to be queued. It returns
 // the alerts to queue: the alert itself, nothing (held), or a single notice
 // that the guard engaged. Resolved messages always pass. Caller holds e.mu.
-func (e *Engine) admit(a transport.Alert, now time.Time) []transport.Alert {
-	if a.State == transport.StateResolved {
-		return []transport.Alert{a}
+func (e *Engine) admit(a alert.Alert, now time.Time) []alert.Alert {
+	if a.State == alert.StateResolved {
+		return []alert.Alert{a}
 	}
 	cut := now.Add(-e.cfg.FloodWindow)
 	kept := e.floodTimes[:0]
@@ -261,14 +262,14 @@ func (e *Engine) admit(a transport.Alert, now time.Time) []transport.Alert {
 	if len(e.floodTimes) < e.cfg.FloodLimit {
 		e.floodTimes = append(e.floodTimes, now)
 		e.floodHeld = false
-		return []transport.Alert{a}
+		return []alert.Alert{a}
 	}
 	e.state.Counters["alerts_held"]++
 	if e.floodHeld {
 		return nil
 	}
 	e.floodHeld = true
-	return []transport.Alert{e.newAlert(transport.Warning, transport.SourceSystem, "flood_guard", transport.StateFiring,
+	return []alert.Alert{e.newAlert(alert.Warning, alert.SourceSystem, "flood_guard", alert.StateFiring,
 		fmt.Sprintf("more than %d alerts in %s: holding further alerts until the rate drops (latest: %s)",
 			e.cfg.FloodLimit, e.cfg.FloodWindow, a.Summary))}
 }

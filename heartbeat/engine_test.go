@@ -11,10 +11,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -113,7 +113,7 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 		Checklist:         func() (string, bool, error) { return "- check the air", false, nil },
 		Rules: []Rule{{
 			Spec:     rule.Spec{Name: "too_hot", When: mustCompile(t, "air.temperature > 35"), Clear: mustCompile(t, "air.temperature < 33")},
-			Severity: transport.Critical,
+			Severity: alert.Critical,
 			Message:  "air at {air.temperature}",
 		}},
 	}
@@ -185,12 +185,12 @@ func (h *harness) outbox() []store.Entry {
 // recorder is a Notifier that records what it acknowledged and can fail.
 type recorder struct {
 	mu   sync.Mutex
-	got  []transport.Alert
+	got  []alert.Alert
 	fail error
 }
 
 func (r *recorder) Name() string { return "rec" }
-func (r *recorder) Notify(ctx context.Context, a transport.Alert) error {
+func (r *recorder) Notify(ctx context.Context, a alert.Alert) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
@@ -199,10 +199,10 @@ func (r *recorder) Notify(ctx context.Context, a transport.Alert) error {
 	r.got = append(r.got, a)
 	return nil
 }
-func (r *recorder) alerts() []transport.Alert {
+func (r *recorder) alerts() []alert.Alert {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]transport.Alert(nil), r.got...)
+	return append([]alert.Alert(nil), r.got...)
 }
 
 func TestRuleFiresWithinOneSampleWithoutNetwork(t *testing.T) {
@@ -221,7 +221,7 @@ func TestRuleFiresWithinOneSampleWithoutNetwork(t *testing.T) {
 		t.Fatalf("outbox after a hot sample = %d entries, want 1", len(ob))
 	}
 	a := ob[0].Alert
-	if a.Rule != "too_hot" || a.State != transport.StateFiring || a.Severity != transport.Critical || a.Source != transport.SourceRule {
+	if a.Rule != "too_hot" || a.State != alert.StateFiring || a.Severity != alert.Critical || a.Source != alert.SourceRule {
 		t.Errorf("alert = %+v, want too_hot firing critical from a rule", a)
 	}
 	if a.Summary != "air at 36 °C" {
@@ -236,7 +236,7 @@ func TestRuleFiresWithinOneSampleWithoutNetwork(t *testing.T) {
 	h.sensor.set(30)
 	h.sample()
 	ob = h.outbox()
-	if len(ob) != 2 || ob[1].Alert.State != transport.StateResolved {
+	if len(ob) != 2 || ob[1].Alert.State != alert.StateResolved {
 		t.Fatalf("outbox after cooling = %+v, want a resolved second entry", ob)
 	}
 }
@@ -291,7 +291,7 @@ func TestRuleStateSurvivesRestart(t *testing.T) {
 	h.sensor.set(20)
 	h.sample()
 	ob := h.outbox()
-	if len(ob) != 2 || ob[1].Alert.State != transport.StateResolved {
+	if len(ob) != 2 || ob[1].Alert.State != alert.StateResolved {
 		t.Fatalf("want the resolved alert after restart, outbox = %+v", ob)
 	}
 }
@@ -383,7 +383,7 @@ func TestBudget(t *testing.T) {
 
 func TestLLMAlertCooldown(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxQuiet = time.Minute })
-	h.thinker.dec = agent.Decision{Outcome: agent.OutcomeAlert, Severity: transport.Warning, Summary: "humidity 91 % for 3h"}
+	h.thinker.dec = agent.Decision{Outcome: agent.OutcomeAlert, Severity: alert.Warning, Summary: "humidity 91 % for 3h"}
 	h.sample()
 	if r := h.tick(); r.Run.Outcome != OutcomeAlert || len(r.Alerts) != 1 {
 		t.Fatalf("first alert run = %+v", r.Run)
@@ -445,7 +445,7 @@ func TestLLMFailuresBackoffAndAlertOnce(t *testing.T) {
 	}
 	var resolved int
 	for _, e := range h.outbox() {
-		if e.Alert.Source == transport.SourceSystem && e.Alert.State == transport.StateResolved {
+		if e.Alert.Source == alert.SourceSystem && e.Alert.State == alert.StateResolved {
 			resolved++
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/agent"
-	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/alert"
 )
 
 // The LLM fault simulation runs the engine on the fake clock with the real
@@ -243,7 +243,7 @@ func TestLLMFaults(t *testing.T) {
 	var gotFiring, gotResolved, gotRule int
 	for _, e := range h.outbox() {
 		switch {
-		case e.Alert.Rule == "llm_unreachable" && e.Alert.State == transport.StateFiring:
+		case e.Alert.Rule == "llm_unreachable" && e.Alert.State == alert.StateFiring:
 			gotFiring++
 		case e.Alert.Rule == "llm_unreachable":
 			gotResolved++

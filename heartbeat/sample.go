@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 func (e *Engine) sampleLoop(ctx context.Context) error {
@@ -53,7 +53,7 @@ func (e *Engine) SampleOnce(ctx context.Context) error {
 		sent    string // id of the alert queued for this change ("held" by the flood guard)
 	}
 	var changes []change
-	var alerts []transport.Alert
+	var alerts []alert.Alert
 	for _, r := range e.cfg.Rules {
 		rr := e.rules[r.Spec.Name]
 		next := rr.state
@@ -67,15 +67,15 @@ func (e *Engine) SampleOnce(ctx context.Context) error {
 		if r.Message == "" {
 			summary = fmt.Sprintf("%s: %s", r.Spec.Name, r.Spec.When.String())
 		}
-		var a transport.Alert
+		var a alert.Alert
 		switch ev {
 		case rule.Fire:
-			a = e.newAlert(r.Severity, transport.SourceRule, r.Spec.Name, transport.StateFiring, summary)
+			a = e.newAlert(r.Severity, alert.SourceRule, r.Spec.Name, alert.StateFiring, summary)
 			c.alertID = a.ID
 		case rule.Renotify:
-			a = e.newAlert(r.Severity, transport.SourceRule, r.Spec.Name, transport.StateFiring, "still firing: "+summary)
+			a = e.newAlert(r.Severity, alert.SourceRule, r.Spec.Name, alert.StateFiring, "still firing: "+summary)
 		case rule.Resolve:
-			a = e.newAlert(r.Severity, transport.SourceRule, r.Spec.Name, transport.StateResolved, summary)
+			a = e.newAlert(r.Severity, alert.SourceRule, r.Spec.Name, alert.StateResolved, summary)
 			c.alertID = ""
 		}
 		admitted := e.admit(a, mono)
@@ -156,7 +156,7 @@ func eventName(ev rule.Event) string {
 }
 
 // enqueue puts alerts into the outbox within tx and counts drops.
-func (e *Engine) enqueue(tx *store.Tx, alerts []transport.Alert, st *store.State) error {
+func (e *Engine) enqueue(tx *store.Tx, alerts []alert.Alert, st *store.State) error {
 	for _, a := range alerts {
 		_, dropped, err := tx.Enqueue(a)
 		if err != nil {

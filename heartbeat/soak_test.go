@@ -14,10 +14,10 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // The soak runs simulated days of a device with a 1-minute heartbeat and a
@@ -67,7 +67,7 @@ func (s *soakThinker) Think(ctx context.Context, in agent.Input) (agent.Decision
 	case s.calls%50 == 0:
 		d.Outcome, d.Pause = agent.OutcomePaused, 2*time.Minute
 	case s.calls%20 == 0:
-		d.Outcome, d.Severity = agent.OutcomeAlert, transport.Warning
+		d.Outcome, d.Severity = agent.OutcomeAlert, alert.Warning
 		d.Summary = fmt.Sprintf("humidity pattern unusual on %s", s.now().Format("Mon Jan 2"))
 	}
 	return d, nil
@@ -89,7 +89,7 @@ func TestSoak(t *testing.T) {
 	cfg.Rules = []Rule{{
 		Spec: rule.Spec{Name: "too_hot", When: mustCompile(t, "air.temperature > 35"),
 			Clear: mustCompile(t, "air.temperature < 33"), Renotify: 2 * time.Hour},
-		Severity: transport.Critical,
+		Severity: alert.Critical,
 		Message:  "greenhouse at {air.temperature}",
 	}}
 	thinker := &soakThinker{now: clock.Now}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -46,7 +47,7 @@ const (
 type Result struct {
 	Run      store.Run
 	Decision *agent.Decision
-	Alerts   []transport.Alert
+	Alerts   []alert.Alert
 }
 
 // CheckOptions modify a forced run (vigil check).
@@ -168,9 +169,9 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 		res.Run.Outcome = OutcomeAlert
 		sev := dec.Severity
 		if sev == 0 {
-			sev = transport.Warning
+			sev = alert.Warning
 		}
-		res.Alerts = append(res.Alerts, e.newAlert(sev, transport.SourceLLM, "", transport.StateFiring, dec.Summary))
+		res.Alerts = append(res.Alerts, e.newAlert(sev, alert.SourceLLM, "", alert.StateFiring, dec.Summary))
 	default:
 		res.Run.Outcome = OutcomeOK
 	}
@@ -304,13 +305,13 @@ func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono 
 	e.backoffTicks = skips
 	if errors.Is(err, agent.ErrUnreachable) && !st.LLMDown {
 		st.LLMDown = true
-		res.Alerts = append(res.Alerts, e.newAlert(transport.Warning, transport.SourceSystem, "llm_unreachable",
-			transport.StateFiring, "LLM unreachable: "+err.Error()+"; local rules keep running"))
+		res.Alerts = append(res.Alerts, e.newAlert(alert.Warning, alert.SourceSystem, "llm_unreachable",
+			alert.StateFiring, "LLM unreachable: "+err.Error()+"; local rules keep running"))
 	}
 	if e.cfg.FailureAlertAfter > 0 && n >= e.cfg.FailureAlertAfter && !st.FailureAlerted {
 		st.FailureAlerted = true
-		res.Alerts = append(res.Alerts, e.newAlert(transport.Warning, transport.SourceSystem, "heartbeat_failed",
-			transport.StateFiring, fmt.Sprintf("%d heartbeats in a row failed; last error: %v", n, err)))
+		res.Alerts = append(res.Alerts, e.newAlert(alert.Warning, alert.SourceSystem, "heartbeat_failed",
+			alert.StateFiring, fmt.Sprintf("%d heartbeats in a row failed; last error: %v", n, err)))
 	}
 	e.mu.Unlock()
 	return e.finish(ctx, res, mono, opts)
@@ -344,13 +345,13 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 		e.backoffTicks = 0
 		if st.LLMDown {
 			st.LLMDown = false
-			res.Alerts = append(res.Alerts, e.newAlert(transport.Info, transport.SourceSystem, "llm_unreachable",
-				transport.StateResolved, "LLM reachable again"))
+			res.Alerts = append(res.Alerts, e.newAlert(alert.Info, alert.SourceSystem, "llm_unreachable",
+				alert.StateResolved, "LLM reachable again"))
 		}
 		if st.FailureAlerted {
 			st.FailureAlerted = false
-			res.Alerts = append(res.Alerts, e.newAlert(transport.Info, transport.SourceSystem, "heartbeat_failed",
-				transport.StateResolved, "heartbeats succeed again"))
+			res.Alerts = append(res.Alerts, e.newAlert(alert.Info, alert.SourceSystem, "heartbeat_failed",
+				alert.StateResolved, "heartbeats succeed again"))
 		}
 	}
 	// Cooldown: an identical LLM alert within alert_cooldown is not re-sent.
@@ -365,9 +366,9 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	e.mu.Unlock()
 
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
-		var kept []transport.Alert
+		var kept []alert.Alert
 		for _, a := range queue {
-			if a.Source == transport.SourceLLM {
+			if a.Source == alert.SourceLLM {
 				key := fingerprint(a)
 				if at, ok, err := tx.Fingerprint(key); err != nil {
 					return err
@@ -446,7 +447,7 @@ func cloneCounters(m map[string]uint64) map[string]uint64 {
 // fingerprint identifies "the same alert": its source, severity and
 // normalised summary (case, whitespace and digits folded, so "21.4 °C" and
 // "21.5 °C" are the same complaint).
-func fingerprint(a transport.Alert) string {
+func fingerprint(a alert.Alert) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(a.Summary) {
 		switch {

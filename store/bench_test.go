@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // BenchmarkHeartbeatCommit measures one heartbeat's commit with the default
@@ -65,9 +65,9 @@ func BenchmarkEnqueueAck(b *testing.B) {
 		var seq uint64
 		err := db.Update(func(tx *Tx) error {
 			var err error
-			seq, _, err = tx.Enqueue(transport.Alert{ID: fmt.Sprint("a", i), Device: "pi", Time: t0,
-				Severity: transport.Warning, Source: transport.SourceRule, Rule: "too_hot",
-				State: transport.StateFiring, Summary: "greenhouse at 36 °C"})
+			seq, _, err = tx.Enqueue(alert.Alert{ID: fmt.Sprint("a", i), Device: "pi", Time: t0,
+				Severity: alert.Warning, Source: alert.SourceRule, Rule: "too_hot",
+				State: alert.StateFiring, Summary: "greenhouse at 36 °C"})
 			return err
 		})
 		if err != nil {

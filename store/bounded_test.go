@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // boundedOpts are small caps so that the rings fill within a few hundred commits.
@@ -29,8 +29,8 @@ func heartbeatWork(tx *Tx, i int) error {
 	if err := tx.AppendHistory(snaps); err != nil {
 		return err
 	}
-	seq, _, err := tx.Enqueue(transport.Alert{ID: fmt.Sprint("a", i), Device: "pi", Time: at, Severity: transport.Critical,
-		Source: transport.SourceLLM, State: transport.StateFiring, Summary: fmt.Sprintf("alert number %d with some words", i)})
+	seq, _, err := tx.Enqueue(alert.Alert{ID: fmt.Sprint("a", i), Device: "pi", Time: at, Severity: alert.Critical,
+		Source: alert.SourceLLM, State: alert.StateFiring, Summary: fmt.Sprintf("alert number %d with some words", i)})
 	if err != nil {
 		return err
 	}

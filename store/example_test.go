@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 func Example() {
@@ -28,9 +28,9 @@ func Example() {
 	now := time.Date(2025, 6, 1, 3, 0, 0, 0, time.UTC)
 	// One heartbeat: record the run, its samples and its alert in one commit.
 	err = db.Update(func(tx *store.Tx) error {
-		if _, _, err := tx.Enqueue(transport.Alert{ID: "a1", Device: "greenhouse-pi", Time: now,
-			Severity: transport.Critical, Source: transport.SourceRule, Rule: "too_hot",
-			State: transport.StateFiring, Summary: "greenhouse at 36 °C"}); err != nil {
+		if _, _, err := tx.Enqueue(alert.Alert{ID: "a1", Device: "greenhouse-pi", Time: now,
+			Severity: alert.Critical, Source: alert.SourceRule, Rule: "too_hot",
+			State: alert.StateFiring, Summary: "greenhouse at 36 °C"}); err != nil {
 			return err
 		}
 		if _, err := tx.AppendRun(store.Run{Start: now, Outcome: "alert", Alerts: []string{"a1"}}); err != nil {

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/alert"
 )
 
 // alertRecord is how an outbox entry is stored. Severity is kept as its
 // number so that no alert value can make an entry undecodable and block the
-// outbox (transport.Severity's text form rejects unknown values).
+// outbox (alert.Severity's text form rejects unknown values).
 type alertRecord struct {
 	ID       string    `json:"id"`
 	Device   string    `json:"device"`
@@ -23,12 +23,12 @@ type alertRecord struct {
 	Summary  string    `json:"summary"`
 }
 
-func toRecord(a transport.Alert) alertRecord {
+func toRecord(a alert.Alert) alertRecord {
 	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary}
 }
 
-func (r alertRecord) alert() transport.Alert {
-	return transport.Alert{ID: r.ID, Device: r.Device, Time: r.Time, Severity: transport.Severity(r.Severity),
+func (r alertRecord) alert() alert.Alert {
+	return alert.Alert{ID: r.ID, Device: r.Device, Time: r.Time, Severity: alert.Severity(r.Severity),
 		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary}
 }
 
@@ -37,7 +37,7 @@ func (r alertRecord) alert() transport.Alert {
 // drop counter and returns it (the number dropped by this call; Dropped
 // returns the total). Sequence numbers are never reused, even after the
 // outbox emptied.
-func (tx *Tx) Enqueue(a transport.Alert) (seq uint64, dropped int, err error) {
+func (tx *Tx) Enqueue(a alert.Alert) (seq uint64, dropped int, err error) {
 	raw, err := json.Marshal(toRecord(a))
 	if err != nil {
 		return 0, 0, fmt.Errorf("enqueue: encode alert %q: %w", a.ID, err)

@@ -8,12 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/alert"
 )
 
-func alert(i int) transport.Alert {
-	return transport.Alert{ID: fmt.Sprintf("alert-%d", i), Device: "greenhouse-pi", Time: t0.Add(time.Duration(i) * time.Second),
-		Severity: transport.Critical, Source: transport.SourceLLM, State: transport.StateFiring, Summary: fmt.Sprintf("summary %d", i)}
+func testAlert(i int) alert.Alert {
+	return alert.Alert{ID: fmt.Sprintf("alert-%d", i), Device: "greenhouse-pi", Time: t0.Add(time.Duration(i) * time.Second),
+		Severity: alert.Critical, Source: alert.SourceLLM, State: alert.StateFiring, Summary: fmt.Sprintf("summary %d", i)}
 }
 
 func enqueue(t *testing.T, db *DB, ids ...int) []uint64 {
@@ -21,7 +21,7 @@ func enqueue(t *testing.T, db *DB, ids ...int) []uint64 {
 	var seqs []uint64
 	update(t, db, func(tx *Tx) error {
 		for _, i := range ids {
-			seq, _, err := tx.Enqueue(alert(i))
+			seq, _, err := tx.Enqueue(testAlert(i))
 			if err != nil {
 				return err
 			}
@@ -75,12 +75,12 @@ func ids(is ...int) []string {
 
 func TestOutboxOrderAndContent(t *testing.T) {
 	db := openTemp(t, Options{})
-	odd := alert(9)
+	odd := testAlert(9)
 	odd.Severity = 0 // invalid severities must not poison the outbox
 	odd.Summary = "ünïcode \"quoted\" <html> & 🔥"
 	var seqs []uint64
 	update(t, db, func(tx *Tx) error {
-		for _, a := range []transport.Alert{alert(1), alert(2), odd, alert(3)} {
+		for _, a := range []alert.Alert{testAlert(1), testAlert(2), odd, testAlert(3)} {
 			seq, dropped, err := tx.Enqueue(a)
 			if err != nil || dropped != 0 {
 				t.Errorf("Enqueue(%s) = %d, %d, %v", a.ID, seq, dropped, err)
@@ -98,7 +98,7 @@ func TestOutboxOrderAndContent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []Entry{{1, alert(1)}, {2, alert(2)}, {3, odd}, {4, alert(3)}}
+		want := []Entry{{1, testAlert(1)}, {2, testAlert(2)}, {3, odd}, {4, testAlert(3)}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Pending mismatch (-want +got):\n%s", diff)
 		}
@@ -232,7 +232,7 @@ func TestOutboxBound(t *testing.T) {
 	for i, s := range steps {
 		update(t, db, func(tx *Tx) error {
 			for j, id := range s.enqueue {
-				_, dropped, err := tx.Enqueue(alert(id))
+				_, dropped, err := tx.Enqueue(testAlert(id))
 				if err != nil {
 					return err
 				}
@@ -281,7 +281,7 @@ func TestOutboxSeqNeverReused(t *testing.T) {
 	}
 	// A rolled-back Enqueue gives its number back only because nothing saw it.
 	db.Update(func(tx *Tx) error {
-		tx.Enqueue(alert(5))
+		tx.Enqueue(testAlert(5))
 		return fmt.Errorf("roll back")
 	})
 	third := enqueue(t, db, 6)

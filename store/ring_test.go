@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // snap builds a snapshot with n readings taken at t.
@@ -36,8 +36,8 @@ func churn(tx *Tx, i int) error {
 	if err := tx.AppendHistory(snaps); err != nil {
 		return err
 	}
-	seq, _, err := tx.Enqueue(transport.Alert{ID: fmt.Sprintf("a%d", i), Device: "pi", Time: at,
-		Severity: transport.Warning, Source: transport.SourceRule, Rule: "too_hot", State: transport.StateFiring,
+	seq, _, err := tx.Enqueue(alert.Alert{ID: fmt.Sprintf("a%d", i), Device: "pi", Time: at,
+		Severity: alert.Warning, Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring,
 		Summary: "greenhouse at 36 °C"})
 	if err != nil {
 		return err

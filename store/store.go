@@ -19,7 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/alert"
 )
 
 // SchemaVersion is the layout version written to a new file. Open refuses a
@@ -99,7 +99,7 @@ type Run struct {
 // Entry is one queued alert.
 type Entry struct {
 	Seq   uint64
-	Alert transport.Alert
+	Alert alert.Alert
 }
 
 // RuleState is the persisted lifecycle of one rule.

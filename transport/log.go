@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	"log/slog"
+
+	"github.com/vigil-iot/vigil/alert"
 )
 
 // Log is the transport that writes one structured log line per alert. It
@@ -15,9 +17,9 @@ type Log struct {
 func (l *Log) Name() string { return "log" }
 
 // Notify logs the alert.
-func (l *Log) Notify(ctx context.Context, a Alert) error {
+func (l *Log) Notify(ctx context.Context, a alert.Alert) error {
 	level := slog.LevelInfo
-	if a.State == StateFiring && a.Severity >= Warning {
+	if a.State == alert.StateFiring && a.Severity >= alert.Warning {
 		level = slog.LevelWarn
 	}
 	l.Logger.LogAttrs(ctx, level, "alert",

@@ -1,13 +1,13 @@
-// Package transport holds the messages vigil sends to the outside world (alerts,
-// the heartbeat and sensors state) and the log transport. Network transports
-// live in the sub-packages mqtt and telegram; each implements the consumer's
-// interfaces (heartbeat.Notifier and friends) and imports only these value types.
+// Package transport holds what vigil's transports share: the heartbeat
+// payload, the commands a transport may ask of the daemon, the permanent
+// delivery error, and the log transport. Network transports live in the
+// sub-packages mqtt and telegram; each implements the consumer's interfaces
+// (heartbeat.Notifier and friends). The alert itself is package alert's.
 package transport
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -16,92 +16,6 @@ import (
 // text fallback). A delivery loop that sees errors.Is(err, ErrPermanent)
 // drops the entry, logs it, and moves on instead of retrying.
 var ErrPermanent = errors.New("permanent delivery failure")
-
-// Severity ranks alerts. The zero value is invalid.
-type Severity int
-
-// Severities in increasing order.
-const (
-	Info Severity = iota + 1
-	Warning
-	Critical
-)
-
-// ParseSeverity parses "info", "warning" or "critical".
-func ParseSeverity(s string) (Severity, error) {
-	switch s {
-	case "info":
-		return Info, nil
-	case "warning":
-		return Warning, nil
-	case "critical":
-		return Critical, nil
-	}
-	return 0, fmt.Errorf("unknown severity %q (want info, warning or critical)", s)
-}
-
-func (s Severity) String() string {
-	switch s {
-	case Info:
-		return "info"
-	case Warning:
-		return "warning"
-	case Critical:
-		return "critical"
-	}
-	return fmt.Sprintf("severity(%d)", int(s))
-}
-
-// MarshalText encodes the severity as its name.
-func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText decodes a severity name.
-func (s *Severity) UnmarshalText(b []byte) error {
-	v, err := ParseSeverity(string(b))
-	if err != nil {
-		return err
-	}
-	*s = v
-	return nil
-}
-
-// Alert sources.
-const (
-	SourceLLM    = "llm"
-	SourceRule   = "rule"
-	SourceSystem = "system"
-)
-
-// Alert states.
-const (
-	StateFiring   = "firing"
-	StateResolved = "resolved"
-)
-
-// Alert is the payload of <prefix>/<id>/alert and of every other alert
-// message. ID is unique per alert and stable across redelivery.
-type Alert struct {
-	ID       string    `json:"id"`
-	Device   string    `json:"device"`
-	Time     time.Time `json:"time"`
-	Severity Severity  `json:"severity"`
-	Source   string    `json:"source"` // llm | rule | system
-	Rule     string    `json:"rule"`   // rule name, or the system alert kind ("llm_unreachable", "heartbeat_failed")
-	State    string    `json:"state"`  // firing | resolved
-	Summary  string    `json:"summary"`
-}
-
-// Text renders the alert as one human-readable line for chat and logs.
-func (a Alert) Text() string {
-	what := a.Rule
-	if what == "" {
-		what = a.Source
-	}
-	if a.State == StateResolved {
-		return fmt.Sprintf("[%s] %s resolved: %s — %s", a.Device, what, a.Summary, a.Severity)
-	}
-	return fmt.Sprintf("[%s] %s %s: %s", a.Device, a.Severity, what, a.Summary)
-}
 
 // Heartbeat is the retained payload of <prefix>/<id>/heartbeat: the last run.
 type Heartbeat struct {

@@ -13,29 +13,29 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // checkJSON is the documented `vigil check --json` record (SPEC §2).
 type checkJSON struct {
-	Outcome    string            `json:"outcome"`
-	Reason     string            `json:"reason"`
-	Alerts     []transport.Alert `json:"alerts"`
-	ToolCalls  []string          `json:"tool_calls"`
-	Tokens     int               `json:"tokens"`
-	DurationMS int64             `json:"duration_ms"`
-	Summary    string            `json:"summary,omitempty"`
-	Severity   string            `json:"severity,omitempty"`
-	Error      string            `json:"error,omitempty"`
+	Outcome    string        `json:"outcome"`
+	Reason     string        `json:"reason"`
+	Alerts     []alert.Alert `json:"alerts"`
+	ToolCalls  []string      `json:"tool_calls"`
+	Tokens     int           `json:"tokens"`
+	DurationMS int64         `json:"duration_ms"`
+	Summary    string        `json:"summary,omitempty"`
+	Severity   string        `json:"severity,omitempty"`
+	Error      string        `json:"error,omitempty"`
 }
 
 func toCheckJSON(res heartbeat.Result) checkJSON {
 	cj := checkJSON{Outcome: res.Run.Outcome, Reason: res.Run.Reason, Alerts: res.Alerts, ToolCalls: res.Run.ToolCalls,
 		Tokens: res.Run.Tokens, DurationMS: res.Run.DurationMS, Error: res.Run.Error}
 	if cj.Alerts == nil {
-		cj.Alerts = []transport.Alert{}
+		cj.Alerts = []alert.Alert{}
 	}
 	if cj.ToolCalls == nil {
 		cj.ToolCalls = []string{}

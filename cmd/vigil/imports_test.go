@@ -9,20 +9,22 @@ import (
 
 // TestImportDirection keeps the layout of STYLE.md: imports point one way,
 // cmd → heartbeat → {agent, device, rule, store, transport}, and the leaf
-// packages import nothing else of ours except value types.
+// packages import nothing else of ours except value types. Naming an alert
+// takes package alert, never the transport that delivers one.
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/vigil-iot/vigil/"
 	allowed := map[string][]string{
+		"alert":              {},
 		"board":              {},
 		"device":             {},
 		"rule":               {},
-		"transport":          {},
+		"transport":          {"alert"},
 		"config":             {"rule"},
-		"store":              {"device", "transport"},
-		"transport/mqtt":     {"device", "transport"},
-		"transport/telegram": {"transport"},
-		"agent":              {"device", "transport"},
-		"heartbeat":          {"agent", "device", "rule", "store", "transport"},
+		"store":              {"alert", "device"},
+		"transport/mqtt":     {"alert", "device", "transport"},
+		"transport/telegram": {"alert", "transport"},
+		"agent":              {"alert", "device"},
+		"heartbeat":          {"agent", "alert", "device", "rule", "store", "transport"},
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()

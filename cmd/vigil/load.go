@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 )
 
 // loadConfig reads, validates and resolves the config file. Every failure is
@@ -178,7 +178,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 				return ec, configErr(fmt.Errorf("rule.%s.clear: %w", r.Name, err))
 			}
 		}
-		sev, err := transport.ParseSeverity(r.Severity)
+		sev, err := alert.ParseSeverity(r.Severity)
 		if err != nil {
 			return ec, configErr(fmt.Errorf("rule.%s.severity: %w", r.Name, err))
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/httpc"
@@ -49,7 +50,7 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 	w := &wired{}
 	if cfg.MQTTEnabled() {
 		m := cfg.MQTT
-		sev, err := transport.ParseSeverity(m.MinSeverity)
+		sev, err := alert.ParseSeverity(m.MinSeverity)
 		if err != nil {
 			return nil, configErr(fmt.Errorf("mqtt.min_severity: %w", err))
 		}
@@ -85,7 +86,7 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 	}
 	if cfg.TelegramEnabled() {
 		tg := cfg.Telegram
-		sev, err := transport.ParseSeverity(tg.MinSeverity)
+		sev, err := alert.ParseSeverity(tg.MinSeverity)
 		if err != nil {
 			return nil, configErr(fmt.Errorf("telegram.min_severity: %w", err))
 		}

@@ -18,6 +18,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 	"github.com/vigil-iot/vigil/internal/transporttest"
@@ -109,10 +110,10 @@ func waitConnected(t *testing.T, c *Client) {
 	waitFor(t, "client connected", 10*time.Second, c.Connected)
 }
 
-func testAlert(id string, sev transport.Severity) transport.Alert {
-	return transport.Alert{
+func testAlert(id string, sev alert.Severity) alert.Alert {
+	return alert.Alert{
 		ID: id, Device: "dev1", Time: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
-		Severity: sev, Source: transport.SourceRule, Rule: "too_hot", State: transport.StateFiring,
+		Severity: sev, Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring,
 		Summary: "Greenhouse at 36.2 °C <hot> & \"dry\"",
 	}
 }
@@ -120,16 +121,16 @@ func testAlert(id string, sev transport.Severity) transport.Alert {
 func TestAlertDeliveredAtQoS1(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
 	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/alert")
-	c := newTestClient(t, b.URL(), Config{MinSeverity: transport.Warning}, nil)
+	c := newTestClient(t, b.URL(), Config{MinSeverity: alert.Warning}, nil)
 	runClient(t, c)
 	waitConnected(t, c)
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait5)
 	defer cancel()
-	if err := c.Notify(ctx, testAlert("a-info", transport.Info)); err != nil {
+	if err := c.Notify(ctx, testAlert("a-info", alert.Info)); err != nil {
 		t.Fatalf("Notify(info below min) = %v, want nil", err)
 	}
-	want := testAlert("a-crit", transport.Critical)
+	want := testAlert("a-crit", alert.Critical)
 	if err := c.Notify(ctx, want); err != nil {
 		t.Fatalf("Notify() = %v", err)
 	}
@@ -137,7 +138,7 @@ func TestAlertDeliveredAtQoS1(t *testing.T) {
 	if m.QoS != 1 || m.Retained {
 		t.Errorf("alert qos=%d retained=%v, want qos 1, not retained", m.QoS, m.Retained)
 	}
-	var got transport.Alert
+	var got alert.Alert
 	if err := json.Unmarshal([]byte(m.Payload), &got); err != nil {
 		t.Fatalf("alert payload %q: %v", m.Payload, err)
 	}
@@ -254,7 +255,7 @@ func TestNotifyInFlightWhenConnectionDrops(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- c.Notify(ctx, testAlert("inflight", transport.Critical)) }()
+	go func() { done <- c.Notify(ctx, testAlert("inflight", alert.Critical)) }()
 	select {
 	case err := <-done:
 		t.Fatalf("Notify() = %v before any PUBACK could arrive", err)
@@ -278,7 +279,7 @@ func TestNotifyInFlightWhenConnectionDrops(t *testing.T) {
 	}
 	// The client works normally afterwards.
 	waitConnected(t, c)
-	if err := c.Notify(ctx, testAlert("after", transport.Critical)); err != nil {
+	if err := c.Notify(ctx, testAlert("after", alert.Critical)); err != nil {
 		t.Errorf("Notify() after reconnect = %v", err)
 	}
 }
@@ -291,14 +292,14 @@ func TestBrokerRestart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := c.Notify(ctx, testAlert("before", transport.Critical)); err != nil {
+	if err := c.Notify(ctx, testAlert("before", alert.Critical)); err != nil {
 		t.Fatalf("Notify() before stop = %v", err)
 	}
 
 	b.Kill()
 	waitFor(t, "client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
 	start := time.Now()
-	err := c.Notify(ctx, testAlert("during", transport.Critical))
+	err := c.Notify(ctx, testAlert("during", alert.Critical))
 	if !errors.Is(err, ErrNotConnected) {
 		t.Fatalf("Notify() while broker down = %v, want ErrNotConnected", err)
 	}
@@ -314,13 +315,13 @@ func TestBrokerRestart(t *testing.T) {
 	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/alert")
 	ids := []string{"q1", "q2", "q3"}
 	for _, id := range ids {
-		if err := c.Notify(ctx, testAlert(id, transport.Critical)); err != nil {
+		if err := c.Notify(ctx, testAlert(id, alert.Critical)); err != nil {
 			t.Fatalf("Notify(%s) after restart = %v", id, err)
 		}
 	}
 	var got []string
 	for range ids {
-		var a transport.Alert
+		var a alert.Alert
 		_ = json.Unmarshal([]byte(sub.Next("vigil/dev1/alert", wait5).Payload), &a)
 		got = append(got, a.ID)
 	}
@@ -496,7 +497,7 @@ func TestHomeAssistantDiscovery(t *testing.T) {
 	}
 
 	// The problem sensor follows firing and resolved alerts.
-	a := testAlert("p1", transport.Critical)
+	a := testAlert("p1", alert.Critical)
 	if err := c.Notify(ctx, a); err != nil {
 		t.Fatalf("Notify() = %v", err)
 	}
@@ -504,7 +505,7 @@ func TestHomeAssistantDiscovery(t *testing.T) {
 	if m := sub.Next("vigil/dev1/problem", wait5); m.Payload != "ON" || !strings.Contains(attrs.Payload, "too_hot") {
 		t.Errorf("problem = %q attrs %s, want ON with too_hot", m.Payload, attrs.Payload)
 	}
-	a.ID, a.State = "p2", transport.StateResolved
+	a.ID, a.State = "p2", alert.StateResolved
 	if err := c.Notify(ctx, a); err != nil {
 		t.Fatalf("Notify(resolved) = %v", err)
 	}
@@ -635,7 +636,7 @@ func TestTLSWithClientCertificate(t *testing.T) {
 	waitConnected(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), wait5)
 	defer cancel()
-	if err := c.Notify(ctx, testAlert("tls1", transport.Warning)); err != nil {
+	if err := c.Notify(ctx, testAlert("tls1", alert.Warning)); err != nil {
 		t.Fatalf("Notify() over TLS = %v", err)
 	}
 	if m := sub.Next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"tls1"`) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/internal/mqttc"
 	"github.com/vigil-iot/vigil/transport"
@@ -75,7 +76,7 @@ type Config struct {
 	HomeAssistant   bool          // announce entities by MQTT discovery
 	DiscoveryPrefix string        // default "homeassistant"
 	Commands        bool          // subscribe to <p>/<id>/cmd/+
-	MinSeverity     transport.Severity
+	MinSeverity     alert.Severity
 	Version         string          // reported to Home Assistant as the software version
 	Clock           clockwork.Clock // paces reconnects and keepalive pings; default the real clock
 }
@@ -94,9 +95,9 @@ type Client struct {
 	cmdq      chan mqttc.Message
 
 	mu      sync.Mutex
-	cur     *mqttc.Conn                // nil while disconnected
-	sensors map[string]device.Unit     // every reading key seen so far, for discovery
-	active  map[string]transport.Alert // firing alerts by source and rule, for the problem sensor
+	cur     *mqttc.Conn            // nil while disconnected
+	sensors map[string]device.Unit // every reading key seen so far, for discovery
+	active  map[string]alert.Alert // firing alerts by source and rule, for the problem sensor
 
 	announceMu sync.Mutex // one discovery message at a time, newest last
 }
@@ -135,7 +136,7 @@ func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
 		haOnline:  make(chan struct{}, 1),
 		cmdq:      make(chan mqttc.Message, cmdQueue),
 		sensors:   map[string]device.Unit{},
-		active:    map[string]transport.Alert{},
+		active:    map[string]alert.Alert{},
 	}
 }
 
@@ -366,7 +367,7 @@ func lostErr(err error) error {
 // acknowledged without sending. With Home Assistant enabled it then updates
 // the problem binary sensor; a failure there is logged, not returned, since
 // the alert itself was delivered.
-func (c *Client) Notify(ctx context.Context, a transport.Alert) error {
+func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 	if a.Severity < c.cfg.MinSeverity {
 		return nil
 	}
@@ -380,7 +381,7 @@ func (c *Client) Notify(ctx context.Context, a transport.Alert) error {
 	if c.cfg.HomeAssistant {
 		c.mu.Lock()
 		key := a.Source + "/" + a.Rule
-		if a.State == transport.StateResolved {
+		if a.State == alert.StateResolved {
 			delete(c.active, key)
 		} else {
 			c.active[key] = a
@@ -395,11 +396,11 @@ func (c *Client) Notify(ctx context.Context, a transport.Alert) error {
 
 // problemAlert is one firing alert in the problem sensor's attributes.
 type problemAlert struct {
-	Severity transport.Severity `json:"severity"`
-	Source   string             `json:"source"`
-	Rule     string             `json:"rule,omitempty"`
-	Summary  string             `json:"summary"`
-	Time     time.Time          `json:"time"`
+	Severity alert.Severity `json:"severity"`
+	Source   string         `json:"source"`
+	Rule     string         `json:"rule,omitempty"`
+	Summary  string         `json:"summary"`
+	Time     time.Time      `json:"time"`
 }
 
 // publishProblem publishes the problem binary sensor's state (ON while any
@@ -452,7 +453,7 @@ func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) e
 	c.mu.Lock()
 	cleared := false
 	for k, a := range c.active {
-		if a.Source == transport.SourceLLM {
+		if a.Source == alert.SourceLLM {
 			delete(c.active, k)
 			cleared = true
 		}

@@ -19,13 +19,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/transport"
 )
 
 var _ interface {
 	Name() string
-	Notify(context.Context, transport.Alert) error
+	Notify(context.Context, alert.Alert) error
 	PublishHeartbeat(context.Context, transport.Heartbeat) error
 	PublishSensors(context.Context, device.Snapshot) error
 } = (*Client)(nil)
@@ -214,15 +215,15 @@ func TestDiscoveryComponents(t *testing.T) {
 }
 
 func TestNotifyWithoutConnection(t *testing.T) {
-	c := New(Config{DeviceID: "d", MinSeverity: transport.Warning}, nil, nil)
+	c := New(Config{DeviceID: "d", MinSeverity: alert.Warning}, nil, nil)
 	if c.Connected() {
 		t.Fatal("Connected() = true before Run")
 	}
-	err := c.Notify(context.Background(), transport.Alert{ID: "1", Severity: transport.Critical})
+	err := c.Notify(context.Background(), alert.Alert{ID: "1", Severity: alert.Critical})
 	if !errors.Is(err, ErrNotConnected) {
 		t.Errorf("Notify(critical) before Run = %v, want ErrNotConnected", err)
 	}
-	if err := c.Notify(context.Background(), transport.Alert{ID: "2", Severity: transport.Info}); err != nil {
+	if err := c.Notify(context.Background(), alert.Alert{ID: "2", Severity: alert.Info}); err != nil {
 		t.Errorf("Notify(info) below min severity = %v, want nil (acknowledged, not sent)", err)
 	}
 	if err := c.PublishHeartbeat(context.Background(), transport.Heartbeat{Outcome: "ok"}); !errors.Is(err, ErrNotConnected) {

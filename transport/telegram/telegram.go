@@ -27,6 +27,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/internal/httpc"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -73,7 +74,7 @@ type Config struct {
 	Token        string
 	ChatID       int64   // where alerts go
 	AllowedChats []int64 // who may send commands; empty disables polling
-	MinSeverity  transport.Severity
+	MinSeverity  alert.Severity
 	PollTimeout  time.Duration // getUpdates long-poll timeout; default 50s
 }
 
@@ -132,7 +133,7 @@ func (b *Bot) Name() string { return "telegram" }
 // Telegram answered "ok": true. Alerts below MinSeverity are acknowledged
 // without sending. An alert Telegram rejects even as plain text returns an
 // error wrapping transport.ErrPermanent: the caller drops it.
-func (b *Bot) Notify(ctx context.Context, a transport.Alert) error {
+func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 	if a.Severity < b.cfg.MinSeverity {
 		return nil
 	}
@@ -222,13 +223,13 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 
 // formatAlert renders an alert as escaped HTML and as plain text, with the
 // summary shortened so that either fits one message.
-func formatAlert(a transport.Alert) (htmlText, plain string) {
+func formatAlert(a alert.Alert) (htmlText, plain string) {
 	what := a.Rule
 	if what == "" {
 		what = a.Source
 	}
 	head := severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
-	if a.State == transport.StateResolved {
+	if a.State == alert.StateResolved {
 		head = "✅ RESOLVED"
 	}
 	foot := a.Device
@@ -243,11 +244,11 @@ func formatAlert(a transport.Alert) (htmlText, plain string) {
 	return htmlText, plain
 }
 
-func severityMark(s transport.Severity) string {
+func severityMark(s alert.Severity) string {
 	switch s {
-	case transport.Critical:
+	case alert.Critical:
 		return "🔴"
-	case transport.Warning:
+	case alert.Warning:
 		return "🟠"
 	}
 	return "🔵"

@@ -13,13 +13,14 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/internal/transporttest"
 	"github.com/vigil-iot/vigil/transport"
 )
 
 var _ interface {
 	Name() string
-	Notify(context.Context, transport.Alert) error
+	Notify(context.Context, alert.Alert) error
 	Run(context.Context) error
 } = (*Bot)(nil)
 
@@ -52,11 +53,11 @@ func newTestBot(t *testing.T, f *fakeAPI, cfg Config, st State, cmds transport.C
 	return New(cfg, st, cmds, nil, clock, logs.logger())
 }
 
-func testAlert(summary string) transport.Alert {
-	return transport.Alert{
+func testAlert(summary string) alert.Alert {
+	return alert.Alert{
 		ID: "a1", Device: "greenhouse-pi", Time: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC),
-		Severity: transport.Critical, Source: transport.SourceRule, Rule: "too_hot",
-		State: transport.StateFiring, Summary: summary,
+		Severity: alert.Critical, Source: alert.SourceRule, Rule: "too_hot",
+		State: alert.StateFiring, Summary: summary,
 	}
 }
 
@@ -85,7 +86,7 @@ func TestNotifyResolved(t *testing.T) {
 	f := newFakeAPI(t)
 	b := newTestBot(t, f, Config{}, nil, nil, nil, nil)
 	a := testAlert("back to 30 °C")
-	a.State, a.Time = transport.StateResolved, time.Unix(0, 0) // a Pi without RTC
+	a.State, a.Time = alert.StateResolved, time.Unix(0, 0) // a Pi without RTC
 	if err := b.Notify(context.Background(), a); err != nil {
 		t.Fatalf("Notify() = %v", err)
 	}
@@ -96,9 +97,9 @@ func TestNotifyResolved(t *testing.T) {
 
 func TestNotifyMinSeverity(t *testing.T) {
 	f := newFakeAPI(t)
-	b := newTestBot(t, f, Config{MinSeverity: transport.Critical}, nil, nil, nil, nil)
+	b := newTestBot(t, f, Config{MinSeverity: alert.Critical}, nil, nil, nil, nil)
 	a := testAlert("warm")
-	a.Severity = transport.Warning
+	a.Severity = alert.Warning
 	if err := b.Notify(context.Background(), a); err != nil {
 		t.Fatalf("Notify(warning) with min critical = %v, want nil (acknowledged, not sent)", err)
 	}
@@ -433,13 +434,13 @@ func ExampleBot_Notify() {
 	}))
 	defer srv.Close()
 	bot := New(Config{APIURL: srv.URL, Token: "123:abc", ChatID: 42}, newFakeState(), nil, nil, nil, nil)
-	err := bot.Notify(context.Background(), transport.Alert{
-		ID: "a1", Device: "greenhouse-pi", Severity: transport.Critical,
-		Source: transport.SourceRule, Rule: "too_hot", State: transport.StateFiring,
+	err := bot.Notify(context.Background(), alert.Alert{
+		ID: "a1", Device: "greenhouse-pi", Severity: alert.Critical,
+		Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring,
 		Summary: "Greenhouse at 36 °C",
 	})
 	fmt.Println(err)
-	html, plain := formatAlert(transport.Alert{Device: "pi", Severity: transport.Warning, Source: transport.SourceLLM, Summary: "soil <dry> & warm"})
+	html, plain := formatAlert(alert.Alert{Device: "pi", Severity: alert.Warning, Source: alert.SourceLLM, Summary: "soil <dry> & warm"})
 	fmt.Println(html)
 	fmt.Println(plain)
 	// Output:
