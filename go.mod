@@ -7,6 +7,7 @@ require (
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/eclipse/paho.mqtt.golang v1.5.1
 	github.com/google/go-cmp v0.7.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/jonboulle/clockwork v0.5.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sync v0.24.0
@@ -16,7 +17,6 @@ require (
 )
 
 require (
-	github.com/gorilla/websocket v1.5.3 // indirect
 	golang.org/x/net v0.44.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
 )

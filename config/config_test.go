@@ -306,7 +306,9 @@ func TestErrors(t *testing.T) {
 		{"rule message placeholder", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nmessage = \"load {board.load1}, air {air.temperature}\"\n", `config.toml:4: rule.r.message: {air.temperature} names no configured sensor "air"`},
 		{"rule negative for", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nfor = \"-1m\"\n", `config.toml:4: rule.r.for: must not be negative (got "-1m")`},
 
-		{"broker scheme", "[mqtt]\nbroker = \"http://127.0.0.1:1883\"\n", `config.toml:2: mqtt.broker: must start with tcp://, ssl://, mqtt:// or mqtts:// (got "http://127.0.0.1:1883")`},
+		{"broker scheme", "[mqtt]\nbroker = \"http://127.0.0.1:1883\"\n", `config.toml:2: mqtt.broker: must start with tcp://, ssl://, mqtt://, mqtts://, ws:// or wss:// (got "http://127.0.0.1:1883")`},
+		{"password without username", "[mqtt]\nbroker = \"tcp://h:1883\"\npassword_env = \"P\"\n", `config.toml:3: mqtt.password_env: needs a username: MQTT 3.1.1 cannot send a password without one (set mqtt.username)`},
+		{"ws query", "[mqtt]\nbroker = \"ws://h:80/mqtt?x=1\"\n", `config.toml:2: mqtt.broker: must be ws://host:port (got "ws://h:80/mqtt?x=1")`},
 		{"broker port", "[mqtt]\nbroker = \"tcp://127.0.0.1\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://127.0.0.1")`},
 		{"broker path", "[mqtt]\nbroker = \"tcp://h:1883/x\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://h:1883/x")`},
 		{"broker credentials", "[mqtt]\nbroker = \"tcp://u:pw@h:1883\"\n", `config.toml:2: mqtt.broker: must not contain credentials (use username and password_env) (got "tcp://u:xxxxx@h:1883")`},
@@ -314,7 +316,7 @@ func TestErrors(t *testing.T) {
 		{"topic_prefix slash", "[mqtt]\ntopic_prefix = \"/vigil\"\n", `config.toml:2: mqtt.topic_prefix: must not start or end with / or contain empty levels (got "/vigil")`},
 		{"topic_prefix empty", "[mqtt]\ntopic_prefix = \"\"\n", `config.toml:2: mqtt.topic_prefix: must not be empty`},
 		{"topic_prefix $", "[mqtt]\ntopic_prefix = \"$SYS\"\n", `config.toml:2: mqtt.topic_prefix: must not start with $ (reserved for the broker) (got "$SYS")`},
-		{"tls files need ssl", "[mqtt]\nbroker = \"tcp://h:1883\"\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl:// or mqtts:// broker`},
+		{"tls files need ssl", "[mqtt]\nbroker = \"tcp://h:1883\"\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl://, mqtts:// or wss:// broker`},
 		{"cert without key", "[mqtt]\nbroker = \"ssl://h:8883\"\ncert_file = \"/c.pem\"\n", `config.toml:3: mqtt.cert_file: cert_file and key_file go together`},
 		{"keepalive", "[mqtt]\nkeepalive = \"2s\"\n", `config.toml:2: mqtt.keepalive: must be between 5s and 18h12m15s (got "2s")`},
 		{"discovery_prefix", "[mqtt]\ndiscovery_prefix = \"ha/+\"\n", `config.toml:2: mqtt.discovery_prefix: must not contain the wildcards + or # (got "ha/+")`},
@@ -493,5 +495,21 @@ func TestSimWave(t *testing.T) {
 	}
 	if cfg.Heartbeat.MaxAlertsPerHour != 30 {
 		t.Errorf("max_alerts_per_hour default = %d, want 30", cfg.Heartbeat.MaxAlertsPerHour)
+	}
+}
+
+func TestBrokerURLs(t *testing.T) {
+	for _, broker := range []string{
+		"tcp://127.0.0.1:1883", "mqtt://h:1883", "ssl://h:8883", "mqtts://h:8883",
+		"ws://h:80", "ws://h:9001/mqtt", "wss://broker.example:443/mqtt",
+	} {
+		c := mustParse(t, "[mqtt]\nbroker = \""+broker+"\"\n")
+		if c.MQTT.Broker != broker {
+			t.Errorf("broker = %q, want %q", c.MQTT.Broker, broker)
+		}
+	}
+	// A CA file goes with every TLS scheme, WebSockets over TLS included.
+	for _, broker := range []string{"ssl://h:8883", "mqtts://h:8883", "wss://h:443/mqtt"} {
+		mustParse(t, "[mqtt]\nbroker = \""+broker+"\"\nca_file = \"/etc/vigil/ca.pem\"\n")
 	}
 }

@@ -18,6 +18,7 @@ api_key_env = "OPENAI_API_KEY"
 
 [mqtt]
 broker = "tcp://127.0.0.1:1883"
+username = "vigil"
 password_file = "mqtt.pass"
 
 [telegram]
@@ -65,12 +66,12 @@ func TestResolveSecrets(t *testing.T) {
 			name:    "missing files are errors naming the key",
 			env:     map[string]string{"CREDENTIALS_DIRECTORY": "/creds"},
 			files:   map[string]string{},
-			wantErr: "config.toml:6: mqtt.password_file: read secret: open /creds/mqtt.pass: file does not exist\nconfig.toml:9: telegram.token_file: read secret: open /etc/vigil/telegram.token: file does not exist",
+			wantErr: "config.toml:7: mqtt.password_file: read secret: open /creds/mqtt.pass: file does not exist\nconfig.toml:10: telegram.token_file: read secret: open /etc/vigil/telegram.token: file does not exist",
 		},
 		{
 			name:    "empty file",
 			files:   map[string]string{"mqtt.pass": "x", "/etc/vigil/telegram.token": "\n"},
-			wantErr: "config.toml:9: telegram.token_file: secret file /etc/vigil/telegram.token is empty",
+			wantErr: "config.toml:10: telegram.token_file: secret file /etc/vigil/telegram.token is empty",
 		},
 	}
 	for _, tt := range tests {
@@ -147,7 +148,7 @@ func TestResolveSecretsRealFile(t *testing.T) {
 
 func TestSecretRedaction(t *testing.T) {
 	const value = "sk-live-0123456789"
-	c := mustParse(t, "[llm]\napi_key_env = \"K\"\n[telegram]\ntoken_env = \"T\"\nchat_id = 5\n[mqtt]\nbroker = \"tcp://h:1\"\npassword_env = \"P\"\n")
+	c := mustParse(t, "[llm]\napi_key_env = \"K\"\n[telegram]\ntoken_env = \"T\"\nchat_id = 5\n[mqtt]\nbroker = \"tcp://h:1\"\nusername = \"u\"\npassword_env = \"P\"\n")
 	if err := c.ResolveSecrets(env(map[string]string{"K": value, "T": value, "P": value}), files(nil)); err != nil {
 		t.Fatal(err)
 	}

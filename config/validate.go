@@ -455,15 +455,19 @@ func (p *parser) validateMQTT() {
 		if err != nil {
 			p.badErr(k("broker"), err)
 		}
-		tls = scheme == "ssl" || scheme == "mqtts"
+		tls = scheme == "ssl" || scheme == "mqtts" || scheme == "wss"
 	}
 	if err := topicPrefix(m.TopicPrefix); err != nil {
 		p.badErr(k("topic_prefix"), err)
 	}
 	p.secretRef(at("mqtt", -1), "password", m.PasswordEnv, m.PasswordFile)
+	if m.Username == "" && (m.PasswordEnv != "") != (m.PasswordFile != "") {
+		p.bad(k(pick(m.PasswordEnv != "", "password_env", "password_file")),
+			"needs a username: MQTT 3.1.1 cannot send a password without one (set mqtt.username)")
+	}
 	for _, f := range []struct{ key, val string }{{"ca_file", m.CAFile}, {"cert_file", m.CertFile}, {"key_file", m.KeyFile}} {
 		if f.val != "" && m.Broker != "" && !tls {
-			p.bad(k(f.key), "needs an ssl:// or mqtts:// broker")
+			p.bad(k(f.key), "needs an ssl://, mqtts:// or wss:// broker")
 		}
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
@@ -480,22 +484,24 @@ func (p *parser) validateMQTT() {
 	}
 }
 
-// brokerURL checks scheme://host:port and returns the scheme.
+// brokerURL checks scheme://host:port (ws:// and wss:// may add a path,
+// as in wss://broker.example:443/mqtt) and returns the scheme.
 func brokerURL(s string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "", fmt.Errorf("must be a URL like tcp://host:1883 (got %q)", s)
 	}
 	switch u.Scheme {
-	case "tcp", "ssl", "mqtt", "mqtts":
+	case "tcp", "ssl", "mqtt", "mqtts", "ws", "wss":
 	default:
-		return "", fmt.Errorf("must start with tcp://, ssl://, mqtt:// or mqtts:// (got %q)", u.Redacted())
+		return "", fmt.Errorf("must start with tcp://, ssl://, mqtt://, mqtts://, ws:// or wss:// (got %q)", u.Redacted())
 	}
+	web := u.Scheme == "ws" || u.Scheme == "wss"
 	if u.User != nil {
 		return "", fmt.Errorf("must not contain credentials (use username and password_env) (got %q)", u.Redacted())
 	}
 	port, perr := strconv.Atoi(u.Port())
-	if u.Hostname() == "" || perr != nil || port < 1 || port > 65535 || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+	if u.Hostname() == "" || perr != nil || port < 1 || port > 65535 || (!web && u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("must be %s://host:port (got %q)", u.Scheme, s)
 	}
 	return u.Scheme, nil

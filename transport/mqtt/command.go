@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-iot/vigil/internal/mqttc"
+	paho "github.com/eclipse/paho.mqtt.golang"
 )
 
 // Limits on inbound commands.
@@ -99,21 +99,27 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// onCommand runs on the connection's reader: it must not block, so it
-// only queues.
-func (c *Client) onCommand(m mqttc.Message) {
-	name := m.Topic[strings.LastIndexByte(m.Topic, '/')+1:]
+// inbound is one command message, copied out of paho's message.
+type inbound struct {
+	Topic   string
+	Payload []byte
+}
+
+// onCommand runs in paho's router: it must not block, so it only queues.
+func (c *Client) onCommand(_ paho.Client, m paho.Message) {
+	topic := m.Topic()
+	name := topic[strings.LastIndexByte(topic, '/')+1:]
 	if name == resultLeaf {
 		return // our own replies
 	}
-	if m.Retained {
-		c.log.Warn("mqtt command ignored: retained commands are not executed", keyTopic, m.Topic)
+	if m.Retained() {
+		c.log.Warn("mqtt command ignored: retained commands are not executed", keyTopic, topic)
 		return
 	}
 	select {
-	case c.cmdq <- m:
+	case c.cmdq <- inbound{Topic: topic, Payload: m.Payload()}:
 	default:
-		c.log.Warn("mqtt command dropped: too many pending", keyTopic, m.Topic)
+		c.log.Warn("mqtt command dropped: too many pending", keyTopic, topic)
 	}
 }
 

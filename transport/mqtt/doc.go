@@ -1,6 +1,7 @@
 // Package mqtt publishes vigil's alerts and retained state to an MQTT broker
-// over MQTT 3.1.1 (the small client in internal/mqttc), and optionally
-// accepts commands and announces the device to Home Assistant.
+// with github.com/eclipse/paho.mqtt.golang (MQTT 3.1.1 over TCP, TLS or
+// WebSockets), and optionally accepts commands and announces the device to
+// Home Assistant.
 //
 // Topics (<p> is the topic prefix, <id> the device id; see SPEC §5):
 //
@@ -13,11 +14,11 @@
 //	<p>/<id>/cmd/check|pause|resume  inbound, only with Config.Commands
 //	<p>/<id>/cmd/result         QoS 1: the answer to a command as JSON
 //
-// Durability is not the connection's job: nothing is queued in memory.
-// Notify returns nil only after the broker's PUBACK and returns an error at
-// once while the connection is down. The caller keeps the alert in
-// its own durable outbox and retries; a retry after a lost PUBACK may deliver
-// an alert twice, with the same id.
+// Durability is not paho's job here: paho's stores are in memory (its
+// FileStore never fsyncs), so Notify returns nil only after the broker's
+// PUBACK and returns an error at once while the connection is down. The
+// caller keeps the alert in its own durable outbox and retries; a retry
+// after a lost PUBACK may deliver an alert twice, with the same id.
 //
 // Home Assistant discovery uses one device message on
 // <discovery>/device/<id>/config (Home Assistant 2024.11 and later) with the

@@ -3,6 +3,7 @@ package mqtt
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -624,30 +625,119 @@ func TestTLSWithClientCertificate(t *testing.T) {
 	}
 	b := mosquittotest.Start(t, mosquittotest.Options{Config: "user root\nlistener %d 127.0.0.1\nallow_anonymous true\n" +
 		"cafile " + ca + "\ncertfile " + cert + "\nkeyfile " + key + "\nrequire_certificate true\n"})
-	url := "ssl://" + b.Addr()
 
 	tlsc, err := TLSConfig(pki.ca, pki.clientCert, pki.clientKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := mosquittotest.SubscribeWith(t, url, mosquittotest.SubscriberOptions{Configure: func(o *paho.ClientOptions) { o.SetTLSConfig(tlsc.Clone()) }}, "vigil/dev1/alert")
-	c := newTestClient(t, url, Config{TLS: tlsc}, nil)
-	runClient(t, c)
-	waitConnected(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), wait5)
-	defer cancel()
-	if err := c.Notify(ctx, testAlert("tls1", alert.Warning)); err != nil {
-		t.Fatalf("Notify() over TLS = %v", err)
-	}
-	if m := sub.Next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"tls1"`) {
-		t.Errorf("alert over TLS = %s", m.Payload)
+	// ssl:// and mqtts:// are the same thing to paho; both are documented.
+	for _, scheme := range []string{"ssl", "mqtts"} {
+		t.Run(scheme, func(t *testing.T) {
+			url := scheme + "://" + b.Addr()
+			sub := mosquittotest.SubscribeWith(t, url, mosquittotest.SubscriberOptions{Configure: func(o *paho.ClientOptions) { o.SetTLSConfig(tlsc.Clone()) }}, "vigil/dev1/alert")
+			c := newTestClient(t, url, Config{TLS: tlsc}, nil)
+			runClient(t, c)
+			waitConnected(t, c)
+			ctx, cancel := context.WithTimeout(context.Background(), wait5)
+			defer cancel()
+			if err := c.Notify(ctx, testAlert(scheme+"1", alert.Warning)); err != nil {
+				t.Fatalf("Notify() over TLS = %v", err)
+			}
+			if m := sub.Next("vigil/dev1/alert", wait5); !strings.Contains(m.Payload, `"`+scheme+`1"`) {
+				t.Errorf("alert over TLS = %s", m.Payload)
+			}
+		})
 	}
 
 	// Without the client certificate the broker refuses the handshake.
+	url := "mqtts://" + b.Addr()
 	noCert, _ := TLSConfig(pki.ca, nil, nil)
 	o := paho.NewClientOptions().AddBroker(url).SetClientID("nocert").SetTLSConfig(noCert).SetConnectTimeout(3 * time.Second)
 	tok := paho.NewClient(o).Connect()
 	if tok.WaitTimeout(wait5) && tok.Error() == nil {
 		t.Error("connected without a client certificate; require_certificate is not being tested")
+	}
+	// Nor does vigil connect with a CA that did not sign the broker's certificate.
+	other := newTestPKI(t)
+	wrongCA, _ := TLSConfig(other.ca, pki.clientCert, pki.clientKey)
+	c := newTestClient(t, url, Config{TLS: wrongCA}, nil)
+	runClient(t, c)
+	time.Sleep(2 * time.Second)
+	if c.Connected() {
+		t.Error("connected to a broker whose certificate the configured CA did not sign")
+	}
+}
+
+// TestWebSocketBroker reaches mosquitto through a WebSocket bridge, over
+// ws:// and over wss:// with the test CA: the alert, the retained status
+// and the Last Will all travel over WebSockets.
+func TestWebSocketBroker(t *testing.T) {
+	pki := newTestPKI(t)
+	serverCert, err := tls.X509KeyPair(pki.serverCert, pki.serverKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		server *tls.Config
+	}{
+		{"ws", nil},
+		{"wss", &tls.Config{Certificates: []tls.Certificate{serverCert}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := mosquittotest.Start(t, mosquittotest.Options{})
+			bridge := mosquittotest.StartWSBridge(t, b.Addr(), tc.server)
+			if !strings.HasPrefix(bridge.URL(), tc.name+"://") {
+				t.Fatalf("bridge URL = %s", bridge.URL())
+			}
+			sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/#")
+			var clientTLS *tls.Config
+			if tc.server != nil {
+				clientTLS, _ = TLSConfig(pki.ca, nil, nil)
+			}
+			c := newTestClient(t, bridge.URL(), Config{TLS: clientTLS}, nil)
+			runClient(t, c)
+			waitConnected(t, c)
+			if m := sub.Wait("vigil/dev1/status", wait5, func(m mosquittotest.Message) bool { return m.Payload == "online" }); !m.Retained && m.Payload != "online" {
+				t.Errorf("status = %+v", m)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wait5)
+			defer cancel()
+			if err := c.Notify(ctx, testAlert(tc.name+"-alert", alert.Critical)); err != nil {
+				t.Fatalf("Notify() over %s = %v", tc.name, err)
+			}
+			if m := sub.Wait("vigil/dev1/alert", wait5, func(mosquittotest.Message) bool { return true }); !strings.Contains(m.Payload, `"`+tc.name+`-alert"`) {
+				t.Errorf("alert over %s = %s", tc.name, m.Payload)
+			}
+			// A cut WebSocket is a lost connection: the broker sends the will.
+			bridge.Cut()
+			sub.Wait("vigil/dev1/status", 10*time.Second, func(m mosquittotest.Message) bool { return m.Payload == "offline" })
+			// And paho redials over WebSockets on its own.
+			waitFor(t, "reconnect over "+tc.name, 15*time.Second, c.Connected)
+		})
+	}
+}
+
+// TestKeepaliveFindsHalfOpenConnection freezes the broker: the TCP
+// connection stays open but nothing answers, as when a broker's host loses
+// power. paho's keepalive must notice within about twice the keepalive and
+// redial once the broker is back.
+func TestKeepaliveFindsHalfOpenConnection(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	const keepalive = 5 * time.Second
+	c := newTestClient(t, b.URL(), Config{Keepalive: keepalive}, nil)
+	runClient(t, c)
+	waitConnected(t, c)
+
+	b.Freeze()
+	frozen := time.Now()
+	waitFor(t, "keepalive to find the frozen broker", 2*keepalive+3*time.Second, func() bool { return !c.Connected() })
+	t.Logf("half-open connection noticed after %v (keepalive %v)", time.Since(frozen).Round(100*time.Millisecond), keepalive)
+	b.Thaw()
+	waitConnected(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), wait5)
+	defer cancel()
+	if err := c.Notify(ctx, testAlert("after-thaw", alert.Critical)); err != nil {
+		t.Errorf("Notify() after the broker came back = %v", err)
 	}
 }

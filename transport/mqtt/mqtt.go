@@ -15,11 +15,11 @@ import (
 	"sync"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/internal/mqttc"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -37,8 +37,7 @@ const (
 	writeTimeout   = 10 * time.Second
 	opTimeout      = 10 * time.Second // subscribe, online, discovery, command replies
 	offlineTimeout = 3 * time.Second  // the shutdown "offline", well under systemd's TimeoutStopSec
-	stableAfter    = time.Minute      // a connection up this long resets the reconnect backoff
-	maxInbound     = 4 << 10          // inbound payload bytes kept; commands take at most maxPayload
+	disconnectWait = 250              // milliseconds paho may spend on DISCONNECT
 	cmdQueue       = 8
 )
 
@@ -64,7 +63,7 @@ var (
 // Config configures a Client. Secrets arrive resolved: cmd reads password
 // files and environment variables and builds TLS with TLSConfig.
 type Config struct {
-	Broker          string // tcp://host:1883 or ssl://host:8883
+	Broker          string // tcp://host:1883, ssl:// or mqtts://host:8883, ws:// or wss://host:port/path
 	ClientID        string // default "vigil-" + DeviceID
 	TopicPrefix     string // default "vigil"
 	DeviceID        string
@@ -78,7 +77,7 @@ type Config struct {
 	Commands        bool          // subscribe to <p>/<id>/cmd/+
 	MinSeverity     alert.Severity
 	Version         string          // reported to Home Assistant as the software version
-	Clock           clockwork.Clock // paces reconnects and keepalive pings; default the real clock
+	Clock           clockwork.Clock // paces the first connection's retries; default the real clock
 }
 
 // Client is the MQTT transport. Create it with New, then call Run; the
@@ -92,10 +91,11 @@ type Client struct {
 
 	connected chan struct{} // one pending "a connection came up" signal
 	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
-	cmdq      chan mqttc.Message
+	cmdq      chan inbound
 
 	mu      sync.Mutex
-	cur     *mqttc.Conn            // nil while disconnected
+	cli     paho.Client
+	lost    chan struct{}          // closed when the current connection drops
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
 	active  map[string]alert.Alert // firing alerts by source and rule, for the problem sensor
 
@@ -134,7 +134,7 @@ func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
 		clock:     clock,
 		connected: make(chan struct{}, 1),
 		haOnline:  make(chan struct{}, 1),
-		cmdq:      make(chan mqttc.Message, cmdQueue),
+		cmdq:      make(chan inbound, cmdQueue),
 		sensors:   map[string]device.Unit{},
 		active:    map[string]alert.Alert{},
 	}
@@ -167,7 +167,7 @@ func (c *Client) Name() string { return "mqtt" }
 
 // Connected reports whether the connection to the broker is up right now.
 func (c *Client) Connected() bool {
-	_, err := c.conn()
+	_, _, err := c.conn()
 	return err == nil
 }
 
@@ -175,78 +175,99 @@ func (c *Client) topic(leaf string) string {
 	return c.cfg.TopicPrefix + "/" + c.cfg.DeviceID + "/" + leaf
 }
 
-// Run connects to the broker and keeps a connection up until ctx ends,
-// redialling with exponential backoff (1s doubling to ReconnectMax) after
-// every failed attempt or lost connection. After every connection it
-// publishes the retained "online", subscribes to what is enabled and
-// announces the device to Home Assistant. When ctx ends it publishes the
-// retained "offline" under its own short deadline and disconnects. Run
-// returns nil after a clean shutdown.
+// Run connects to the broker and keeps a connection up until ctx ends. The
+// first connection is retried with exponential backoff (1s doubling to
+// ReconnectMax) on Config.Clock; after that paho reconnects on its own with
+// the same bounds. Its keepalive finds a half-open connection: with no
+// PINGRESP within half the keepalive, the connection is dropped and
+// redialled. After every connection it publishes the retained "online",
+// subscribes to what is enabled and announces the device to Home Assistant.
+// When ctx ends it publishes the retained "offline" under its own short
+// deadline and disconnects. Run returns nil after a clean shutdown.
 func (c *Client) Run(ctx context.Context) error {
 	if c.cfg.Commands && c.cmds == nil {
 		c.log.Warn("mqtt commands enabled without a command handler; not subscribing")
 	}
+	cli := paho.NewClient(c.options())
+	c.mu.Lock()
+	c.cli = cli
+	c.mu.Unlock()
+
 	var wg sync.WaitGroup
 	wg.Go(func() { c.loop(ctx) })
 	if c.commandsEnabled() {
 		wg.Go(func() { c.commandLoop(ctx) })
 	}
-	c.maintain(ctx)
+	c.connect(ctx, cli)
+	<-ctx.Done()
 	wg.Wait()
 
-	if conn, err := c.conn(); err == nil {
+	if cli.IsConnectionOpen() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), offlineTimeout)
 		if err := c.publish(sctx, c.topic("status"), true, []byte("offline")); err != nil {
 			c.log.Warn("mqtt publish offline", keyErr, err)
 		}
 		cancel()
-		conn.Close()
 	}
+	cli.Disconnect(disconnectWait)
 	return nil
 }
 
-// maintain dials, waits for the connection to end, and dials again, until
-// ctx ends. The backoff starts again at 1s after a connection that stayed
-// up for a while, so a broker restart costs one second, while a broker that
-// accepts and drops at once (say, another client with the same id) is not
-// hammered.
-func (c *Client) maintain(ctx context.Context) {
+// options are paho's settings for this client: MQTT 3.1.1, a clean session
+// (the durable queue is vigil's outbox, not the broker's session), paho's
+// own reconnect with backoff, the retained Last Will, and TLS for ssl://,
+// mqtts:// and wss:// brokers. ws:// and wss:// go through paho's
+// WebSocket dialer.
+func (c *Client) options() *paho.ClientOptions {
+	opts := paho.NewClientOptions().
+		AddBroker(c.cfg.Broker).
+		SetClientID(c.cfg.ClientID).
+		SetProtocolVersion(4).
+		SetCleanSession(true).
+		SetAutoReconnect(true).
+		SetConnectRetry(false).
+		SetMaxReconnectInterval(c.cfg.ReconnectMax).
+		SetKeepAlive(c.cfg.Keepalive).
+		SetPingTimeout(pingTimeout(c.cfg.Keepalive)).
+		SetConnectTimeout(connectTimeout).
+		SetWriteTimeout(writeTimeout).
+		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
+		SetOnConnectHandler(c.onConnect).
+		SetConnectionLostHandler(c.onLost).
+		SetDefaultPublishHandler(func(paho.Client, paho.Message) {})
+	if c.cfg.Username != "" {
+		opts.SetUsername(c.cfg.Username)
+		opts.SetPassword(c.cfg.Password)
+	}
+	if c.cfg.TLS != nil {
+		opts.SetTLSConfig(c.cfg.TLS)
+	}
+	return opts
+}
+
+// pingTimeout is how long paho waits for a PINGRESP: half the keepalive,
+// at most 10s, so a half-open connection is found within about twice the
+// keepalive.
+func pingTimeout(keepalive time.Duration) time.Duration {
+	return min(keepalive/2, 10*time.Second)
+}
+
+// connect makes the first connection, retrying with exponential backoff
+// until it succeeds or ctx ends. Later reconnects are paho's.
+func (c *Client) connect(ctx context.Context, cli paho.Client) {
 	backoff := time.Second
 	for {
-		dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-		conn, err := mqttc.Dial(dctx, mqttc.Options{
-			Broker: c.cfg.Broker, ClientID: c.cfg.ClientID,
-			Username: c.cfg.Username, Password: c.cfg.Password, TLS: c.cfg.TLS,
-			Keepalive:    c.cfg.Keepalive,
-			Will:         &mqttc.Will{Topic: c.topic("status"), Payload: []byte("offline"), QoS: qos, Retain: true},
-			WriteTimeout: writeTimeout, MaxPayload: maxInbound, Clock: c.clock,
-			OnMessage: c.onMessage,
-		})
-		cancel()
-		if ctx.Err() != nil {
-			if err == nil {
-				c.setConn(conn) // Run publishes "offline" on it and closes it
-			}
+		tok := cli.Connect()
+		select {
+		case <-tok.Done():
+		case <-ctx.Done():
 			return
 		}
+		err := tok.Error()
 		if err == nil {
-			c.setConn(conn)
-			c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
-			signal(c.connected)
-			up := c.clock.Now()
-			select {
-			case <-ctx.Done():
-				return
-			case <-conn.Done():
-			}
-			c.setConn(nil)
-			c.log.Warn("mqtt connection lost", keyBroker, c.cfg.Broker, keyErr, conn.Err())
-			if c.clock.Since(up) >= stableAfter {
-				backoff = time.Second
-			}
-		} else {
-			c.log.Warn("mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
+			return
 		}
+		c.log.Warn("mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
 		t := c.clock.NewTimer(backoff)
 		select {
 		case <-t.Chan():
@@ -258,21 +279,31 @@ func (c *Client) maintain(ctx context.Context) {
 	}
 }
 
-func (c *Client) setConn(conn *mqttc.Conn) {
+// onConnect runs in a paho goroutine after every successful connection.
+func (c *Client) onConnect(paho.Client) {
 	c.mu.Lock()
-	c.cur = conn
+	c.lost = make(chan struct{})
 	c.mu.Unlock()
+	c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
+	signal(c.connected)
 }
 
-// conn returns the current connection, or ErrNotConnected.
-func (c *Client) conn() (*mqttc.Conn, error) {
+// onLost runs in a paho goroutine when the connection dropped; paho is
+// already reconnecting and may even have succeeded, since the two run
+// concurrently. Waiters are released only while the connection is still
+// down: once it is back, paho resends the unacknowledged messages and
+// their tokens complete on the new connection.
+func (c *Client) onLost(cli paho.Client, err error) {
 	c.mu.Lock()
-	conn := c.cur
-	c.mu.Unlock()
-	if conn == nil || conn.Err() != nil {
-		return nil, ErrNotConnected
+	if c.lost != nil && !cli.IsConnectionOpen() {
+		select {
+		case <-c.lost:
+		default:
+			close(c.lost)
+		}
 	}
-	return conn, nil
+	c.mu.Unlock()
+	c.log.Warn("mqtt connection lost", keyBroker, c.cfg.Broker, keyErr, err)
 }
 
 func signal(ch chan struct{}) {
@@ -283,8 +314,7 @@ func signal(ch chan struct{}) {
 }
 
 // loop does the work that follows a connection or a Home Assistant
-// restart, outside the connection's reader so it may block on
-// acknowledgements.
+// restart, outside paho's goroutines so it may block on acknowledgements.
 func (c *Client) loop(ctx context.Context) {
 	for {
 		select {
@@ -306,12 +336,12 @@ func (c *Client) afterConnect(ctx context.Context) {
 		c.log.Warn("mqtt publish online", keyErr, err)
 	}
 	if c.cfg.HomeAssistant {
-		if err := c.subscribe(octx, c.haStatusTopic()); err != nil {
+		if err := c.subscribe(octx, c.haStatusTopic(), c.onHAStatus); err != nil {
 			c.log.Warn("mqtt subscribe", keyTopic, c.haStatusTopic(), keyErr, err)
 		}
 	}
 	if c.commandsEnabled() {
-		if err := c.subscribe(octx, c.topic("cmd/+")); err != nil {
+		if err := c.subscribe(octx, c.topic("cmd/+"), c.onCommand); err != nil {
 			c.log.Warn("mqtt subscribe", keyTopic, c.topic("cmd/+"), keyErr, err)
 		}
 	}
@@ -322,44 +352,56 @@ func (c *Client) commandsEnabled() bool { return c.cfg.Commands && c.cmds != nil
 
 func (c *Client) haStatusTopic() string { return c.cfg.DiscoveryPrefix + "/status" }
 
-// onMessage runs on the connection's reader: it must not block. Only the
-// two subscriptions above deliver here.
-func (c *Client) onMessage(m mqttc.Message) {
-	switch {
-	case c.cfg.HomeAssistant && m.Topic == c.haStatusTopic():
-		if strings.TrimSpace(string(m.Payload)) == "online" {
-			signal(c.haOnline)
-		}
-	case c.commandsEnabled() && strings.HasPrefix(m.Topic, c.topic("cmd/")):
-		c.onCommand(m)
+// onHAStatus runs in paho's router: it must not block.
+func (c *Client) onHAStatus(_ paho.Client, m paho.Message) {
+	if strings.TrimSpace(string(m.Payload())) == "online" {
+		signal(c.haOnline)
 	}
 }
 
 // subscribe subscribes at QoS 1 and waits for the SUBACK.
-func (c *Client) subscribe(ctx context.Context, topic string) error {
-	conn, err := c.conn()
+func (c *Client) subscribe(ctx context.Context, topic string, h paho.MessageHandler) error {
+	cli, lost, err := c.conn()
 	if err != nil {
 		return err
 	}
-	return lostErr(conn.Subscribe(ctx, topic, qos))
+	return wait(ctx, cli.Subscribe(topic, qos, h), lost)
+}
+
+// conn returns the client and the channel closed when its connection drops,
+// or ErrNotConnected.
+func (c *Client) conn() (paho.Client, <-chan struct{}, error) {
+	c.mu.Lock()
+	cli, lost := c.cli, c.lost
+	c.mu.Unlock()
+	if cli == nil || lost == nil || !cli.IsConnectionOpen() {
+		return nil, nil, ErrNotConnected
+	}
+	return cli, lost, nil
 }
 
 // publish sends payload at QoS 1 and waits for the PUBACK. It fails at once
-// while disconnected: the caller's outbox keeps the message, not memory.
+// while disconnected instead of letting paho queue the message in memory:
+// the caller's outbox keeps it.
 func (c *Client) publish(ctx context.Context, topic string, retained bool, payload []byte) error {
-	conn, err := c.conn()
+	cli, lost, err := c.conn()
 	if err != nil {
 		return err
 	}
-	return lostErr(conn.Publish(ctx, topic, payload, qos, retained))
+	return wait(ctx, cli.Publish(topic, qos, retained, payload), lost)
 }
 
-// lostErr marks errors of a connection that ended as ErrConnectionLost.
-func lostErr(err error) error {
-	if errors.Is(err, mqttc.ErrClosed) {
-		return fmt.Errorf("%w: %w", ErrConnectionLost, err)
+// wait waits for paho's token, the end of the connection the request went
+// out on, or ctx, whichever comes first, and returns the token's error.
+func wait(ctx context.Context, tok paho.Token, lost <-chan struct{}) error {
+	select {
+	case <-tok.Done():
+		return tok.Error()
+	case <-lost:
+		return ErrConnectionLost
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return err
 }
 
 // Notify publishes the alert on <p>/<id>/alert at QoS 1 and returns nil
