@@ -23,7 +23,7 @@ export CGO_ENABLED := 0
 # Targets: name:GOARCH:GOARM
 TARGETS := arm6:arm:6 arm7:arm:7 arm64:arm64: riscv64:riscv64: amd64:amd64:
 
-.PHONY: all build run test test-deps test-qemu lint cross clean
+.PHONY: all build run test test-deps test-qemu lint cross clean man
 
 all: build
 
@@ -77,6 +77,11 @@ cross:
 		GOOS=linux GOARCH=$$arch GOARM=$$arm $(GO) build $(GOFLAGS_BUILD) -o dist/vigil-linux-$$name ./cmd/vigil || exit 1; \
 		printf '%-28s %9d bytes\n' dist/vigil-linux-$$name $$(stat -c %s dist/vigil-linux-$$name); \
 	done
+
+# The vigil(1) man page, generated from the same text as `vigil help`
+# (TestManPageUpToDate fails when it is stale).
+man:
+	$(GO) run ./cmd/vigil help --man > docs/vigil.1
 
 clean:
 	rm -rf bin dist

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -116,11 +117,20 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(e.stdout, cj)
+		if err := writeJSON(e.stdout, cj); err != nil {
+			return err
+		}
+		return checkExit(cj)
 	}
 	writeCheckJSON(e.stdout, cj)
+	return checkExit(cj)
+}
+
+// checkExit makes a failed heartbeat exit 1 without printing its error a
+// second time: the record above already carries it.
+func checkExit(cj checkJSON) error {
 	if cj.Outcome == heartbeat.OutcomeFailed {
-		return fmt.Errorf("heartbeat failed: %s", cj.Error)
+		return &exitError{exitFailure, errSilent}
 	}
 	return nil
 }
@@ -316,26 +326,42 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 }
 
 func (e *env) cmdSensors(ctx context.Context, args []string) error {
+	var o sensorsOptions
+	if _, err := e.flags("sensors", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&o.json, "json", false, "print the snapshot as JSON")
+		fs.BoolVar(&o.drivers, "drivers", false, "list the sensor drivers and their config keys (needs no config)")
+	}, 0); err != nil {
+		return err
+	}
+	if o.drivers {
+		return printDrivers(e.stdout)
+	}
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
 	log := e.logger()
-	prof, err := profile(cfg, log)
+	prof, err := profile(cfg, log, slog.LevelDebug)
 	if err != nil {
 		return err
 	}
-	return cmdSensors(ctx, cfg, prof, args, e.stdout, e.stderr, log)
+	return cmdSensors(ctx, cfg, prof, o, e.stdout, log)
 }
 
 func (e *env) cmdScan(ctx context.Context, args []string) error {
-	cfg, err := e.loadConfig()
+	var bus string
+	if _, err := e.flags("scan", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&bus, "bus", "", "I²C bus to probe (default: the board's)")
+	}, 0); err != nil {
+		return err
+	}
+	cfg, err := e.loadConfigOrDefaults()
 	if err != nil {
 		return err
 	}
-	prof, err := profile(cfg, e.logger())
+	prof, err := profile(cfg, e.logger(), slog.LevelDebug)
 	if err != nil {
 		return err
 	}
-	return cmdScan(ctx, cfg, prof, args, e.stdout, e.stderr)
+	return cmdScan(ctx, cfg, prof, bus, e.stdout)
 }

@@ -64,7 +64,11 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 		}
 	}()
 	var err error
-	if a.prof, err = profile(cfg, log); err != nil {
+	level := slog.LevelDebug
+	if opts.transports {
+		level = slog.LevelInfo // the daemon says it once, at start
+	}
+	if a.prof, err = profile(cfg, log, level); err != nil {
 		return nil, err
 	}
 	if a.db, err = openStore(cfg, false); err != nil {

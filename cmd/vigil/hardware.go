@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -365,21 +364,11 @@ func openI2CChip(s config.Sensor, bus i2c.Bus, busName string, addr uint16, now 
 	return nil, fmt.Errorf("driver %s has no I²C constructor", s.Driver)
 }
 
-// cmdSensors is `vigil sensors [--json] [--drivers]`.
-func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, args []string, stdout, stderr io.Writer, log *slog.Logger) error {
-	fs := flag.NewFlagSet("sensors", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print the snapshot as JSON")
-	drivers := fs.Bool("drivers", false, "list the sensor drivers and their config keys")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("sensors: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usageErr("sensors: unexpected argument %q", fs.Arg(0))
-	}
-	if *drivers {
-		return printDrivers(stdout)
-	}
+// sensorsOptions are the flags of `vigil sensors`.
+type sensorsOptions struct{ json, drivers bool }
+
+// cmdSensors is `vigil sensors [--json]`; --drivers never gets here.
+func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o sensorsOptions, stdout io.Writer, log *slog.Logger) error {
 
 	// The table shows every open error; don't log them a second time.
 	sensors, closeAll, busErrs := openSensorsLenient(cfg, prof, time.Now, slog.New(slog.DiscardHandler))
@@ -387,7 +376,7 @@ func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, arg
 	log.Debug("sensors opened", "sensors", len(sensors), "missing_buses", len(busErrs))
 	snap := device.Sense(ctx, sensors, time.Now())
 
-	if *asJSON {
+	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(snap); err != nil {
@@ -476,20 +465,11 @@ func printDrivers(w io.Writer) error {
 
 // cmdScan is `vigil scan [--bus NAME]`: probe an I²C bus like i2cdetect and
 // name the chips that may sit at each answering address.
-func cmdScan(ctx context.Context, cfg *config.Config, prof board.Profile, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	busName := fs.String("bus", "", "I²C bus to probe (default: the board's)")
-	if err := fs.Parse(args); err != nil {
-		return usageErr("scan: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usageErr("scan: unexpected argument %q", fs.Arg(0))
-	}
+func cmdScan(ctx context.Context, cfg *config.Config, prof board.Profile, busName string, stdout io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	name := *busName
+	name := busName
 	if name == "" {
 		name = prof.I2CBus
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,6 +44,21 @@ func (e *env) loadConfig() (*config.Config, error) {
 	return cfg, nil
 }
 
+// loadConfigOrDefaults is loadConfig, except that with no config file at
+// the default path (none given with -c or $VIGIL_CONFIG) it returns the
+// defaults: board auto, no sensors. For commands that are useful before
+// vigil is configured, such as scan.
+func (e *env) loadConfigOrDefaults() (*config.Config, error) {
+	if _, err := os.Stat(e.config); !e.configSet && errors.Is(err, fs.ErrNotExist) {
+		cfg, err := config.Parse(strings.NewReader(""), "(defaults)")
+		if err != nil {
+			return nil, configErr(err)
+		}
+		return cfg, nil
+	}
+	return e.loadConfig()
+}
+
 func relTo(base, p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
@@ -69,13 +85,15 @@ func (e *env) logger() *slog.Logger {
 }
 
 // profile resolves the board profile; "auto" detects it and says so when the
-// machine is not a known board (it never silently simulates).
-func profile(cfg *config.Config, log *slog.Logger) (board.Profile, error) {
+// machine is not a known board (it never silently simulates): at level, so
+// the daemon says it at INFO once while one-shot commands keep quiet
+// unless -v.
+func profile(cfg *config.Config, log *slog.Logger, level slog.Level) (board.Profile, error) {
 	switch cfg.Device.Board {
 	case "", "auto":
 		p, ok := board.Detect("/")
 		if !ok {
-			log.Info("board: not a known single-board computer, using the generic Linux profile", "board", p.Name)
+			log.Log(context.Background(), level, "board: not a known single-board computer, using the generic Linux profile", "board", p.Name)
 		} else {
 			log.Debug("board detected", "board", p.Name)
 		}

@@ -14,6 +14,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // IANA zones for boards without /usr/share/zoneinfo
 )
@@ -72,28 +75,6 @@ func exitCode(err error, stderr io.Writer) int {
 // errSilent marks an error whose message was already printed.
 var errSilent = errors.New("error already reported")
 
-const usage = `vigil — an on-device watch agent for single-board computers
-
-usage: vigil [-c CONFIG] COMMAND [flags]
-
-commands:
-  run                        the daemon: sensors, rules, heartbeats, delivery
-  check [--dry-run] [--json] one heartbeat now, in the foreground
-  sensors [--json] [--drivers]  read every sensor once
-  scan [--bus NAME]          probe an I²C bus and name what answers
-  status [--json]            next run, last runs, pause, outbox, budget
-  pause MINUTES              pause heartbeats (rules keep running)
-  resume                     resume heartbeats
-  config check               validate config and checklist, print the resolved config
-  version [--boards]         version, commit, Go version, GOARCH/GOARM
-
-global flags:
-  -c, --config PATH  config file (default $VIGIL_CONFIG or /etc/vigil/config.toml)
-  -v, --verbose      debug logging
-
-exit codes: 0 ok, 1 runtime failure, 2 usage, 78 config error
-`
-
 // globals are the flags every command accepts.
 type globals struct {
 	config  string
@@ -110,31 +91,49 @@ func (g *globals) register(fs *flag.FlagSet) {
 // env is what every command gets.
 type env struct {
 	globals
+	// configSet says the config path came from -c or $VIGIL_CONFIG, not
+	// the default: commands that can run without a config (scan) only
+	// do so when it did not.
+	configSet      bool
 	stdout, stderr io.Writer
+	// helpSink, when set, receives a command's flag set on --help instead
+	// of printing the help: the man page is generated from it.
+	helpSink **flag.FlagSet
 }
+
+const defaultConfig = "/etc/vigil/config.toml"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	g := globals{config: os.Getenv("VIGIL_CONFIG")}
-	if g.config == "" {
-		g.config = "/etc/vigil/config.toml"
+	configSet := g.config != ""
+	if !configSet {
+		g.config = defaultConfig
 	}
 	fs := flag.NewFlagSet("vigil", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	g.register(fs)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			writeUsage(stdout)
+			return nil
+		}
 		return usageErr("%v", err)
 	}
+	fs.Visit(func(f *flag.Flag) { configSet = configSet || f.Name == "c" || f.Name == "config" })
 	args = fs.Args()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeUsage(stderr)
 		return &exitError{exitUsage, fmt.Errorf("no command given")}
 	}
-	e := &env{globals: g, stdout: stdout, stderr: stderr}
-	cmd, rest := args[0], args[1:]
+	e := &env{globals: g, configSet: configSet, stdout: stdout, stderr: stderr}
+	return e.dispatch(ctx, args[0], args[1:])
+}
+
+// dispatch runs one command.
+func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 	switch cmd {
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
+	case "help":
+		return e.cmdHelp(ctx, rest)
 	case "run":
 		return e.cmdRun(ctx, rest)
 	case "check":
@@ -150,14 +149,56 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "resume":
 		return e.cmdResume(ctx, rest)
 	case "config":
-		if len(rest) == 0 || rest[0] != "check" {
-			return usageErr("unknown command 'config %s' (want 'config check')", firstOr(rest, ""))
+		// Global flags may come before the verb: vigil config -c x check.
+		for i, a := range rest {
+			if a == "check" {
+				return e.cmdConfigCheck(ctx, append(rest[:i:i], rest[i+1:]...))
+			}
 		}
-		return e.cmdConfigCheck(ctx, rest[1:])
+		if slices.Contains(rest, "-h") || slices.Contains(rest, "--help") {
+			return e.cmdConfigCheck(ctx, []string{"--help"})
+		}
+		return usageErr("unknown command 'config %s' (want 'config check')", firstOr(rest, ""))
 	case "version":
 		return e.cmdVersion(rest)
 	}
 	return usageErr("unknown command %q", cmd)
+}
+
+// cmdHelp is `vigil help [COMMAND]`; the hidden `vigil help --man` writes
+// the vigil(1) man page.
+func (e *env) cmdHelp(ctx context.Context, args []string) error {
+	if len(args) == 1 && args[0] == "--man" {
+		writeMan(e.stdout, func(name string) *flag.FlagSet { return e.flagSet(ctx, name) })
+		return nil
+	}
+	if len(args) == 0 {
+		writeUsage(e.stdout)
+		return nil
+	}
+	if args[0] == "-h" || args[0] == "--help" {
+		args = []string{"help"}
+	}
+	name := strings.Join(args, " ")
+	if _, ok := lookupDoc(name); !ok {
+		return usageErr("help: unknown command %q", name)
+	}
+	if name == "help" {
+		writeCommandHelp(e.stdout, name, nil)
+		return nil
+	}
+	return e.dispatch(ctx, args[0], append(args[1:len(args):len(args)], "--help"))
+}
+
+// flagSet returns the flag set a command builds, without running it.
+func (e *env) flagSet(ctx context.Context, name string) *flag.FlagSet {
+	var fs *flag.FlagSet
+	sink := &env{globals: e.globals, stdout: io.Discard, stderr: io.Discard, helpSink: &fs}
+	words := strings.Fields(name)
+	if words[0] != "help" {
+		_ = sink.dispatch(ctx, words[0], append(words[1:], "--help"))
+	}
+	return fs
 }
 
 func firstOr(s []string, def string) string {
@@ -167,7 +208,10 @@ func firstOr(s []string, def string) string {
 	return def
 }
 
-// flags parses a subcommand's flags; the global flags are accepted there too.
+// flags parses a subcommand's flags; the global flags are accepted there
+// too, before, between and after positional arguments. An argument that is
+// a negative number is positional (pause -3 gets its own clear error).
+// --help prints the command's help and returns flag.ErrHelp (exit 0).
 func (e *env) flags(name string, args []string, define func(fs *flag.FlagSet), positional int) ([]string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -175,25 +219,40 @@ func (e *env) flags(name string, args []string, define func(fs *flag.FlagSet), p
 	if define != nil {
 		define(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(e.stdout, usage)
-			return nil, err
-		}
-		return nil, usageErr("%s: %v", name, err)
-	}
-	// Allow flags after positional arguments: vigil pause 5 -c x.toml.
-	rest := fs.Args()
 	var pos []string
-	for len(rest) > 0 {
-		pos = append(pos, rest[0])
-		if err := fs.Parse(rest[1:]); err != nil {
+	rest := args
+	for {
+		// The flag package takes a negative number for an unknown flag;
+		// take it as an argument instead.
+		for len(rest) > 0 && isNegativeNumber(rest[0]) {
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+		}
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				if e.helpSink != nil {
+					*e.helpSink = fs
+				} else {
+					writeCommandHelp(e.stdout, name, fs)
+				}
+				return nil, err
+			}
 			return nil, usageErr("%s: %v", name, err)
 		}
 		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		rest = rest[1:]
 	}
 	if positional >= 0 && len(pos) != positional {
-		return nil, usageErr("%s: want %d argument(s), got %d", name, positional, len(pos))
+		return nil, usageErr("%s: want %d argument(s), got %d (see 'vigil help %s')", name, positional, len(pos), name)
 	}
 	return pos, nil
+}
+
+func isNegativeNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil && strings.HasPrefix(s, "-")
 }

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// CLI behaviour a person at a shell sees: help, flag placement, commands
+// that need no config, and exit codes. The real binary runs every case.
+
+// runIn runs the binary in dir with env (on top of a clean VIGIL_CONFIG).
+func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(vigilBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--help"}, {"-h"}, {"help"}, {"-c", "x.toml", "--help"},
+	} {
+		out, errOut, code := runIn(t, dir, nil, args...)
+		if code != 0 || !strings.Contains(out, "usage: vigil [-c CONFIG] COMMAND") {
+			t.Errorf("vigil %v: exit %d, stdout:\n%s\nstderr:\n%s", args, code, out, errOut)
+		}
+	}
+	// The command table's descriptions start in one column.
+	out, _, _ := runIn(t, dir, nil, "help")
+	col := -1
+	for _, line := range strings.Split(out, "\n") {
+		for _, d := range commandDocs {
+			if strings.HasPrefix(line, "  "+strings.TrimSpace(d.name+" "+d.args)+" ") {
+				c := strings.Index(line, d.summary)
+				if col == -1 {
+					col = c
+				} else if c != col {
+					t.Errorf("usage column of %q at %d, want %d:\n%s", d.name, c, col, out)
+				}
+			}
+		}
+	}
+	if col == -1 {
+		t.Fatalf("no command rows in the usage:\n%s", out)
+	}
+}
+
+func TestPerCommandHelp(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range commandDocs {
+		words := strings.Fields(d.name)
+		for _, args := range [][]string{
+			append([]string{"help"}, words...),
+			append(append([]string{}, words...), "--help"),
+		} {
+			out, errOut, code := runIn(t, dir, nil, args...)
+			want := "usage: vigil " + strings.TrimSpace(d.name+" "+d.args)
+			if code != 0 || !strings.HasPrefix(out, want) || !strings.Contains(out, "example:\n  "+d.example) {
+				t.Errorf("vigil %v: exit %d, want %q and the example; stdout:\n%s\nstderr:\n%s", args, code, want, out, errOut)
+			}
+		}
+	}
+	// Flags are listed with their own help text.
+	out, _, _ := runIn(t, dir, nil, "help", "check")
+	for _, want := range []string{"--dry-run", "--json", "-c, --config PATH"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("vigil help check does not list %s:\n%s", want, out)
+		}
+	}
+	if _, errOut, code := runIn(t, dir, nil, "help", "frobnicate"); code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("vigil help frobnicate: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestGlobalFlagsAnywhere puts -c before the command, after it, and after
+// the command's own flags and arguments, for every command that reads the
+// config.
+func TestGlobalFlagsAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "")
+	other := t.TempDir() // run from elsewhere: only -c can find the config
+	for _, args := range [][]string{
+		{"-c", cfg, "sensors", "--json"},
+		{"sensors", "--json", "-c", cfg},
+		{"sensors", "-c", cfg, "--json"},
+		{"--config", cfg, "status"},
+		{"status", "--json", "--config", cfg},
+		{"-c", cfg, "config", "check"},
+		{"config", "check", "-c", cfg},
+		{"config", "-c", cfg, "check"},
+		{"pause", "5", "-c", cfg},
+		{"pause", "-c", cfg, "5"},
+		{"resume", "-c", cfg},
+		{"check", "--dry-run", "-c", cfg},
+		{"-v", "check", "--json", "--dry-run", "-c", cfg},
+		{"scan", "--bus", "1", "-c", cfg}, // the sim board has a bus "1"? either way not a flag error
+		{"version", "-c", cfg},
+	} {
+		out, errOut, code := runIn(t, other, nil, args...)
+		if strings.Contains(errOut, "flag provided but not defined") || strings.Contains(errOut, "/etc/vigil/config.toml") || code == 2 || code == 78 {
+			t.Errorf("vigil %v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
+		}
+	}
+}
+
+func TestNegativePauseSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "")
+	_, errOut, code := runIn(t, dir, nil, "-c", cfg, "pause", "-3")
+	if code != 2 || !strings.Contains(errOut, `MINUTES must be a whole number`) || !strings.Contains(errOut, `"-3"`) {
+		t.Errorf("pause -3: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestCommandsWithoutConfig runs, in a directory with no config and no
+// /etc/vigil/config.toml in reach (VIGIL_CONFIG points nowhere only when
+// set; here the default path is used), the commands that need none.
+func TestCommandsWithoutConfig(t *testing.T) {
+	if _, err := os.Stat(defaultConfig); err == nil {
+		t.Skipf("%s exists on this machine", defaultConfig)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version"}, "vigil "},
+		{[]string{"version", "--boards"}, "BOARD"},
+		{[]string{"sensors", "--drivers"}, "bme280"},
+		{[]string{"help", "scan"}, "usage: vigil scan"},
+	} {
+		out, errOut, code := runIn(t, dir, nil, tc.args...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("vigil %v without a config: exit %d, stdout:\n%s\nstderr:\n%s", tc.args, code, out, errOut)
+		}
+	}
+	// scan without a config uses the detected board: here no I²C bus at
+	// all (a runtime failure, exit 1), never a config error.
+	if _, errOut, code := runIn(t, dir, nil, "scan"); code == 78 || strings.Contains(errOut, "open config") {
+		t.Errorf("vigil scan without a config: exit %d, stderr %q", code, errOut)
+	}
+	// A config named explicitly must exist.
+	if _, errOut, code := runIn(t, dir, nil, "-c", filepath.Join(dir, "missing.toml"), "scan"); code != 78 {
+		t.Errorf("vigil -c missing.toml scan: exit %d, want 78; stderr %q", code, errOut)
+	}
+	// The one-shot commands do not announce the generic board at INFO.
+	if _, errOut, _ := runIn(t, dir, nil, "scan"); strings.Contains(errOut, "not a known single-board computer") {
+		t.Errorf("vigil scan logs the board at INFO: %q", errOut)
+	}
+}
+
+// TestFailedCheckExitsOne: an LLM that answers 500 makes the heartbeat
+// fail; check exits 1 and prints the error once.
+func TestFailedCheckExitsOne(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"model not found: no-such-model"}}`, http.StatusNotFound)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "\n[llm]\nbase_url = \""+srv.URL+"/v1\"\napi_key_env = \"TEST_LLM_KEY\"\nmodel = \"no-such-model\"\n")
+	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- is the greenhouse warm enough?\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"check", "--dry-run"}, {"check", "--dry-run", "--json"}} {
+		out, errOut, code := runIn(t, dir, []string{"TEST_LLM_KEY=k"}, append([]string{"-c", cfg}, args...)...)
+		if code != 1 {
+			t.Errorf("vigil %v with a failing LLM: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
+		}
+		if n := strings.Count(out+errOut, "http 404"); n != 1 {
+			t.Errorf("vigil %v: the error appears %d times, want once\nstdout:\n%s\nstderr:\n%s", args, n, out, errOut)
+		}
+	}
+}
+
+// TestManPageUpToDate: docs/vigil.1 is what `vigil help --man` writes, so
+// the man page and the help never disagree. UPDATE_GOLDEN=1 rewrites it.
+func TestManPageUpToDate(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"help", "--man"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "docs", "vigil.1")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (make man writes it)", err)
+	}
+	if !bytes.Equal(have, out.Bytes()) {
+		t.Errorf("docs/vigil.1 is out of date with the help text: run `make man` (or UPDATE_GOLDEN=1 go test ./cmd/vigil -run TestManPageUpToDate)")
+	}
+	for _, d := range commandDocs {
+		if !strings.Contains(out.String(), ".B vigil "+strings.ReplaceAll(d.name, "-", `\-`)) {
+			t.Errorf("man page has no entry for %s", d.name)
+		}
+	}
+	if !strings.Contains(out.String(), `\-\-dry\-run`) {
+		t.Error("man page does not list check's --dry-run flag")
+	}
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// cmdDoc is one command's help: the source of `vigil help`, `vigil help
+// CMD`, `vigil CMD --help` and the vigil(1) man page, so the three never
+// disagree.
+type cmdDoc struct {
+	name    string // "check", "config check"
+	args    string // the synopsis after the name
+	summary string // one line, for the command table
+	detail  string // a paragraph, for the command's own help
+	example string // one or more command lines
+}
+
+// commandDocs lists the commands in the order the usage shows them.
+var commandDocs = []cmdDoc{
+	{"run", "", "the daemon: sensors, rules, heartbeats, delivery",
+		"Runs the sample loop (sensors and local rules, no network), the heartbeat loop (the checklist through the LLM, when there is something to think about), the transports and the control socket. SIGHUP reloads config.toml and the checklist; SIGINT and SIGTERM stop cleanly, publishing 'offline' first.",
+		"vigil -c /etc/vigil/config.toml run"},
+	{"check", "[--dry-run] [--json]", "one heartbeat now, in the foreground",
+		"Samples every sensor and runs one heartbeat now, ignoring the gate, active hours and pause; it counts against the daily LLM budget. With a daemon running, the daemon runs it. Exits 1 when the outcome is 'failed'. --dry-run delivers nothing and writes nothing.",
+		"vigil check --dry-run"},
+	{"sensors", "[--json] [--drivers]", "read every sensor once",
+		"Reads every configured sensor and the board's health once and prints a table. --drivers lists the sensor drivers, their config keys and quantities, and needs no config file.",
+		"vigil sensors --json -c ./config.toml"},
+	{"scan", "[--bus NAME]", "probe an I²C bus and name what answers",
+		"Probes addresses 0x08-0x77 of an I²C bus, like i2cdetect, and names the chips that may sit at each answering address. Without a config file it uses the detected board's default bus.",
+		"vigil scan --bus 1"},
+	{"status", "[--json]", "next run, last runs, pause, outbox, budget",
+		"Shows the next heartbeat, the last runs, the pause, each transport's queue and the budget. Asks the running daemon, or reads the state file when none runs; it never creates one.",
+		"vigil status --json"},
+	{"pause", "MINUTES", "pause heartbeats (rules keep running)",
+		"Pauses the LLM heartbeats for MINUTES (persisted across restarts). Local rules keep running and alerting.",
+		"vigil pause 30"},
+	{"resume", "", "resume heartbeats",
+		"Ends a pause at once.",
+		"vigil resume"},
+	{"config check", "", "validate config and checklist, print the resolved config",
+		"Validates config.toml and the checklist exactly as 'vigil run' does, prints the resolved config with secrets redacted, and exits 78 with file:line on the first problem.",
+		"vigil config check -c ./config.toml"},
+	{"version", "[--boards]", "version, commit, Go version, GOARCH/GOARM",
+		"Prints the version, commit, build date, Go version and architecture. --boards lists the board profiles. Needs no config file.",
+		"vigil version --boards"},
+	{"help", "[COMMAND]", "this text, or one command's help",
+		"Prints the usage, or with COMMAND that command's usage, flags and an example.",
+		"vigil help check"},
+}
+
+// lookupDoc finds a command's doc by name.
+func lookupDoc(name string) (cmdDoc, bool) {
+	for _, d := range commandDocs {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return cmdDoc{}, false
+}
+
+const globalFlagsHelp = `global flags (anywhere on the line):
+  -c, --config PATH  config file (default $VIGIL_CONFIG or /etc/vigil/config.toml)
+  -v, --verbose      debug logging
+  -h, --help         help
+`
+
+// writeUsage prints the global usage with the command table aligned.
+func writeUsage(w io.Writer) {
+	fmt.Fprint(w, "vigil — an on-device watch agent for single-board computers\n\nusage: vigil [-c CONFIG] COMMAND [flags]\n\ncommands:\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, d := range commandDocs {
+		fmt.Fprintf(tw, "  %s\t%s\n", strings.TrimSpace(d.name+" "+d.args), d.summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, "\n"+globalFlagsHelp+"\nexit codes: 0 ok, 1 runtime failure, 2 usage, 78 config error\nrun 'vigil help COMMAND' for a command's flags and an example\n")
+}
+
+// writeCommandHelp prints one command's usage, description, flags (from
+// fs, without the global ones) and example.
+func writeCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
+	d, ok := lookupDoc(name)
+	if !ok {
+		d = cmdDoc{name: name}
+	}
+	fmt.Fprintf(w, "usage: vigil %s\n\n", strings.TrimSpace(d.name+" "+d.args))
+	if d.detail != "" {
+		fmt.Fprintf(w, "%s\n\n", wrap(d.detail, 76))
+	}
+	if fl := commandFlags(fs); len(fl) > 0 {
+		fmt.Fprintln(w, "flags:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, f := range fl {
+			fmt.Fprintf(tw, "  %s\t%s\n", f[0], f[1])
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if d.example != "" {
+		fmt.Fprintf(w, "example:\n  %s\n\n", d.example)
+	}
+	fmt.Fprint(w, globalFlagsHelp)
+}
+
+// commandFlags lists fs's own flags as {"--name VALUE", "usage"}, the
+// global ones left out.
+func commandFlags(fs *flag.FlagSet) [][2]string {
+	if fs == nil {
+		return nil
+	}
+	var out [][2]string
+	fs.VisitAll(func(f *flag.Flag) {
+		switch f.Name {
+		case "c", "config", "v", "verbose":
+			return
+		}
+		name, usage := flag.UnquoteUsage(f)
+		flagText := "--" + f.Name
+		if len(f.Name) == 1 {
+			flagText = "-" + f.Name
+		}
+		if name != "" {
+			flagText += " " + strings.ToUpper(name)
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += " (default " + f.DefValue + ")"
+		}
+		out = append(out, [2]string{flagText, usage})
+	})
+	return out
+}
+
+// wrap folds s at word boundaries to lines of at most width runes.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		l := len([]rune(word))
+		if i > 0 {
+			if n+1+l > width {
+				b.WriteByte('\n')
+				n = 0
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(word)
+		n += l
+	}
+	return b.String()
+}
+
+// writeMan writes the vigil(1) man page (roff) from the same docs and
+// flag sets as the help: commandHelp gives each command's flags.
+func writeMan(w io.Writer, commandFlagSet func(name string) *flag.FlagSet) {
+	esc := func(s string) string {
+		s = strings.ReplaceAll(s, `\`, `\e`)
+		s = strings.ReplaceAll(s, "-", `\-`)
+		if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {
+			s = `\&` + s
+		}
+		return s
+	}
+	fmt.Fprint(w, ".TH VIGIL 1 \"\" \"vigil\" \"User Commands\"\n")
+	fmt.Fprint(w, ".SH NAME\nvigil \\- an on\\-device watch agent for single\\-board computers\n")
+	fmt.Fprint(w, ".SH SYNOPSIS\n.B vigil\n[\\fB\\-c\\fR \\fICONFIG\\fR] \\fICOMMAND\\fR [\\fIflags\\fR]\n")
+	fmt.Fprint(w, ".SH DESCRIPTION\nvigil reads I\\(S2C/SPI sensors, evaluates local rules every few seconds without any network, "+
+		"asks an LLM a heartbeat checklist (HEARTBEAT.md) when there is something to think about, keeps its state in a bbolt file "+
+		"that survives power loss, and sends alerts over MQTT and Telegram.\n")
+	fmt.Fprint(w, ".SH COMMANDS\n")
+	for _, d := range commandDocs {
+		fmt.Fprintf(w, ".TP\n.B vigil %s\n", esc(strings.TrimSpace(d.name+" "+d.args)))
+		fmt.Fprintf(w, "%s\n", esc(d.detail))
+		for _, f := range commandFlags(commandFlagSet(d.name)) {
+			fmt.Fprintf(w, ".RS\n.TP\n.B %s\n%s\n.RE\n", esc(f[0]), esc(f[1]))
+		}
+		if d.example != "" {
+			fmt.Fprintf(w, ".RS\nExample:\n.B %s\n.RE\n", esc(d.example))
+		}
+	}
+	fmt.Fprint(w, ".SH OPTIONS\n.TP\n.B \\-c, \\-\\-config \\fIPATH\\fR\nconfig file (default \\fB$VIGIL_CONFIG\\fR or \\fI/etc/vigil/config.toml\\fR)\n"+
+		".TP\n.B \\-v, \\-\\-verbose\ndebug logging\n.TP\n.B \\-h, \\-\\-help\nhelp; with a command, that command's help\n")
+	fmt.Fprint(w, ".SH EXIT STATUS\n0 ok, 1 runtime failure, 2 usage, 78 config error (EX_CONFIG).\n")
+	fmt.Fprint(w, ".SH FILES\n.TP\n.I /etc/vigil/config.toml\nthe configuration\n.TP\n.I /etc/vigil/HEARTBEAT.md\nthe heartbeat checklist\n"+
+		".TP\n.I /var/lib/vigil/vigil.db\nthe state file (bbolt)\n")
+	fmt.Fprint(w, ".SH SEE ALSO\n/usr/share/doc/vigil/ (install.md, alerts.md, hardware.md)\n")
+}
