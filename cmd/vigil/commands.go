@@ -235,10 +235,11 @@ func writeStatus(w io.Writer, st heartbeat.Status) {
 	}
 }
 
-// sinceText prints a time in its own zone: the clock time when it is
-// within a day of now, else with the date.
+// sinceText prints a time in its own zone (the device's): the clock time
+// when it is on the same day as now, else with the date.
 func sinceText(t, now time.Time) string {
-	if d := now.Sub(t); d >= 0 && d < 24*time.Hour {
+	y, m, d := t.Date()
+	if ny, nm, nd := now.In(t.Location()).Date(); y == ny && m == nm && d == nd {
 		return t.Format("15:04")
 	}
 	return t.Format("2006-01-02 15:04")
