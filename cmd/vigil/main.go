@@ -81,7 +81,7 @@ commands:
   check [--dry-run] [--json] one heartbeat now, in the foreground
   sensors [--json] [--drivers]  read every sensor once
   scan [--bus NAME]          probe an I²C bus and name what answers
-  status [--json]            next run, last runs, pause, outbox, budget
+  status [--json]            next run, last runs, pause, outbox, budget, rules
   pause MINUTES              pause heartbeats (rules keep running)
   resume                     resume heartbeats
   config check               validate config and checklist, print the resolved config
