@@ -92,39 +92,6 @@ func atoi(s string) int {
 	return n
 }
 
-// placeholder is one {sensor.quantity} in a rule message.
-type placeholder struct{ sensor, quantity string }
-
-// placeholders returns the non-overlapping matches of
-// \{([a-z0-9_]+)\.([a-z0-9_]+)\} in s, leftmost first.
-func placeholders(s string) []placeholder {
-	var out []placeholder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '{' {
-			continue
-		}
-		j := wordEnd(s, i+1)
-		if j == i+1 || j >= len(s) || s[j] != '.' {
-			continue
-		}
-		k := wordEnd(s, j+1)
-		if k == j+1 || k >= len(s) || s[k] != '}' {
-			continue
-		}
-		out = append(out, placeholder{sensor: s[i+1 : j], quantity: s[j+1 : k]})
-		i = k
-	}
-	return out
-}
-
-// wordEnd returns the index of the first byte at or after i not in [a-z0-9_].
-func wordEnd(s string, i int) int {
-	for i < len(s) && isWord(s[i]) {
-		i++
-	}
-	return i
-}
-
 // lastKeyError splits a BurntSushi/toml error string, matching
 // ^toml: (?:line \d+ )?\(last key ("(?:[^"\\]|\\.)*")\): (.*)$
 // and returning the quoted key (quotes included) and the message.

@@ -3,7 +3,6 @@ package config
 import (
 	"math/rand/v2"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +20,6 @@ var (
 	busRE        = regexp.MustCompile(`^[A-Za-z0-9_./-]{1,64}$`)
 	spiBusRE     = regexp.MustCompile(`^spi:([0-9]{1,3})\.([0-9]{1,3})$`)
 	serialRE     = regexp.MustCompile(`^[0-9a-f]{2}-[0-9a-f]{12}$`)
-	placeholdRE  = regexp.MustCompile(`\{([a-z0-9_]+)\.([a-z0-9_]+)\}`)
 	lastKeyRE    = regexp.MustCompile(`^toml: (?:line \d+ )?\(last key ("(?:[^"\\]|\\.)*")\): (.*)$`)
 	badTypeRE    = regexp.MustCompile(`^incompatible types: TOML value has type (.+); destination has type (.+)$`)
 	mismatchRE   = regexp.MustCompile(`^type mismatch for .+: expected table but found (.+)$`)
@@ -62,14 +60,6 @@ func checkMatchers(t testing.TB, s string) {
 		if !ok || bus != wb || cs != wc {
 			t.Errorf("spiBus(%q) = %d, %d, %v, want %d, %d, true", s, bus, cs, ok, wb, wc)
 		}
-	}
-
-	var want []placeholder
-	for _, m := range placeholdRE.FindAllStringSubmatch(s, -1) {
-		want = append(want, placeholder{m[1], m[2]})
-	}
-	if got := placeholders(s); !slices.Equal(got, want) {
-		t.Errorf("placeholders(%q) = %q, want %q", s, got, want)
 	}
 
 	quoted, msg, ok := lastKeyError(s)
@@ -302,33 +292,6 @@ func TestSPIBus(t *testing.T) {
 		bus, cs, ok := spiBus(tt.in)
 		if bus != tt.bus || cs != tt.cs || ok != tt.ok {
 			t.Errorf("spiBus(%q) = %d, %d, %v, want %d, %d, %v", tt.in, bus, cs, ok, tt.bus, tt.cs, tt.ok)
-		}
-	}
-}
-
-func TestPlaceholders(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []placeholder
-	}{
-		{"", nil},
-		{"no placeholders", nil},
-		{"{air.temperature}", []placeholder{{"air", "temperature"}}},
-		{"{a.b} and {c_1.d_2}", []placeholder{{"a", "b"}, {"c_1", "d_2"}}},
-		{"{a{b.c}", []placeholder{{"b", "c"}}},
-		{"{a.b.c}", nil},
-		{"{.b}", nil},
-		{"{a.}", nil},
-		{"{a.b", nil},
-		{"{A.b}", nil},
-		{"{a-b.c}", nil},
-		{"{é.t}", nil},
-		{"{a.b}}{c.d}", []placeholder{{"a", "b"}, {"c", "d"}}},
-		{"{{a.b}}", []placeholder{{"a", "b"}}},
-	}
-	for _, tt := range tests {
-		if got := placeholders(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("placeholders(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -89,7 +89,13 @@ func Errors(err error) []*Error {
 // Parse decodes and validates a config file, applying defaults. name is used
 // in error messages only. Errors are *Error (possibly several joined with
 // errors.Join, in file order), each naming the key and line.
-func Parse(r io.Reader, name string) (*Config, error) {
+//
+// Parse checks that rules name configured sensors, but not which quantities
+// those sensors have: ParseWith does, given the drivers' quantities.
+func Parse(r io.Reader, name string) (*Config, error) { return ParseWith(r, name, Options{}) }
+
+// ParseWith is Parse with opts.
+func ParseWith(r io.Reader, name string, opts Options) (*Config, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
 		return nil, &Error{File: name, Err: fmt.Errorf("read: %w", err)}
@@ -97,7 +103,7 @@ func Parse(r io.Reader, name string) (*Config, error) {
 	if len(data) > MaxSize {
 		return nil, &Error{File: name, Err: fmt.Errorf("file is larger than %d KiB", MaxSize>>10)}
 	}
-	p := &parser{file: name, cfg: defaults(), failed: map[string]bool{}}
+	p := &parser{file: name, cfg: defaults(), failed: map[string]bool{}, opts: opts}
 	if err := p.decode(string(data)); err != nil {
 		return nil, err
 	}
@@ -151,6 +157,7 @@ func defaults() *Config {
 }
 
 type parser struct {
+	opts   Options
 	file   string
 	cfg    *Config
 	md     toml.MetaData

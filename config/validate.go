@@ -334,6 +334,10 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			p.bad(path, "must be a quantity name like temperature (got %q)", q)
 		case v < 0 || math.IsNaN(v) || math.IsInf(v, 0):
 			p.bad(path, "must be a non-negative number (got %v)", v)
+		case validSensorName(s.Name):
+			if msg := p.noQuantity(s.Name, q, func(q string) string { return q }); msg != "" {
+				p.bad(path, "%s", msg)
+			}
 		}
 	}
 	switch s.Driver {
@@ -410,9 +414,13 @@ func (p *parser) validateRules() {
 		if !slices.Contains(Severities, r.Severity) {
 			p.bad(k("severity"), "must be info, warning or critical (got %q)", r.Severity)
 		}
-		for _, m := range placeholders(r.Message) {
-			if !sensors[m.sensor] {
-				p.bad(k("message"), "{%s.%s} names no configured sensor %q", m.sensor, m.quantity, m.sensor)
+		// The placeholders Render fills, so "{{air.temp}}" (a literal) is not one.
+		for _, key := range rule.Placeholders(r.Message) {
+			sensor, q, _ := strings.Cut(key, ".")
+			if !sensors[sensor] {
+				p.bad(k("message"), "{%s} names no configured sensor %q", key, sensor)
+			} else if msg := p.noQuantity(sensor, q, func(q string) string { return "{" + sensor + "." + q + "}" }); msg != "" {
+				p.bad(k("message"), "{%s} would print as ?: %s", key, msg)
 			}
 		}
 	}
@@ -432,6 +440,17 @@ func (p *parser) expr(path []seg, src string, sensors map[string]bool) {
 	for _, s := range e.Sensors() {
 		if !sensors[s] {
 			p.bad(path, "unknown sensor %q (configured: %s)", s, strings.Join(p.sensorNames(), ", "))
+		}
+	}
+	// A key the sensor does not produce is never known, so a rule on it
+	// could never fire.
+	for _, key := range e.Keys() {
+		sensor, q, _ := strings.Cut(key, ".")
+		if !sensors[sensor] {
+			continue
+		}
+		if msg := p.noQuantity(sensor, q, func(q string) string { return sensor + "." + q }); msg != "" {
+			p.bad(path, "%s: %s", key, msg)
 		}
 	}
 }

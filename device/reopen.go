@@ -5,10 +5,12 @@ import (
 	"sync"
 )
 
-// Reopen is a sensor whose driver could not be opened (the chip did not
-// answer at start-up, a cable was loose). Every Sense tries to open it again
-// and, once that works, reads it; until then Sense returns the open error.
-// So a sensor plugged in after vigil started shows up without a restart.
+// Reopen is a sensor whose driver could not be opened (its bus did not
+// exist at start-up, the chip did not answer, a cable was loose). Every
+// Sense tries to open it again and, once that works, reads it; until then
+// Sense returns the open error, a reading error like any other. So a sensor
+// plugged in, or a bus enabled, after vigil started shows up without a
+// restart.
 type Reopen struct {
 	Open func() (Sensor, error)
 

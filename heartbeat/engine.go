@@ -98,6 +98,7 @@ type Engine struct {
 	pending      []device.Snapshot
 	lastPending  time.Time // mono time of the last pending sample
 	last         *device.Snapshot
+	lastAt       time.Time            // mono time of last
 	lastGood     map[string]time.Time // mono
 	start        time.Time            // mono
 	llmSnap      *device.Snapshot     // snapshot at the last LLM run

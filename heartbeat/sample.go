@@ -173,7 +173,7 @@ func (e *Engine) enqueue(tx *store.Tx, alerts []alert.Alert, st *store.State) er
 // record adds a snapshot to the in-memory history and to the samples the
 // next heartbeat persists. Caller holds e.mu.
 func (e *Engine) record(mono time.Time, snap device.Snapshot) {
-	e.last = &snap
+	e.last, e.lastAt = &snap, mono
 	for _, n := range e.deps.Sensors {
 		if _, failed := snap.Errors[n.Name]; !failed {
 			e.lastGood[n.Name] = mono

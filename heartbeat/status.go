@@ -3,10 +3,13 @@ package heartbeat
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -27,9 +30,27 @@ type Status struct {
 	Outbox         map[string]int    `json:"outbox"`
 	OutboxDropped  uint64            `json:"outbox_dropped"`
 	Firing         []string          `json:"rules_firing"`
+	Rules          []RuleStatus      `json:"rules"`
 	Runs           []store.Run       `json:"runs"`
 	Counters       map[string]uint64 `json:"counters"`
 	Snapshot       *device.Snapshot  `json:"snapshot,omitempty"`
+}
+
+// Rule states in `vigil status`.
+const (
+	RuleOK      = "ok"      // the condition is false
+	RulePending = "pending" // the condition holds, waiting for its `for`
+	RuleFiring  = "firing"
+	RuleUnknown = "unknown" // no sample yet, or a reading it needs is missing
+)
+
+// RuleStatus is one rule's state and what it last saw.
+type RuleStatus struct {
+	Name  string    `json:"name"`
+	State string    `json:"state"`           // RuleOK, RulePending, RuleFiring or RuleUnknown
+	Since time.Time `json:"since,omitzero"`  // firing or pending since (wall clock, device time zone)
+	Seen  string    `json:"seen,omitempty"`  // the readings it last saw: "air.temperature=38.1 °C"; empty before the first sample
+	Error string    `json:"error,omitempty"` // why a sensor it needs gave no reading
 }
 
 // Status reports the engine's state for `vigil status`.
@@ -76,8 +97,77 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		}
 	}
 	sort.Strings(st.Firing)
+	st.Rules = e.ruleStatus()
 	if e.last != nil {
 		st.Snapshot = e.last.Clone()
 	}
 	return st, nil
+}
+
+// ruleStatus reports every rule in config order, evaluated against the last
+// sample (its readings and the history as it was then), so nothing is
+// computed on quiet samples. Without a sample (a daemon just started, or
+// `vigil status` with none running) a rule is unknown unless its persisted
+// state says it is firing. Caller holds e.mu.
+func (e *Engine) ruleStatus() []RuleStatus {
+	var env *snapEnv
+	if e.last != nil {
+		env = &snapEnv{e: e, snap: *e.last, now: e.lastAt}
+	}
+	out := make([]RuleStatus, 0, len(e.cfg.Rules))
+	for _, r := range e.cfg.Rules {
+		rr := e.rules[r.Spec.Name]
+		rs := RuleStatus{Name: r.Spec.Name, State: RuleUnknown}
+		switch {
+		case rr.state.Firing:
+			rs.State, rs.Since = RuleFiring, wallOf(e, rr.state.Since).In(e.cfg.Location)
+		case env == nil:
+		case !rr.state.PendingSince.IsZero():
+			rs.State, rs.Since = RulePending, wallOf(e, rr.state.PendingSince).In(e.cfg.Location)
+		default:
+			if v, ok := r.Spec.When.Eval(env); ok {
+				rs.State = RuleOK
+				if v { // held, but not yet recorded as pending or firing
+					rs.State = RulePending
+				}
+			}
+		}
+		if env != nil {
+			rs.Seen, rs.Error = seen(&r.Spec, env)
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
+// seen lists the readings a rule's conditions use with their units
+// ("air.temperature=38.1 °C", "?" when missing) and the errors of the
+// sensors they name.
+func seen(spec *rule.Spec, env *snapEnv) (values, errs string) {
+	keys := spec.When.Keys()
+	sensors := spec.When.Sensors()
+	if spec.Clear != nil {
+		keys = append(keys, spec.Clear.Keys()...)
+		sensors = append(sensors, spec.Clear.Sensors()...)
+	}
+	slices.Sort(keys)
+	slices.Sort(sensors)
+	var vs, es []string
+	keys = slices.Compact(keys)
+	for _, k := range keys {
+		v, ok := env.format(k)
+		if !ok {
+			v = "?"
+		}
+		vs = append(vs, k+"="+v)
+	}
+	for _, s := range slices.Compact(sensors) {
+		if msg, failed := env.snap.Errors[s]; failed {
+			vs = append(vs, "error("+s+")=true")
+			es = append(es, msg)
+		} else if !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, s+".") }) {
+			vs = append(vs, "error("+s+")=false")
+		}
+	}
+	return strings.Join(vs, " "), strings.Join(es, "; ")
 }

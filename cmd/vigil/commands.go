@@ -212,6 +212,25 @@ func writeStatus(w io.Writer, st heartbeat.Status) {
 	} else {
 		fmt.Fprintf(w, "firing:   none\n")
 	}
+	if len(st.Rules) > 0 {
+		fmt.Fprintln(w, "rules:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, r := range st.Rules {
+			seen := r.Seen
+			if seen == "" {
+				seen = "no sample yet"
+			}
+			var extra []string
+			if !r.Since.IsZero() {
+				extra = append(extra, "since "+sinceText(r.Since, st.Now))
+			}
+			if r.Error != "" {
+				extra = append(extra, r.Error)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", r.Name, r.State, seen, strings.Join(extra, "  "))
+		}
+		tw.Flush()
+	}
 	if len(st.Runs) > 0 {
 		fmt.Fprintln(w, "last runs:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -224,6 +243,16 @@ func writeStatus(w io.Writer, st heartbeat.Status) {
 		}
 		tw.Flush()
 	}
+}
+
+// sinceText prints a time in its own zone (the device's): the clock time
+// when it is on the same day as now, else with the date.
+func sinceText(t, now time.Time) string {
+	y, m, d := t.Date()
+	if ny, nm, nd := now.In(t.Location()).Date(); y == ny && m == nm && d == nd {
+		return t.Format("15:04")
+	}
+	return t.Format("2006-01-02 15:04")
 }
 
 func writeSnapshot(w io.Writer, s *device.Snapshot) {

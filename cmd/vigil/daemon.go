@@ -87,10 +87,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 	deps := heartbeat.Deps{Clock: clock, Wall: time.Now, DB: a.db, Log: log, Progress: opts.watchdog}
 	deps.Notifiers = append(deps.Notifiers, &transport.Log{Logger: log})
 	if opts.sensors {
-		sensors, closeAll, err := openSensors(cfg, a.prof, time.Now, log)
-		if err != nil {
-			return nil, err
-		}
+		sensors, closeAll := openSensors(cfg, a.prof, time.Now, log)
 		a.closers = append(a.closers, closeAll)
 		deps.Sensors = sensors
 	}

@@ -3,13 +3,18 @@ package main
 // Hardware wiring: buses, sensor drivers and the board health sensor, and
 // the `vigil sensors` and `vigil scan` commands.
 //
-// Failure policy. A configured bus that does not exist (no /dev/i2c-N, no
-// /dev/spidevB.C) is a setup problem: openSensors returns an error naming
-// the bus and how to enable it, and the daemon does not start. A chip that
-// does not answer on a bus that exists is not: its sensor is returned as a
-// device.Reopen that tries to open the chip again on every read and reports
-// the error meanwhile, so the daemon runs with the other sensors and picks
-// the chip up once it is plugged in. `vigil sensors` never stops at the first
+// Failure policy: only a config error stops vigil; hardware trouble is a
+// reading error. A configured bus that does not exist (no /dev/i2c-N, no
+// /dev/spidevB.C: I²C not enabled yet, a HAT's overlay not loaded) and a
+// chip that does not answer on a bus that exists are treated alike: the
+// sensor is returned as a device.Reopen that tries to open the bus and the
+// chip again on every read and reports the error meanwhile. The daemon
+// starts, reads the other sensors and the board's health, and rules like
+// error(air) or stale(air) > 5m fire for the missing one; openSensors logs
+// each missing bus once, with how to enable it. Retrying costs one stat of
+// the device node per sample (no periph.io re-init), so a bus that appears
+// later (modprobe i2c-dev, dtoverlay at runtime) is picked up without a
+// restart. `vigil sensors` never stops at the first
 // problem: it prints every sensor's reading or error and then fails.
 
 import (
@@ -24,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -38,7 +44,7 @@ import (
 	// allwinner, ...) would only add ~450 KB to the binary. The unit's device
 	// policy forbids /dev/mem anyway.
 	_ "periph.io/x/host/v3/gpioioctl"
-	_ "periph.io/x/host/v3/sysfs"
+	"periph.io/x/host/v3/sysfs"
 
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
@@ -55,18 +61,19 @@ const (
 
 // openSensors opens every configured sensor and the board health sensor
 // ("board"). Buses are opened once and shared; closeAll closes them. On the
-// "sim" board every sensor is simulated and no hardware is touched.
-func openSensors(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) (sensors []device.Named, closeAll func() error, err error) {
+// "sim" board every sensor is simulated and no hardware is touched. A
+// missing bus is logged once as a warning; its sensors report the error on
+// every read until it appears.
+func openSensors(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) (sensors []device.Named, closeAll func() error) {
 	sensors, closeAll, busErrs := openSensorsLenient(cfg, prof, now, log)
-	if len(busErrs) > 0 {
-		closeAll()
-		return nil, nil, errors.Join(busErrs...)
+	for _, err := range busErrs {
+		log.Warn("bus missing: its sensors read as errors and are retried on every sample", "err", err)
 	}
-	return sensors, closeAll, nil
+	return sensors, closeAll
 }
 
-// openSensorsLenient is openSensors that also returns sensors whose bus is
-// missing, as device.Failed, and the bus errors separately.
+// openSensorsLenient is openSensors that returns the missing buses' errors
+// instead of logging them.
 func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) ([]device.Named, func() error, []error) {
 	start := now()
 	if prof.Name == "sim" {
@@ -127,8 +134,10 @@ func simSensor(s config.Sensor, start time.Time, now func() time.Time) device.Se
 	return sim
 }
 
-// hardware opens buses on demand, once each.
+// hardware opens buses on demand, once each. Its methods may be called from
+// sensors' reads (retrying a missing bus) as well as at start-up.
 type hardware struct {
+	mu       sync.Mutex // guards everything below, for retries from Sense
 	prof     board.Profile
 	hostErr  error
 	hostDone bool
@@ -171,6 +180,8 @@ func (h *hardware) init() error {
 }
 
 func (h *hardware) close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	var errs []error
 	for _, c := range h.closers {
 		errs = append(errs, c())
@@ -191,8 +202,22 @@ func i2cBusKey(name string) string {
 	return name
 }
 
-// i2cBus opens an I²C bus, or says why not and how to fix it.
+// i2cBus opens an I²C bus, or says why not and how to fix it. A bus that
+// could not be opened is not tried again: see retryI2C.
 func (h *hardware) i2cBus(name string) (i2c.Bus, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.i2cBusLocked(name, false)
+}
+
+// retryI2C is i2cBus that tries a missing bus again, for a sensor's read.
+func (h *hardware) retryI2C(name string) (i2c.Bus, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.i2cBusLocked(name, true)
+}
+
+func (h *hardware) i2cBusLocked(name string, retry bool) (i2c.Bus, error) {
 	if name == "" {
 		return nil, fmt.Errorf("no I²C bus: the %s board profile has no default bus; set bus = \"N\" for the sensor ('ls /dev/i2c-*' lists them)", h.prof.Name)
 	}
@@ -200,7 +225,7 @@ func (h *hardware) i2cBus(name string) (i2c.Bus, error) {
 	if b, ok := h.i2c[key]; ok {
 		return b, nil
 	}
-	if err, ok := h.i2cErr[key]; ok {
+	if err, ok := h.i2cErr[key]; ok && !retry {
 		return nil, err
 	}
 	if err := h.init(); err != nil {
@@ -211,11 +236,15 @@ func (h *hardware) i2cBus(name string) (i2c.Bus, error) {
 		h.i2cErr[key] = err
 		return nil, err
 	}
+	delete(h.i2cErr, key)
 	h.i2c[key] = b
 	h.closers = append(h.closers, b.Close)
 	return b, nil
 }
 
+// openI2C opens a bus through periph.io's registry, or, for a numbered bus
+// whose /dev/i2c-N appeared after the registry was filled at start-up,
+// directly.
 func openI2C(key string, prof board.Profile) (i2c.BusCloser, error) {
 	var have []string
 	found := false
@@ -228,6 +257,17 @@ func openI2C(key string, prof board.Profile) (i2c.BusCloser, error) {
 	hint := ""
 	if prof.EnableI2C != "" {
 		hint = "; to enable I²C: " + prof.EnableI2C
+	}
+	if !found {
+		if n, err := strconv.Atoi(key); err == nil && n >= 0 {
+			if _, err := os.Stat("/dev/i2c-" + key); err == nil {
+				b, err := sysfs.NewI2C(n)
+				if err != nil {
+					return nil, fmt.Errorf("i2c bus %s: %w", key, err)
+				}
+				return b, nil
+			}
+		}
 	}
 	switch {
 	case len(have) == 0:
@@ -246,8 +286,11 @@ func openI2C(key string, prof board.Profile) (i2c.BusCloser, error) {
 }
 
 // spiPort opens an SPI port ("0.0") for one sensor: a chip select belongs to
-// one chip.
+// one chip. A port whose /dev/spidevB.C appeared after start-up is opened
+// directly.
 func (h *hardware) spiPort(port, sensor string) (spi.PortCloser, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if other, ok := h.spi[port]; ok {
 		return nil, fmt.Errorf("spi %s: already used by sensor %s (one chip per chip select)", port, other)
 	}
@@ -260,6 +303,14 @@ func (h *hardware) spiPort(port, sensor string) (spi.PortCloser, error) {
 	}
 	p, err := spireg.Open("SPI" + port)
 	if err != nil {
+		bus, cs, _ := strings.Cut(port, ".")
+		b, errB := strconv.Atoi(bus)
+		c, errC := strconv.Atoi(cs)
+		if _, statErr := os.Stat("/dev/spidev" + port); statErr == nil && errB == nil && errC == nil {
+			p, err = sysfs.NewSPI(b, c)
+		}
+	}
+	if err != nil {
 		if len(spireg.All()) == 0 {
 			return nil, fmt.Errorf("spi %s: this machine has no SPI port (no /dev/spidev*)%s", port, hint)
 		}
@@ -270,20 +321,20 @@ func (h *hardware) spiPort(port, sensor string) (spi.PortCloser, error) {
 	return p, nil
 }
 
-// open builds one configured sensor. When its bus is missing the sensor
-// always fails and h.failures records the bus.
+// open builds one configured sensor. When its bus or chip cannot be opened
+// it returns a device.Reopen that tries both again on every read; a
+// missing bus is also recorded in h.failures.
 func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger) device.Sensor {
 	// Errors name the chip, like the drivers' own: "bme280: i2c bus 1: ...".
-	failed := func(err error, bus bool) device.Sensor {
-		if bus {
-			h.failed(s.Name, err)
-		}
+	failed := func(err error) device.Sensor {
 		return device.Failed{Err: fmt.Errorf("%s: %w", s.Driver, err)}
 	}
 	switch s.Driver {
 	case "sim":
 		return simSensor(s, now(), now)
 	case "ds18b20":
+		// The w1 directory is looked at on every read: a missing 1-Wire
+		// bus already is a reading error.
 		dir := s.W1Dir
 		if dir == "" {
 			dir = h.prof.W1Dir
@@ -296,43 +347,71 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 	}
 	info, ok := device.LookupDriver(s.Driver)
 	if !ok {
-		return failed(errors.New("unknown driver"), false)
+		return failed(errors.New("unknown driver"))
 	}
 
-	var openChip func() (device.Sensor, error)
+	// openBus opens the sensor's bus and returns the chip's constructor;
+	// retry says whether to try a bus that was found missing before.
+	var openBus func(retry bool) (func() (device.Sensor, error), error)
 	if port, ok := strings.CutPrefix(s.Bus, "spi:"); ok {
-		p, err := h.spiPort(port, s.Name)
-		if err != nil {
-			return failed(err, true)
-		}
+		var ctor func(spi.Port, string) (device.Sensor, error)
 		switch s.Driver {
 		case "bme280":
-			openChip = func() (device.Sensor, error) { return device.NewBME280SPI(p, port) }
+			ctor = func(p spi.Port, port string) (device.Sensor, error) { return device.NewBME280SPI(p, port) }
 		case "bmp280":
-			openChip = func() (device.Sensor, error) { return device.NewBMP280SPI(p, port) }
+			ctor = func(p spi.Port, port string) (device.Sensor, error) { return device.NewBMP280SPI(p, port) }
 		default:
-			return failed(fmt.Errorf("spi %s: this driver is I²C only", port), false)
+			return failed(fmt.Errorf("spi %s: this driver is I²C only", port))
+		}
+		var p spi.Port
+		openBus = func(bool) (func() (device.Sensor, error), error) {
+			if p == nil { // a port, once opened, is this sensor's for good
+				pc, err := h.spiPort(port, s.Name)
+				if err != nil {
+					return nil, err
+				}
+				p = pc
+			}
+			return func() (device.Sensor, error) { return ctor(p, port) }, nil
 		}
 	} else {
 		busName := s.Bus
 		if busName == "" {
 			busName = h.prof.I2CBus
 		}
-		bus, err := h.i2cBus(busName)
-		if err != nil {
-			return failed(err, true)
-		}
 		name := i2cBusKey(busName)
 		addr := uint16(s.Address)
 		if addr == 0 {
 			addr = info.Addresses[0]
 		}
-		openChip = func() (device.Sensor, error) { return openI2CChip(s, bus, name, addr, now) }
+		openBus = func(retry bool) (func() (device.Sensor, error), error) {
+			open := h.i2cBus
+			if retry {
+				open = h.retryI2C
+			}
+			bus, err := open(busName)
+			if err != nil {
+				return nil, err
+			}
+			return func() (device.Sensor, error) { return openI2CChip(s, bus, name, addr, now) }, nil
+		}
+	}
+	reopen := &device.Reopen{Open: func() (device.Sensor, error) {
+		openChip, err := openBus(true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Driver, err)
+		}
+		return openChip()
+	}}
+	openChip, err := openBus(false)
+	if err != nil {
+		h.failed(s.Name, err)
+		return reopen
 	}
 	d, err := openChip()
 	if err != nil {
 		log.Warn("sensor not answering; retrying on every read", "sensor", s.Name, "err", err)
-		return &device.Reopen{Open: openChip}
+		return reopen
 	}
 	return d
 }

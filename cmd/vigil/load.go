@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
@@ -27,7 +28,7 @@ func (e *env) loadConfig() (*config.Config, error) {
 		return nil, configErr(fmt.Errorf("open config: %w", err))
 	}
 	defer f.Close()
-	cfg, err := config.Parse(f, e.config)
+	cfg, err := config.ParseWith(f, e.config, parseOptions())
 	if err != nil {
 		return nil, configErr(err)
 	}
@@ -57,6 +58,26 @@ func (e *env) loadConfigOrDefaults() (*config.Config, error) {
 		return cfg, nil
 	}
 	return e.loadConfig()
+}
+
+// parseOptions hands config the quantities each driver and the board health
+// sensor produce, so a rule, message or deadband naming one they don't is a
+// config error instead of a rule that never fires.
+func parseOptions() config.Options {
+	names := func(rs []device.Reading) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = r.Quantity
+		}
+		return out
+	}
+	return config.Options{
+		Quantities: func(driver string, channels []int) ([]string, bool) {
+			rs, ok := device.SensorQuantities(driver, channels)
+			return names(rs), ok
+		},
+		Board: names(device.HealthQuantities()),
+	}
 }
 
 func relTo(base, p string) string {

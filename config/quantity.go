@@ -1,0 +1,115 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Options tune ParseWith.
+type Options struct {
+	// Quantities returns the quantities a sensor with this driver (and,
+	// for the ADS1x15, these channels) produces, or false for a driver it
+	// does not know. With it, ParseWith rejects rule keys, message
+	// placeholders and deadband keys that name a quantity the sensor does
+	// not have: a rule on one could never fire. Nil skips the check.
+	// cmd/vigil passes the drivers' table from package device, which
+	// config must not import.
+	Quantities func(driver string, channels []int) ([]string, bool)
+	// Board lists the quantities of the board's own health sensor
+	// ("board"); nil skips the check of board.* keys.
+	Board []string
+}
+
+// quantities returns what sensor produces and how to name it in an error;
+// ok is false when that is not known (no Options, an unknown driver).
+func (p *parser) quantities(sensor string) (have []string, desc string, ok bool) {
+	if sensor == BoardSensor {
+		return p.opts.Board, "the board health sensor", p.opts.Board != nil
+	}
+	if p.opts.Quantities == nil {
+		return nil, "", false
+	}
+	for _, s := range p.cfg.Sensors {
+		if s.Name != sensor {
+			continue
+		}
+		have, ok = p.opts.Quantities(s.Driver, s.Channels)
+		return have, fmt.Sprintf("sensor %s (%s)", s.Name, s.Driver), ok
+	}
+	return nil, "", false
+}
+
+// noQuantity says why sensor has no quantity q, or returns "" when it has
+// it or its quantities are not known. spell formats a suggested quantity
+// the way the reference was written ("air.temperature", "{air.temperature}").
+func (p *parser) noQuantity(sensor, q string, spell func(q string) string) string {
+	have, desc, ok := p.quantities(sensor)
+	if !ok || slices.Contains(have, q) {
+		return ""
+	}
+	msg := desc + " has " + strings.Join(have, ", ")
+	if len(have) == 0 {
+		msg = desc + " has no readings"
+	}
+	if ch, isCh := adsChannel(q); isCh && p.isADS(sensor) {
+		return fmt.Sprintf("%s; add %d to its channels to read %s", msg, ch, q)
+	}
+	if s := closest(q, have); s != "" {
+		msg += "; did you mean " + spell(s) + "?"
+	}
+	return msg
+}
+
+func (p *parser) isADS(sensor string) bool {
+	for _, s := range p.cfg.Sensors {
+		if s.Name == sensor {
+			return s.Driver == "ads1015" || s.Driver == "ads1115"
+		}
+	}
+	return false
+}
+
+// adsChannel reports whether q is an ADS1x15 channel, ch0 to ch3.
+func adsChannel(q string) (int, bool) {
+	if len(q) == 3 && strings.HasPrefix(q, "ch") && q[2] >= '0' && q[2] <= '3' {
+		return int(q[2] - '0'), true
+	}
+	return 0, false
+}
+
+// closest returns the candidate q is most likely a misspelling or an
+// abbreviation of, or "".
+func closest(q string, candidates []string) string {
+	best, bestD := "", 3 // at most two edits
+	for _, c := range candidates {
+		if len(q) >= 3 && strings.HasPrefix(c, q) {
+			return c // an abbreviation: temp for temperature
+		}
+		if d := editDistance(q, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of two short ASCII names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
