@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -218,8 +219,14 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 	}
 	if err != nil {
 		var pe *os.PathError
-		if errors.As(err, &pe) && !errors.Is(err, ErrCorrupt) {
+		var errno syscall.Errno
+		switch {
+		case errors.As(err, &pe) && !errors.Is(err, ErrCorrupt):
 			return nil, fmt.Errorf("open state file: %w", err) // already names the path
+		case !errors.Is(err, ErrCorrupt) && !errors.As(err, &errno):
+			// What is left is bbolt reading the file's content ("file
+			// size too small", a bad page size): a damaged file.
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("open state file %s: %w", path, err)
 	}
