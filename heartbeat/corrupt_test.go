@@ -106,7 +106,8 @@ func TestCorruptStateSuite(t *testing.T) {
 			t.Fatalf("case %d (%s): the second start reset the file again", i, d.name)
 		}
 	}
-	t.Logf("%d cases; files reset per kind of damage: %v", cases, resets)
+	t.Logf("CORRUPT cases=%d page=%d pages=%d truncated=%d header=%d", cases, resets["random page overwritten"],
+		resets["several pages overwritten"], resets["truncated"], resets["header zeroed"])
 	if resets["header zeroed"] == 0 || resets["random page overwritten"] == 0 {
 		t.Errorf("no reset for some kinds of damage (%v): the damage did not reach the file", resets)
 	}

@@ -80,6 +80,8 @@ func TestCorruptStateBinary(t *testing.T) {
 		func(b []byte) []byte { return b[:4096+rng.IntN(len(b)/2)] }, // truncated
 		func(b []byte) []byte { return bytes.Repeat([]byte("garbage!"), 1024) },
 	}
+	resets := 0
+	defer func() { t.Logf("CORRUPTBIN cases=%d resets=%d", cases, resets) }()
 	for i := range cases {
 		dir := t.TempDir()
 		cfg := writeConfig(t, dir, alwaysFires)
@@ -109,6 +111,9 @@ func TestCorruptStateBinary(t *testing.T) {
 			reset := strings.Contains(d.logText(), "state file was corrupt")
 			if start == 1 && reset {
 				t.Fatalf("case %d: the second start reset the file again:\n%s", i, d.logText())
+			}
+			if start == 0 && reset {
+				resets++
 			}
 			if start == 0 && damaged && !reset {
 				t.Fatalf("case %d: status found the file damaged, run did not reset it:\n%s", i, d.logText())
