@@ -76,7 +76,7 @@ func TestCorruptStateBinary(t *testing.T) {
 			}
 			return b
 		},
-		func(b []byte) []byte { clear(b[:8192]); return b },         // header zeroed
+		func(b []byte) []byte { clear(b[:8192]); return b },          // header zeroed
 		func(b []byte) []byte { return b[:4096+rng.IntN(len(b)/2)] }, // truncated
 		func(b []byte) []byte { return bytes.Repeat([]byte("garbage!"), 1024) },
 	}
