@@ -114,6 +114,7 @@ type Engine struct {
 	pubAt        time.Time
 	sensorsOut   chan device.Snapshot
 	heartbeatOut chan transport.Heartbeat
+	lost         *store.Lost // a reset whose state_lost alert is not queued yet (sample loop only)
 }
 
 type ruleRun struct {
@@ -171,7 +172,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		e.wake[n.Name()] = make(chan struct{}, 1)
 	}
 	var persisted map[string]store.RuleState
-	err := deps.DB.View(func(tx *store.Tx) error {
+	load := func(tx *store.Tx) error {
 		var err error
 		if e.state, err = tx.State(); err != nil {
 			return err
@@ -187,7 +188,13 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 			e.restorePause(p)
 		}
 		return nil
-	})
+	}
+	err := deps.DB.View(load)
+	if errors.Is(err, store.ErrCorrupt) {
+		// A store opened with Reset has replaced the file: load the fresh one.
+		e.state, e.pause = store.State{}, nil
+		err = deps.DB.View(load)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load state: %w", err)
 	}

@@ -35,6 +35,19 @@ func (e *Engine) sampleLoop(ctx context.Context) error {
 // It commits to the store only when a rule changed state or an alert was
 // queued.
 func (e *Engine) SampleOnce(ctx context.Context) error {
+	return e.sample(ctx, false)
+}
+
+// SampleDry reads every sensor and steps the rules in memory only: nothing
+// is written and no alert is queued (vigil check --dry-run).
+func (e *Engine) SampleDry(ctx context.Context) error {
+	return e.sample(ctx, true)
+}
+
+func (e *Engine) sample(ctx context.Context, dry bool) error {
+	if !dry {
+		e.noteLost()
+	}
 	mono := e.deps.Clock.Now()
 	snap := device.Sense(ctx, e.deps.Sensors, e.deps.Wall().UTC().Round(time.Millisecond))
 	if ctx.Err() != nil {
@@ -89,6 +102,15 @@ func (e *Engine) SampleOnce(ctx context.Context) error {
 	if len(changes) == 0 {
 		e.mu.Unlock()
 		e.maybePublishSensors(mono)
+		return nil
+	}
+	if dry {
+		for _, c := range changes {
+			c.rr.state = c.next
+			c.rr.alertID = c.alertID
+			e.ruleChanged = true
+		}
+		e.mu.Unlock()
 		return nil
 	}
 	st := e.state

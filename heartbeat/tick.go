@@ -106,8 +106,10 @@ func (e *Engine) logRun(res Result) {
 }
 
 // Check runs one heartbeat now (vigil check): it ignores the gate, active
-// hours and pause, counts against the budget and, unless DryRun, queues its
-// alerts.
+// hours and pause, counts against the budget and queues its alerts. With
+// DryRun it asks the model the same way and writes nothing at all: no
+// alert, fingerprint, run, history, budget or counter, and the engine's
+// in-memory state stays as it was.
 func (e *Engine) Check(ctx context.Context, opts CheckOptions) (Result, error) {
 	return e.tick(ctx, true, opts)
 }
@@ -144,9 +146,10 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 	}
 	run.Tokens, run.LLMCalls, run.ToolCalls = dec.Tokens, dec.Calls, dec.ToolCalls
 	res := Result{Run: run, Decision: &dec}
-	if err == nil {
+	if err == nil && !opts.DryRun {
 		// Only a run the model answered counts as "seen": after a failure the
-		// same snapshot is still news for the next try.
+		// same snapshot is still news for the next try. A dry run changes
+		// nothing the next real run decides on.
 		e.mu.Lock()
 		e.llmSnap = in.Snapshot.Clone()
 		e.ruleChanged = false
@@ -299,10 +302,16 @@ func (e *Engine) input(wall time.Time) (agent.Input, error) {
 func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono time.Time, opts CheckOptions) (Result, error) {
 	e.mu.Lock()
 	st := &e.state
+	if opts.DryRun { // report what a real run would raise, change nothing
+		cp := e.state
+		st = &cp
+	}
 	st.ConsecutiveFailures++
 	n := st.ConsecutiveFailures
 	skips := 1<<min(n-1, 3) - 1 // 0, 1, 3, 7 ticks
-	e.backoffTicks = skips
+	if !opts.DryRun {
+		e.backoffTicks = skips
+	}
 	if errors.Is(err, agent.ErrUnreachable) && !st.LLMDown {
 		st.LLMDown = true
 		res.Alerts = append(res.Alerts, e.newAlert(alert.Warning, alert.SourceSystem, "llm_unreachable",
@@ -342,7 +351,9 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	if run.Outcome == OutcomeOK || run.Outcome == OutcomeAlert || (run.Outcome == OutcomePaused && res.Decision != nil) {
 		st.LastSuccess = wall.UTC()
 		st.ConsecutiveFailures = 0
-		e.backoffTicks = 0
+		if !opts.DryRun {
+			e.backoffTicks = 0
+		}
 		if st.LLMDown {
 			st.LLMDown = false
 			res.Alerts = append(res.Alerts, e.newAlert(alert.Info, alert.SourceSystem, "llm_unreachable",
@@ -358,13 +369,16 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	queue := res.Alerts
 	pending := e.pending
 	var pause *store.Pause
-	if run.Outcome == OutcomePaused && run.Pause > 0 {
+	if run.Outcome == OutcomePaused && run.Pause > 0 && !opts.DryRun {
 		p := e.setPauseLocked(run.Pause, "llm")
 		pause = &p
 	}
 	clearPause := e.pause == nil
 	e.mu.Unlock()
 
+	if opts.DryRun {
+		return e.finishDry(res, queue, wall)
+	}
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
 		var kept []alert.Alert
 		for _, a := range queue {
@@ -381,9 +395,6 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 				}
 			}
 			kept = append(kept, a)
-		}
-		if opts.DryRun {
-			kept = nil
 		}
 		for _, a := range kept {
 			run.Alerts = append(run.Alerts, a.ID)
@@ -433,6 +444,34 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	default:
 	}
 	e.heartbeatOut <- hb
+	return res, nil
+}
+
+// finishDry reports what a run would have queued and writes nothing: no
+// fingerprint, no run, no history, no state, no published heartbeat. An LLM
+// alert within the cooldown of a sent one is reported as a duplicate, as a
+// real run would.
+func (e *Engine) finishDry(res Result, queue []alert.Alert, wall time.Time) (Result, error) {
+	run := &res.Run
+	res.Alerts = nil // delivered nowhere, queued nowhere
+	err := e.deps.DB.View(func(tx *store.Tx) error {
+		for _, a := range queue {
+			if a.Source == alert.SourceLLM {
+				at, ok, err := tx.Fingerprint(fingerprint(a))
+				if err != nil {
+					return err
+				}
+				if ok && e.cfg.AlertCooldown > 0 && wall.Sub(at) < e.cfg.AlertCooldown && !wall.Before(at) {
+					run.Outcome, run.Reason = OutcomeAlert, ReasonDuplicate
+					continue
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("dry run: %w", err)
+	}
 	return res, nil
 }
 

@@ -49,7 +49,8 @@ func (tx *Tx) Enqueue(a alert.Alert) (seq uint64, dropped int, err error) {
 	if seq, err = appendSeq(b, raw); err != nil {
 		return 0, 0, fmt.Errorf("enqueue: %w", err)
 	}
-	if dropped, err = trimRing(b, tx.opts.OutboxCap); err != nil {
+	tx.db.seenSeq(seq)
+	if dropped, err = trimRing(b, tx.opts().OutboxCap); err != nil {
 		return 0, 0, fmt.Errorf("enqueue: drop oldest: %w", err)
 	}
 	if dropped > 0 {
@@ -96,9 +97,10 @@ func (tx *Tx) Pending(transportName string, limit int) ([]Entry, error) {
 	c := b.Cursor()
 	for k, v := c.Seek(encodeUint(cur + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
 		seq, _ := decodeUint(k)
+		tx.db.seenSeq(seq)
 		var r alertRecord
 		if err := json.Unmarshal(v, &r); err != nil {
-			return nil, fmt.Errorf("pending: decode entry %d: %w", seq, err)
+			return nil, fmt.Errorf("pending: decode entry %d: %w: %w", seq, ErrCorrupt, err)
 		}
 		out = append(out, Entry{Seq: seq, Alert: r.alert()})
 	}

@@ -87,7 +87,7 @@ func (tx *Tx) AppendRun(r Run) (uint64, error) {
 	if seq != r.Seq {
 		return 0, fmt.Errorf("append run: sequence %d, expected %d", seq, r.Seq)
 	}
-	if _, err := trimRing(b, tx.opts.RunCap); err != nil {
+	if _, err := trimRing(b, tx.opts().RunCap); err != nil {
 		return 0, fmt.Errorf("trim runs: %w", err)
 	}
 	return seq, nil
@@ -131,7 +131,7 @@ func (tx *Tx) AppendHistory(snaps []device.Snapshot) error {
 			return fmt.Errorf("append history: %w", err)
 		}
 	}
-	if _, err := trimRing(b, tx.opts.HistoryCap); err != nil {
+	if _, err := trimRing(b, tx.opts().HistoryCap); err != nil {
 		return fmt.Errorf("trim history: %w", err)
 	}
 	return nil

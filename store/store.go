@@ -13,7 +13,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -79,6 +81,12 @@ type Options struct {
 	HistoryCap int           // snapshots kept in the sensor history (2880)
 	FingerCap  int           // alert fingerprints kept (256)
 	ReadOnly   bool          // open for reading (CLI without daemon)
+	// Reset moves a corrupt file aside and starts a fresh one, at Open and
+	// whenever a later transaction finds damage (the daemon). Without it a
+	// corrupt file is an error wrapping ErrCorrupt and is left untouched.
+	Reset bool
+	// Now stamps the name of a moved-aside file; required with Reset.
+	Now func() time.Time
 }
 
 // Run is one heartbeat run as recorded in the run ring.
@@ -136,10 +144,16 @@ type State struct {
 
 // DB is an open state file.
 type DB struct {
-	bolt    *bolt.DB
 	path    string
 	opts    Options
 	commits atomic.Uint64
+	maxSeq  atomic.Uint64 // highest outbox sequence seen (carried over a reset)
+
+	mu     sync.RWMutex // held for reading by every transaction, for writing by reset
+	bolt   *bolt.DB     // nil after a reset that could not start a fresh file
+	gen    uint64       // bumped by every reset
+	lost   *Lost        // the last reset, until TakeLost
+	broken error        // why bolt is nil
 }
 
 // Open opens or creates the state file at path, creating every bucket and
@@ -150,26 +164,92 @@ type DB struct {
 // writer's lock like a second writer would.
 func Open(path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
-	bdb, err := bolt.Open(path, fileMode, &bolt.Options{
-		Timeout:  opts.Timeout,
-		ReadOnly: opts.ReadOnly,
+	if opts.Reset && opts.Now == nil {
+		return nil, errors.New("open state file: Options.Reset needs Options.Now")
+	}
+	db := &DB{path: path, opts: opts}
+	b, err := openBolt(path, opts)
+	if err == nil {
+		db.bolt = b
+		return db, nil
+	}
+	if !opts.Reset || !errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
+	lost := Lost{Path: path, Cause: err.Error(), At: opts.Now().UTC(), AtOpen: true}
+	if lost.MovedTo, err = moveAside(path, lost.At); err != nil {
+		return nil, fmt.Errorf("open state file %s: %w", path, err)
+	}
+	if db.bolt, err = openBolt(path, opts); err != nil {
+		return nil, err
+	}
+	db.lost = &lost
+	return db, nil
+}
+
+// openBolt opens the file, lays it out and verifies it, all under guard. An
+// existing file is verified read-only first: a writable bbolt open reads the
+// free list and panics on a damaged one while holding the file's lock, and a
+// handle lost to a panic can never be closed.
+func openBolt(path string, opts Options) (*bolt.DB, error) {
+	verified := false
+	if !opts.ReadOnly {
+		if _, err := os.Stat(path); err == nil {
+			ro := opts
+			ro.ReadOnly = true
+			b, err := openBolt(path, ro)
+			if err != nil {
+				return nil, err
+			}
+			closeQuietly(b)
+			verified = true
+		}
+	}
+	var bdb *bolt.DB
+	err := guard("open", func() error {
+		var err error
+		bdb, err = bolt.Open(path, fileMode, &bolt.Options{
+			Timeout:  opts.Timeout,
+			ReadOnly: opts.ReadOnly,
+		})
+		return err
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open state file %s: %w (waited %s)", path, ErrLocked, opts.Timeout)
 	}
 	if err != nil {
 		var pe *os.PathError
-		if errors.As(err, &pe) {
+		var errno syscall.Errno
+		switch {
+		case errors.As(err, &pe) && !errors.Is(err, ErrCorrupt):
 			return nil, fmt.Errorf("open state file: %w", err) // already names the path
+		case !errors.Is(err, ErrCorrupt) && !errors.As(err, &errno):
+			// What is left is bbolt reading the file's content ("file
+			// size too small", a bad page size): a damaged file.
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("open state file %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, path: path, opts: opts}
-	if err := db.prepare(); err != nil {
-		bdb.Close()
+	err = guard("verify", func() error {
+		if err := prepare(bdb, opts); err != nil {
+			return err
+		}
+		if verified {
+			return nil
+		}
+		return bdb.View(func(tx *bolt.Tx) error { return verify(tx, path) })
+	})
+	if err != nil {
+		closeQuietly(bdb)
 		return nil, fmt.Errorf("open state file %s: %w", path, err)
 	}
-	return db, nil
+	return bdb, nil
+}
+
+// closeQuietly closes a handle that met a damaged file. A panic there means
+// the handle is beyond saving; the process goes on with a fresh one.
+func closeQuietly(b *bolt.DB) {
+	_ = guard("close", b.Close)
 }
 
 func (o Options) withDefaults() Options {
@@ -194,7 +274,7 @@ func (o Options) withDefaults() Options {
 // prepare checks the schema version and, when the file is new or lacks a
 // bucket, creates the buckets and writes the version in one transaction. A
 // file that is already complete is not written to.
-func (db *DB) prepare() error {
+func prepare(bdb *bolt.DB, opts Options) error {
 	complete := true
 	check := func(tx *bolt.Tx) error {
 		complete = true
@@ -221,13 +301,13 @@ func (db *DB) prepare() error {
 		}
 		return nil
 	}
-	if err := db.bolt.View(check); err != nil {
+	if err := bdb.View(check); err != nil {
 		return err
 	}
-	if complete || db.opts.ReadOnly {
+	if complete || opts.ReadOnly {
 		return nil
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return bdb.Update(func(tx *bolt.Tx) error {
 		if err := check(tx); err != nil {
 			return err
 		}
@@ -242,7 +322,15 @@ func (db *DB) prepare() error {
 
 // Close closes the file.
 func (db *DB) Close() error {
-	if err := db.bolt.Close(); err != nil {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.bolt == nil {
+		return nil
+	}
+	err := guard("close", db.bolt.Close)
+	db.bolt = nil
+	db.broken = errors.New("closed")
+	if err != nil {
 		return fmt.Errorf("close state file %s: %w", db.path, err)
 	}
 	return nil
@@ -258,22 +346,28 @@ func (db *DB) Commits() uint64 { return db.commits.Load() }
 
 // Check runs bbolt's consistency check and returns the first problem.
 func (db *DB) Check() error {
-	var first error
-	err := db.bolt.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() { // drain so the checker goroutine ends
-			if first == nil {
-				first = err
-			}
-		}
-		return nil
+	return db.tx("check state file", func(b *bolt.DB) error {
+		return b.View(func(tx *bolt.Tx) error { return verify(tx, db.path) })
 	})
-	if err != nil {
-		return fmt.Errorf("check state file: %w", err)
+}
+
+// tx runs fn on the current handle under guard. An error wrapping
+// ErrCorrupt resets the file when the DB was opened with Reset; the error is
+// returned all the same, and the next transaction runs on the fresh file.
+func (db *DB) tx(op string, fn func(*bolt.DB) error) error {
+	db.mu.RLock()
+	b, gen, broken := db.bolt, db.gen, db.broken
+	var err error
+	if b == nil {
+		err = fmt.Errorf("%s %s: state file unavailable: %w", op, db.path, broken)
+	} else {
+		err = guard(op, func() error { return fn(b) })
 	}
-	if first != nil {
-		return fmt.Errorf("check state file %s: %w", db.path, first)
+	db.mu.RUnlock()
+	if err != nil && db.opts.Reset && errors.Is(err, ErrCorrupt) {
+		db.reset(gen, err)
 	}
-	return nil
+	return err
 }
 
 // Update runs fn in one write transaction (one commit, fsync'ed). An error
@@ -283,12 +377,17 @@ func (db *DB) Update(fn func(*Tx) error) error {
 		return fmt.Errorf("update %s: %w", db.path, ErrReadOnly)
 	}
 	var fnErr error
-	err := db.bolt.Update(func(btx *bolt.Tx) error {
-		fnErr = fn(&Tx{tx: btx, opts: &db.opts})
-		return fnErr
+	err := db.tx("update", func(b *bolt.DB) error {
+		return b.Update(func(btx *bolt.Tx) error {
+			fnErr = fn(&Tx{tx: btx, db: db})
+			return fnErr
+		})
 	})
 	if err != nil {
 		if fnErr != nil {
+			if errors.Is(err, ErrCorrupt) && !errors.Is(fnErr, ErrCorrupt) {
+				return err
+			}
 			return fnErr
 		}
 		return fmt.Errorf("commit: %w", err)
@@ -300,16 +399,20 @@ func (db *DB) Update(fn func(*Tx) error) error {
 // View runs fn in a read transaction. Values returned by Tx methods are copies
 // and stay valid after the transaction ends.
 func (db *DB) View(fn func(*Tx) error) error {
-	return db.bolt.View(func(btx *bolt.Tx) error {
-		return fn(&Tx{tx: btx, opts: &db.opts})
+	return db.tx("view", func(b *bolt.DB) error {
+		return b.View(func(btx *bolt.Tx) error {
+			return fn(&Tx{tx: btx, db: db})
+		})
 	})
 }
 
 // Tx is a transaction. It is valid only inside the Update or View callback.
 type Tx struct {
-	tx   *bolt.Tx
-	opts *Options
+	tx *bolt.Tx
+	db *DB
 }
+
+func (tx *Tx) opts() *Options { return &tx.db.opts }
 
 // bucket returns the named bucket. It is nil only in a read-only file that
 // never went through a writable Open; readers treat that as empty.
@@ -334,7 +437,7 @@ func (tx *Tx) getJSON(bucket, key []byte, v any) (bool, error) {
 		return false, nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return false, fmt.Errorf("decode %s/%s: %w", bucket, key, err)
+		return false, fmt.Errorf("decode %s/%s: %w: %w", bucket, key, ErrCorrupt, err)
 	}
 	return true, nil
 }
@@ -453,7 +556,7 @@ func (tx *Tx) PutFingerprint(fp string, t time.Time) error {
 	if err := b.Put([]byte(fp), marshalTime(t)); err != nil {
 		return fmt.Errorf("put fingerprint: %w", err)
 	}
-	if count(b) <= tx.opts.FingerCap {
+	if count(b) <= tx.opts().FingerCap {
 		return nil
 	}
 	type entry struct {
@@ -473,7 +576,7 @@ func (tx *Tx) PutFingerprint(fp string, t time.Time) error {
 		return err
 	}
 	slices.SortFunc(all, func(a, b entry) int { return a.t.Compare(b.t) })
-	for _, e := range all[:max(0, len(all)-tx.opts.FingerCap)] {
+	for _, e := range all[:max(0, len(all)-tx.opts().FingerCap)] {
 		if err := b.Delete([]byte(e.key)); err != nil {
 			return fmt.Errorf("drop fingerprint: %w", err)
 		}

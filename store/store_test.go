@@ -313,49 +313,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestCheckFindsCorruption(t *testing.T) {
-	db := openTemp(t, Options{})
-	for i := range 20 {
-		update(t, db, func(tx *Tx) error { return churn(tx, i) })
-	}
-	// Find the root page of the run ring (big enough not to be inline).
-	var root, pageSize int64
-	db.bolt.View(func(tx *bolt.Tx) error {
-		root = int64(tx.Bucket(bucketRuns).Root())
-		pageSize = int64(tx.DB().Info().PageSize)
-		return nil
-	})
-	if root == 0 {
-		t.Fatal("run ring is inline; grow it for this test")
-	}
-	path := db.Path()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// Zero the page's flags (page header: id uint64, flags uint16, ...):
-	// neither branch nor leaf.
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0, 0}, root*pageSize+8); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db2, err := Open(path, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer db2.Close()
-	err = db2.Check()
-	if err == nil {
-		t.Fatal("Check() on a corrupted file = nil, want an error")
-	}
-	t.Logf("Check() = %v", err)
-}
-
 func TestState(t *testing.T) {
 	tests := []struct {
 		name string

@@ -94,7 +94,12 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		cj = *resp.Check
 	case err == errNoDaemon:
 		log := e.logger()
-		a, err := e.build(ctx, cfg, log, buildOptions{sensors: true, thinker: true})
+		bo := buildOptions{sensors: true, thinker: true}
+		sample := (*heartbeat.Engine).SampleOnce
+		if dry {
+			bo.store, sample = storeReadOnly, (*heartbeat.Engine).SampleDry
+		}
+		a, err := e.build(ctx, cfg, log, bo)
 		if err != nil {
 			return err
 		}
@@ -102,7 +107,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		if !cfg.LLMEnabled() {
 			log.Info("no LLM API key: rules-only mode, the checklist is not sent to any LLM")
 		}
-		if err := a.engine.SampleOnce(ctx); err != nil {
+		if err := sample(a.engine, ctx); err != nil {
 			return err
 		}
 		res, err := a.engine.Check(ctx, heartbeat.CheckOptions{DryRun: dry})
@@ -158,7 +163,7 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	case err == nil:
 		st = *resp.Status
 	case err == errNoDaemon:
-		a, err := e.build(ctx, cfg, e.logger(), buildOptions{thinker: false})
+		a, err := e.build(ctx, cfg, e.logger(), buildOptions{store: storeReadOnly})
 		if err != nil {
 			return err
 		}

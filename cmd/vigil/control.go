@@ -105,8 +105,12 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 		}
 		return ctlResponse{Status: &st}
 	case "check":
-		if err := eng.SampleOnce(ctx); err != nil {
-			return ctlResponse{Error: err.Error()}
+		// A dry run works on the daemon's last sample: a sample of its own
+		// would write rule changes and queue their alerts.
+		if !req.DryRun {
+			if err := eng.SampleOnce(ctx); err != nil {
+				return ctlResponse{Error: err.Error()}
+			}
 		}
 		res, err := eng.Check(ctx, heartbeat.CheckOptions{DryRun: req.DryRun})
 		if err != nil {

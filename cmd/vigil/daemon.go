@@ -51,6 +51,7 @@ type buildOptions struct {
 	sensors    bool // open the sensors (hardware)
 	thinker    bool // the LLM
 	transports bool // MQTT, Telegram (the log transport is always there)
+	store      storeMode
 	watchdog   func()
 }
 
@@ -71,13 +72,14 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 	if a.prof, err = profile(cfg, log, level); err != nil {
 		return nil, err
 	}
-	if a.db, err = openStore(cfg, false); err != nil {
+	var closeDB func() error
+	if a.db, closeDB, err = openStore(cfg, opts.store); err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, fmt.Errorf("%w (is the vigil daemon running? its socket %s did not answer)", err, sockPath(cfg))
 		}
 		return nil, err
 	}
-	a.closers = append(a.closers, a.db.Close)
+	a.closers = append(a.closers, closeDB)
 
 	ec, err := engineConfig(cfg)
 	if err != nil {
@@ -132,7 +134,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 		log.Warn("no checklist: heartbeats will not call the LLM until it exists", "err", err)
 	}
 	wd := newWatchdog(log, cfg.Heartbeat.SampleInterval.Duration)
-	a, err := e.build(ctx, cfg, log, buildOptions{sensors: true, thinker: true, transports: true, watchdog: wd.ping})
+	a, err := e.build(ctx, cfg, log, buildOptions{sensors: true, thinker: true, transports: true, store: storeDaemon, watchdog: wd.ping})
 	if err != nil {
 		return err
 	}

@@ -130,18 +130,63 @@ func profile(cfg *config.Config, log *slog.Logger, level slog.Level) (board.Prof
 func dbPath(cfg *config.Config) string   { return filepath.Join(cfg.Device.StateDir, "vigil.db") }
 func sockPath(cfg *config.Config) string { return filepath.Join(cfg.Device.StateDir, "vigil.sock") }
 
-// openStore opens the state file, creating the state directory (0700).
-func openStore(cfg *config.Config, readOnly bool) (*store.DB, error) {
-	if !readOnly {
+// How a command opens the state file.
+type storeMode int
+
+const (
+	storeWrite    storeMode = iota // pause, resume, check: a corrupt file is an error
+	storeDaemon                    // run: a corrupt file is moved aside and replaced (state_lost)
+	storeReadOnly                  // status, check --dry-run: nothing is created or written
+)
+
+// openStore opens the state file. The writing modes create the state
+// directory (0700). The read-only mode never creates anything: without a
+// state file it works on an empty one in a temporary directory, removed by
+// the returned closer.
+func openStore(cfg *config.Config, mode storeMode) (*store.DB, func() error, error) {
+	path := dbPath(cfg)
+	opts := store.Options{Timeout: time.Second}
+	switch mode {
+	case storeReadOnly:
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return openEmpty()
+		}
+		opts.ReadOnly = true
+	case storeDaemon:
+		opts.Reset, opts.Now = true, time.Now
+	}
+	if mode != storeReadOnly {
 		if err := os.MkdirAll(cfg.Device.StateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("create state dir: %w", err)
+			return nil, nil, fmt.Errorf("create state dir: %w", err)
 		}
 	}
-	db, err := store.Open(dbPath(cfg), store.Options{Timeout: time.Second, ReadOnly: readOnly})
-	if err != nil {
-		return nil, err
+	db, err := store.Open(path, opts)
+	if errors.Is(err, store.ErrCorrupt) {
+		return nil, nil, fmt.Errorf("%w\nthe state file %s is damaged; 'vigil run' moves it aside as %s.corrupt-<time> and starts a fresh one (queued alerts, pause, counters and history are lost)",
+			err, path, filepath.Base(path))
 	}
-	return db, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, db.Close, nil
+}
+
+// openEmpty opens an empty state file in a temporary directory, for a
+// read-only command on a machine where vigil never ran.
+func openEmpty() (*store.DB, func() error, error) {
+	dir, err := os.MkdirTemp("", "vigil-empty-state-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("empty state: %w", err)
+	}
+	db, err := store.Open(filepath.Join(dir, "vigil.db"), store.Options{Timeout: time.Second})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return db, func() error {
+		err := db.Close()
+		return errors.Join(err, os.RemoveAll(dir))
+	}, nil
 }
 
 // checklistFunc reads HEARTBEAT.md on every run, so edits apply without a restart.

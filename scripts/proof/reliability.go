@@ -78,6 +78,7 @@ func runReliability(ctx context.Context, args []string) error {
 	e.clockFaults(ctx)
 	e.soak(ctx)
 	e.llmFaultsSim(ctx)
+	e.corruptState(ctx)
 	var wg sync.WaitGroup
 	if !*short {
 		wg.Add(1)
@@ -209,6 +210,37 @@ func (e *relEnv) llmFaultsSim(ctx context.Context) {
 		r.h(2, "LLM faults (fake clock, real agent)")
 		r.p("`go test ./heartbeat -run TestLLMFaults -llmfault.days=%s`: 30-minute heartbeats on the fake clock, the real agent (real HTTP, 150 ms timeout, fast retries) against a local OpenAI-compatible server whose episodes are healthy (with the odd 429/500/mid-body close a retry absorbs), outages (429, 500, 503, hangs past the timeout, connections closed mid-body) or broken (garbage, truncated JSON, endless tool loops, 400). The budget is 24 calls a day so that healthy days run into it.", days)
 		r.table([]string{"heartbeats", "requests", "faults served", "max requests/day", "budget"}, [][]string{{k["ticks"], k["requests"], strings.ReplaceAll(k["faults"], ",", ", "), k["max_requests_per_day"], k["budget"]}})
+	})
+}
+
+// corruptState runs the corruption suites: damaged copies of a real state
+// file started in-process (store, engine, one sample at a time) and with the
+// real binary.
+func (e *relEnv) corruptState(ctx context.Context) {
+	var flags []string
+	if e.short {
+		flags = []string{"-short"}
+	}
+	out, ok, m := goTestMarker(ctx, "./heartbeat", "^TestCorruptStateSuite$", "CORRUPT", 10*time.Minute, flags...)
+	if len(m) == 0 {
+		e.add("corrupt state", "damaged state files: start, rule fires, no restart loop", false, "no CORRUPT line: %s", tail(out, 8))
+	} else {
+		k := m[0]
+		e.add("corrupt state", "damaged state files: vigil starts, the rule fires within 2 samples, a second start needs no reset", ok,
+			"%s cases; moved aside and replaced (state_lost queued): %s of page, %s of several pages, %s of truncated, %s of header-zeroed",
+			k["cases"], k["page"], k["pages"], k["truncated"], k["header"])
+	}
+	out, ok, m = goTestMarker(ctx, "./cmd/vigil", "^(TestCorruptStateBinary|TestStateLostOverMQTT)$", "CORRUPTBIN", 10*time.Minute, flags...)
+	if len(m) == 0 {
+		e.add("corrupt state", "real binary on damaged files; state_lost over MQTT", false, "no CORRUPTBIN line: %s", tail(out, 8))
+		return
+	}
+	k := m[0]
+	e.add("corrupt state", "real `vigil run` on damaged files: starts, no stack trace, status exits 1 cleanly; state_lost delivered to mosquitto", ok,
+		"%s cases, %s reset", k["cases"], k["resets"])
+	e.section(func(r *report) {
+		r.h(2, "Corrupt state")
+		r.p("`go test ./heartbeat -run TestCorruptStateSuite` copies a state file made by the engine (runs, history, an outbox backlog, a pause) and damages each copy: a random 4 KiB page overwritten with random bytes, several pages, truncation at a random offset, or the first one or two pages zeroed. Each copy is opened as `vigil run` opens it, the engine samples until the rule fires (at most two samples), and a second start must find a sound file. `go test ./cmd/vigil -run 'TestCorruptStateBinary|TestStateLostOverMQTT'` does the same with the real binary and a real mosquitto.")
 	})
 }
 
