@@ -19,6 +19,10 @@ type Options struct {
 	// Board lists the quantities of the board's own health sensor
 	// ("board"); nil skips the check of board.* keys.
 	Board []string
+	// Boards lists the board profile names (besides auto and sim) that
+	// device.board may take; nil skips the check. cmd/vigil passes package
+	// board's profiles, so `config check` refuses what `run` would.
+	Boards []string
 }
 
 // quantities returns what sensor produces and how to name it in an error;

@@ -91,6 +91,13 @@ func (c *Config) ResolveSecrets(getenv func(string) string, readFile func(string
 	return errors.Join(errs...)
 }
 
+// KeyError returns err as an *Error naming key (e.g. "mqtt.ca_file") with
+// the file and line it was set on, for problems found after Parse, such as
+// a file the key names that cannot be read.
+func (c *Config) KeyError(key string, err error) error {
+	return &Error{File: c.file, Key: key, Line: c.lines[key], Err: err}
+}
+
 // LLMEnabled reports whether the heartbeat may call the LLM: an API key was
 // resolved, or the config names no key at all (an OpenAI-compatible local
 // server such as Ollama). Without it vigil runs rules-only.

@@ -95,8 +95,11 @@ func (p *parser) validateDevice() {
 	if d.ID != "" && !validID(d.ID) {
 		p.bad(k("id"), "must match [a-z0-9_-]{1,64} (got %q)", d.ID)
 	}
-	if !validBoard(d.Board) {
+	switch {
+	case !validBoard(d.Board):
 		p.bad(k("board"), "must be auto, sim or a board profile name (got %q)", d.Board)
+	case p.opts.Boards != nil && d.Board != "auto" && d.Board != "sim" && !slices.Contains(p.opts.Boards, d.Board):
+		p.bad(k("board"), "unknown board %q: must be auto, sim or one of %s (see 'vigil version --boards')", d.Board, strings.Join(p.opts.Boards, ", "))
 	}
 	if d.StateDir == "" {
 		p.bad(k("state_dir"), "must not be empty")

@@ -220,3 +220,31 @@ func TestManPageUpToDate(t *testing.T) {
 		t.Error("man page does not list check's --dry-run flag")
 	}
 }
+
+// TestConfigCheckRefusesWhatRunRefuses: each config that `run` refuses,
+// `config check` refuses too, with the same file:line message and exit 78.
+func TestConfigCheckRefusesWhatRunRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra, want string
+	}{
+		{"unknown board", "", `config.toml:4: device.board: unknown board "rpi9"`},
+		{"unreadable CA file", "\n[mqtt]\nbroker = \"ssl://127.0.0.1:8883\"\nca_file = \"/nonexistent/ca.pem\"\n", `config.toml:15: mqtt.ca_file: open /nonexistent/ca.pem`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := writeConfig(t, dir, tc.extra)
+			if tc.name == "unknown board" {
+				b, _ := os.ReadFile(cfg)
+				if err := os.WriteFile(cfg, bytes.Replace(b, []byte(`board = "sim"`), []byte(`board = "rpi9"`), 1), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, args := range [][]string{{"config", "check"}, {"run"}} {
+				_, errOut, code := runIn(t, dir, nil, append([]string{"-c", cfg}, args...)...)
+				if code != 78 || !strings.Contains(errOut, tc.want) {
+					t.Errorf("vigil %v: exit %d, want 78 and %q; stderr:\n%s", args, code, tc.want, errOut)
+				}
+			}
+		})
+	}
+}

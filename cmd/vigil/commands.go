@@ -341,6 +341,16 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	if _, err := engineConfig(cfg); err != nil {
 		return err
 	}
+	// What `run` checks beyond the file itself: the board profile and the
+	// files the config names.
+	if _, err := profile(cfg, e.logger(), slog.LevelDebug); err != nil {
+		return err
+	}
+	if cfg.MQTTEnabled() {
+		if _, err := mqttTLS(cfg); err != nil {
+			return configErr(err)
+		}
+	}
 	if _, err := os.Stat(cfg.Heartbeat.Checklist); err == nil {
 		_, empty, err := checklistFunc(cfg.Heartbeat.Checklist)()
 		if err != nil {

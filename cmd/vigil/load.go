@@ -76,8 +76,20 @@ func parseOptions() config.Options {
 			rs, ok := device.SensorQuantities(driver, channels)
 			return names(rs), ok
 		},
-		Board: names(device.HealthQuantities()),
+		Board:  names(device.HealthQuantities()),
+		Boards: boardNames(),
 	}
+}
+
+// boardNames lists the board profiles a config may name.
+func boardNames() []string {
+	var out []string
+	for _, p := range board.Profiles() {
+		if p.Name != "sim" {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 func relTo(base, p string) string {

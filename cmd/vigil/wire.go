@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/jonboulle/clockwork"
 
@@ -45,6 +46,40 @@ type wired struct {
 	closers    []func() error
 }
 
+// mqttTLS reads the CA and client certificate files of [mqtt] and builds
+// the TLS configuration, or returns nil when none is named (a TLS broker
+// then uses the system's CAs). `config check` runs it too, so it refuses
+// what `run` would, with the file and line of the key.
+func mqttTLS(cfg *config.Config) (*tls.Config, error) {
+	m := cfg.MQTT
+	if m.CAFile == "" && m.CertFile == "" {
+		return nil, nil
+	}
+	var ca, cert, key []byte
+	for _, f := range []struct {
+		key, path string
+		dst       *[]byte
+	}{{"mqtt.ca_file", m.CAFile, &ca}, {"mqtt.cert_file", m.CertFile, &cert}, {"mqtt.key_file", m.KeyFile, &key}} {
+		if f.path == "" {
+			continue
+		}
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			return nil, cfg.KeyError(f.key, err)
+		}
+		*f.dst = b
+	}
+	tlsCfg, err := mqtt.TLSConfig(ca, cert, key)
+	if err != nil {
+		key := "mqtt.ca_file"
+		if m.CertFile != "" && !strings.Contains(err.Error(), "ca:") {
+			key = "mqtt.cert_file"
+		}
+		return nil, cfg.KeyError(key, err)
+	}
+	return tlsCfg, nil
+}
+
 // newTransports builds MQTT and Telegram when configured.
 func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds transport.Commands, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
 	w := &wired{}
@@ -54,25 +89,9 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 		if err != nil {
 			return nil, configErr(fmt.Errorf("mqtt.min_severity: %w", err))
 		}
-		var tlsCfg *tls.Config
-		if m.CAFile != "" || m.CertFile != "" {
-			var ca, cert, key []byte
-			for _, f := range []struct {
-				key, path string
-				dst       *[]byte
-			}{{"mqtt.ca_file", m.CAFile, &ca}, {"mqtt.cert_file", m.CertFile, &cert}, {"mqtt.key_file", m.KeyFile, &key}} {
-				if f.path == "" {
-					continue
-				}
-				b, err := os.ReadFile(f.path)
-				if err != nil {
-					return nil, configErr(fmt.Errorf("%s: %w", f.key, err))
-				}
-				*f.dst = b
-			}
-			if tlsCfg, err = mqtt.TLSConfig(ca, cert, key); err != nil {
-				return nil, configErr(fmt.Errorf("mqtt tls: %w", err))
-			}
+		tlsCfg, err := mqttTLS(cfg)
+		if err != nil {
+			return nil, configErr(err)
 		}
 		c := mqtt.New(mqtt.Config{
 			Broker: m.Broker, TopicPrefix: m.TopicPrefix, DeviceID: cfg.Device.ID,
