@@ -111,8 +111,8 @@ type Engine struct {
 	floodHeld    bool
 	pubSnap      *device.Snapshot
 	pubAt        time.Time
-	sensorsOut   chan device.Snapshot
-	heartbeatOut chan transport.Heartbeat
+	sensorsOut   *latest[device.Snapshot]
+	heartbeatOut *latest[transport.Heartbeat]
 }
 
 type ruleRun struct {
@@ -163,8 +163,8 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		lastGood:     map[string]time.Time{},
 		hist:         newHistory(cfg.MemHistory),
 		start:        deps.Clock.Now(),
-		sensorsOut:   make(chan device.Snapshot, 1),
-		heartbeatOut: make(chan transport.Heartbeat, 1),
+		sensorsOut:   newLatest[device.Snapshot](),
+		heartbeatOut: newLatest[transport.Heartbeat](),
 	}
 	for _, n := range deps.Notifiers {
 		e.wake[n.Name()] = make(chan struct{}, 1)
