@@ -110,6 +110,7 @@ type Engine struct {
 	floodTimes   []time.Time
 	floodHeld    bool
 	pubSnap      *device.Snapshot
+	commands     []Command // accepted remote commands, oldest first, at most commandRing
 	pubAt        time.Time
 	sensorsOut   *latest[device.Snapshot]
 	heartbeatOut *latest[transport.Heartbeat]

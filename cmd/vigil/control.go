@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // The control socket speaks one JSON request line and one JSON response line
@@ -97,6 +98,7 @@ func (s *ctlServer) handle(ctx context.Context, c net.Conn) {
 
 func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 	eng := s.cmds.app.engine
+	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
 	switch req.Cmd {
 	case "status":
 		st, err := eng.Status(ctx)
@@ -105,10 +107,7 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 		}
 		return ctlResponse{Status: &st}
 	case "check":
-		if err := eng.SampleOnce(ctx); err != nil {
-			return ctlResponse{Error: err.Error()}
-		}
-		res, err := eng.Check(ctx, heartbeat.CheckOptions{DryRun: req.DryRun})
+		res, err := s.cmds.check(ctx, heartbeat.CheckOptions{DryRun: req.DryRun})
 		if err != nil {
 			return ctlResponse{Error: err.Error()}
 		}
