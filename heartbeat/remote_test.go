@@ -226,3 +226,20 @@ func dumpGoroutines(t *testing.T) {
 	pprof.Lookup("goroutine").WriteTo(&b, 1)
 	t.Log(b.String())
 }
+
+// TestDryRunRespectsTheBudget: a dry run is refused once the day's budget is
+// spent, like every other forced check; it still asks the LLM before that.
+func TestDryRunRespectsTheBudget(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxLLMCallsPerDay = 1 })
+	h.sample()
+	if res, err := h.e.Check(context.Background(), CheckOptions{}); err != nil || res.Run.Outcome != OutcomeOK {
+		t.Fatalf("first check = %+v, %v", res.Run, err)
+	}
+	res, err := h.e.Check(context.Background(), CheckOptions{DryRun: true})
+	if err != nil || res.Run.Outcome != OutcomeSkipped || res.Run.Reason != ReasonBudget {
+		t.Fatalf("dry run after the budget = %s (%s), %v; want skipped (budget)", res.Run.Outcome, res.Run.Reason, err)
+	}
+	if n := h.thinker.count(); n != 1 {
+		t.Fatalf("LLM calls = %d, want 1", n)
+	}
+}

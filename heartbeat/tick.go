@@ -144,7 +144,7 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 	}
 	defer e.runMu.Unlock()
 
-	reason, think := e.gate(forced, opts.DryRun, startMono, startWall)
+	reason, think := e.gate(forced, startMono, startWall)
 	if !think {
 		run.Outcome, run.Reason = OutcomeSkipped, reason
 		if reason == ReasonPaused {
@@ -201,19 +201,18 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 
 // gate decides whether this run asks the LLM, and why or why not.
 //
-// Policy: a forced run (vigil check, the control socket, MQTT cmd/check,
-// Telegram /check) skips the change gate, active hours and pause, but not
-// the day's budget: max_llm_calls_per_day is the one limit on what anyone
-// who can send a command may spend. Only a dry run, which records nothing,
-// runs past a spent budget.
-func (e *Engine) gate(forced, dry bool, mono, wall time.Time) (reason string, think bool) {
+// Policy: a forced run (vigil check, with or without --dry-run, the control
+// socket, MQTT cmd/check, Telegram /check) skips the change gate, active
+// hours and pause, but not the day's budget: max_llm_calls_per_day is the
+// one limit on what anyone who can send a command may spend.
+func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.deps.Thinker == nil {
 		return ReasonRulesOnly, false
 	}
 	if forced {
-		if !dry && e.budgetSpentLocked(wall) {
+		if e.budgetSpentLocked(wall) {
 			return ReasonBudget, false
 		}
 		return ReasonForced, true
@@ -301,8 +300,8 @@ func (e *Engine) input(wall time.Time) (agent.Input, error) {
 	if e.cfg.MaxLLMCallsPerDay > 0 {
 		e.rollBudget(wall)
 		// A run makes several requests (tool steps, retries): cap it at
-		// what is left of the day, so the budget holds exactly. Only a
-		// dry run gets here with nothing left; it runs uncapped.
+		// what is left of the day, so the budget holds exactly (gate
+		// refused the run if nothing is left).
 		if left := e.cfg.MaxLLMCallsPerDay - e.state.BudgetCalls; left > 0 {
 			in.MaxCalls = left
 		}
