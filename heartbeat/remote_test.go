@@ -118,6 +118,8 @@ func TestBusyTickRetriesSoon(t *testing.T) {
 		t.Run(tc.interval.String(), func(t *testing.T) {
 			h := newHarness(t, func(c *Config) { c.Interval = tc.interval; c.SampleInterval = time.Hour })
 			h.sample()
+			pub := &flakyPublisher{up: true}
+			h.e.deps.Publishers = []Publisher{pub}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- h.e.Run(ctx) }()
@@ -131,6 +133,22 @@ func TestBusyTickRetriesSoon(t *testing.T) {
 			waitFor(t, "the busy retry to be scheduled", func() bool { return h.nextMono().Equal(want) })
 			if runs := h.runs(); len(runs) != 1 || runs[0].Reason != ReasonBusy {
 				t.Fatalf("runs after the busy tick = %+v, want one skipped (busy)", runs)
+			}
+			st, err := h.e.Status(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The fake wall clock is the monotonic one here.
+			if got, want := st.NextRun, want.UTC().Round(time.Second); !got.Equal(want) {
+				t.Errorf("status next run after the busy tick = %s, want %s", got, want)
+			}
+			// The retained heartbeat says when the retry comes, too.
+			waitFor(t, "the busy heartbeat to be published", func() bool { _, _, n := pub.counts(); return n > 0 })
+			pub.mu.Lock()
+			hb := pub.beats[len(pub.beats)-1]
+			pub.mu.Unlock()
+			if hb.Reason != ReasonBusy || !hb.NextAt.Equal(want.UTC().Round(time.Second)) {
+				t.Errorf("published heartbeat = %s (%s) next_at %s, want busy with next_at %s", hb.Outcome, hb.Reason, hb.NextAt, want.UTC())
 			}
 			h.e.runMu.Unlock() // the check finished
 

@@ -102,6 +102,13 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 	}
 }
 
+// nextRun is the monotonic time of the next scheduled tick.
+func (e *Engine) nextRun() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nextMono
+}
+
 // setNext publishes the next tick's time for status and the heartbeat topic.
 func (e *Engine) setNext(next time.Time) {
 	e.mu.Lock()
@@ -140,6 +147,13 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 	run := store.Run{Start: startWall}
 	if !e.runMu.TryLock() {
 		run.Outcome, run.Reason = OutcomeSkipped, ReasonBusy
+		if !forced {
+			// The heartbeat loop retries soon (see heartbeatLoop): say so
+			// in the heartbeat's next_at and in status.
+			if retry := startMono.Add(busyRetry(e.cfg.Interval)); retry.Before(e.nextRun()) {
+				e.setNext(retry)
+			}
+		}
 		return e.finish(ctx, Result{Run: run}, startMono, opts)
 	}
 	defer e.runMu.Unlock()
