@@ -130,10 +130,11 @@ func TestBusyTickRetriesSoon(t *testing.T) {
 			h.e.runMu.Lock() // a forced check is running
 			h.clock.Advance(first.Sub(h.clock.Now()))
 			want := first.Add(tc.retry)
-			waitFor(t, "the busy retry to be scheduled", func() bool { return h.nextMono().Equal(want) })
+			waitFor(t, "the busy tick to be recorded", func() bool { return len(h.runs()) > 0 })
 			if runs := h.runs(); len(runs) != 1 || runs[0].Reason != ReasonBusy {
 				t.Fatalf("runs after the busy tick = %+v, want one skipped (busy)", runs)
 			}
+			waitFor(t, "the busy retry to be scheduled", func() bool { return h.nextMono().Equal(want) })
 			st, err := h.e.Status(context.Background())
 			if err != nil {
 				t.Fatal(err)
