@@ -150,7 +150,8 @@ type Telegram struct {
 	TokenFile    string  `toml:"token_file"`
 	ChatID       int64   `toml:"chat_id"`
 	AllowedChats []int64 `toml:"allowed_chats"`
-	APIURL       string  `toml:"api_url"`      // default https://api.telegram.org
-	MinSeverity  string  `toml:"min_severity"` // default info
+	AllowedUsers []int64 `toml:"allowed_users"` // when set, only these senders may command, in any allowed chat
+	APIURL       string  `toml:"api_url"`       // default https://api.telegram.org
+	MinSeverity  string  `toml:"min_severity"`  // default info
 	Token        Secret  `toml:"-"`
 }

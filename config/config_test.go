@@ -326,6 +326,9 @@ func TestErrors(t *testing.T) {
 		{"telegram chat_id", "[telegram]\ntoken_env = \"T\"\n", `config.toml:1: telegram.chat_id: required when token_env or token_file is set`},
 		{"telegram no token", "[telegram]\nchat_id = 42\n", `config.toml:1: telegram.token_env: set token_env or token_file to use Telegram`},
 		{"telegram allowed 0", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_chats = [1, 0]\n", `config.toml:4: telegram.allowed_chats: chat ids must not be 0`},
+		{"telegram allowed_users negative", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_chats = [-100]\nallowed_users = [7, -100]\n", `config.toml:5: telegram.allowed_users: user ids are positive numbers (got -100); a negative id is a group: put it in allowed_chats`},
+		{"telegram allowed_users 0", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_chats = [-100]\nallowed_users = [0]\n", `config.toml:5: telegram.allowed_users: user ids are positive numbers (got 0); a negative id is a group: put it in allowed_chats`},
+		{"telegram allowed_users without chats", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_users = [7]\n", `config.toml:4: telegram.allowed_users: has no effect without allowed_chats: commands are answered only in allowed chats; add the chats the users write in`},
 		{"telegram api_url", "[telegram]\napi_url = \"api.telegram.org\"\n", `config.toml:2: telegram.api_url: must be an http:// or https:// URL (got "api.telegram.org")`},
 		{"telegram min_severity", "[telegram]\nmin_severity = \"Warning\"\n", `config.toml:2: telegram.min_severity: must be info, warning or critical (got "Warning")`},
 

@@ -563,6 +563,15 @@ func (p *parser) validateTelegram() {
 			p.bad(k("allowed_chats"), "chat ids must not be 0")
 		}
 	}
+	for _, id := range t.AllowedUsers {
+		if id <= 0 {
+			p.bad(k("allowed_users"), "user ids are positive numbers (got %d); a negative id is a group: put it in allowed_chats", id)
+			break
+		}
+	}
+	if len(t.AllowedUsers) > 0 && len(t.AllowedChats) == 0 {
+		p.bad(k("allowed_users"), "has no effect without allowed_chats: commands are answered only in allowed chats; add the chats the users write in")
+	}
 	if u, err := httpURL(t.APIURL); err != nil {
 		p.badErr(k("api_url"), err)
 	} else {

@@ -145,6 +145,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		chats[i] = strconv.FormatInt(id, 10)
 	}
 	t.raw("allowed_chats", "["+strings.Join(chats, ", ")+"]")
+	users := make([]string, len(g.AllowedUsers))
+	for i, id := range g.AllowedUsers {
+		users[i] = strconv.FormatInt(id, 10)
+	}
+	t.raw("allowed_users", "["+strings.Join(users, ", ")+"]")
 	t.str("api_url", g.APIURL)
 	t.str("min_severity", g.MinSeverity)
 

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/vigil-iot/vigil/device"
@@ -100,11 +101,41 @@ func (e *Engine) maybePublishSensors(mono time.Time) {
 	if !due || cur == nil {
 		return
 	}
+	e.sensorsOut.put(*cur)
+}
+
+// latest hands the newest value of a retained topic to the publish loop.
+// put never blocks: it overwrites what the loop has not taken yet and
+// nudges it through a one-slot channel. So no producer (the sample loop, a
+// heartbeat, a remote check running SampleOnce) ever waits for the
+// publisher, which may be busy with a slow broker or gone at shutdown.
+type latest[T any] struct {
+	mu    sync.Mutex
+	v     T
+	ok    bool
+	ready chan struct{} // capacity 1
+}
+
+func newLatest[T any]() *latest[T] { return &latest[T]{ready: make(chan struct{}, 1)} }
+
+func (l *latest[T]) put(v T) {
+	l.mu.Lock()
+	l.v, l.ok = v, true
+	l.mu.Unlock()
 	select {
-	case <-e.sensorsOut:
-	default:
+	case l.ready <- struct{}{}:
+	default: // a nudge is already pending; the loop will take v with it
 	}
-	e.sensorsOut <- *cur
+}
+
+// take returns the value put since the last take, if any.
+func (l *latest[T]) take() (T, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.v, l.ok
+	var zero T
+	l.v, l.ok = zero, false
+	return v, ok
 }
 
 // publishLoop sends the latest retained state to every publisher. Only the
@@ -125,10 +156,14 @@ func (e *Engine) publishLoop(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case s := <-e.sensorsOut:
-			snap = &s
-		case h := <-e.heartbeatOut:
-			hb = &h
+		case <-e.sensorsOut.ready:
+			if s, ok := e.sensorsOut.take(); ok {
+				snap = &s
+			}
+		case <-e.heartbeatOut.ready:
+			if h, ok := e.heartbeatOut.take(); ok {
+				hb = &h
+			}
 		case <-retry:
 			retry = nil
 		}

@@ -111,9 +111,10 @@ type Engine struct {
 	floodTimes   []time.Time
 	floodHeld    bool
 	pubSnap      *device.Snapshot
+	commands     []Command // accepted remote commands, oldest first, at most commandRing
 	pubAt        time.Time
-	sensorsOut   chan device.Snapshot
-	heartbeatOut chan transport.Heartbeat
+	sensorsOut   *latest[device.Snapshot]
+	heartbeatOut *latest[transport.Heartbeat]
 	lost         *store.Lost // a reset whose state_lost alert is not queued yet (sample loop only)
 }
 
@@ -165,8 +166,8 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		lastGood:     map[string]time.Time{},
 		hist:         newHistory(cfg.MemHistory),
 		start:        deps.Clock.Now(),
-		sensorsOut:   make(chan device.Snapshot, 1),
-		heartbeatOut: make(chan transport.Heartbeat, 1),
+		sensorsOut:   newLatest[device.Snapshot](),
+		heartbeatOut: newLatest[transport.Heartbeat](),
 	}
 	for _, n := range deps.Notifiers {
 		e.wake[n.Name()] = make(chan struct{}, 1)

@@ -33,6 +33,7 @@ type Status struct {
 	Rules          []RuleStatus      `json:"rules"`
 	Runs           []store.Run       `json:"runs"`
 	Counters       map[string]uint64 `json:"counters"`
+	Commands       []Command         `json:"commands"` // accepted remote commands, newest last
 	Snapshot       *device.Snapshot  `json:"snapshot,omitempty"`
 }
 
@@ -91,6 +92,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	e.rollBudget(wall)
 	st.BudgetCalls, st.BudgetTokens, st.BudgetMax = e.state.BudgetCalls, e.state.BudgetTokens, e.cfg.MaxLLMCallsPerDay
 	st.Counters = cloneCounters(e.state.Counters)
+	st.Commands = append([]Command{}, e.commands...)
 	for name, rr := range e.rules {
 		if rr.state.Firing {
 			st.Firing = append(st.Firing, name)

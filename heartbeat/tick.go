@@ -55,14 +55,20 @@ type CheckOptions struct {
 	DryRun bool // deliver nothing
 }
 
+// busyRetry is how soon a tick that met a running check (a forced check
+// from a command) tries again: min(30 s, interval/10), so a busy tick costs
+// seconds, not a whole interval.
+func busyRetry(interval time.Duration) time.Duration {
+	return min(30*time.Second, interval/10)
+}
+
 func (e *Engine) heartbeatLoop(ctx context.Context) error {
-	first := e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, e.cfg.Interval))
-	next := first
+	// sched keeps the device's phase; next is sched or, after a busy tick,
+	// the earlier retry.
+	sched := e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, e.cfg.Interval))
+	next := sched
 	for {
-		e.mu.Lock()
-		e.nextMono = next
-		e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
-		e.mu.Unlock()
+		e.setNext(next)
 		if wait := next.Sub(e.deps.Clock.Now()); wait > 0 {
 			t := e.deps.Clock.NewTimer(wait)
 			select {
@@ -72,11 +78,12 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 			case <-t.Chan():
 			}
 		}
-		next = nextTick(next, e.deps.Clock.Now(), e.cfg.Interval)
-		e.mu.Lock()
-		e.nextMono = next
-		e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
-		e.mu.Unlock()
+		now := e.deps.Clock.Now()
+		if !now.Before(sched) {
+			sched = nextTick(sched, now, e.cfg.Interval)
+		}
+		next = sched
+		e.setNext(next)
 		res, err := e.tick(ctx, false, CheckOptions{})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -85,9 +92,29 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 			e.log.Error("heartbeat", "err", err)
 			continue
 		}
+		if res.Run.Reason == ReasonBusy {
+			if retry := now.Add(busyRetry(e.cfg.Interval)); retry.Before(sched) {
+				next = retry
+			}
+		}
 		e.progress()
 		e.logRun(res)
 	}
+}
+
+// nextRun is the monotonic time of the next scheduled tick.
+func (e *Engine) nextRun() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nextMono
+}
+
+// setNext publishes the next tick's time for status and the heartbeat topic.
+func (e *Engine) setNext(next time.Time) {
+	e.mu.Lock()
+	e.nextMono = next
+	e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
+	e.mu.Unlock()
 }
 
 func (e *Engine) logRun(res Result) {
@@ -105,9 +132,11 @@ func (e *Engine) logRun(res Result) {
 	e.log.Info("heartbeat", attrs...)
 }
 
-// Check runs one heartbeat now (vigil check): it ignores the gate, active
-// hours and pause, counts against the budget and queues its alerts. With
-// DryRun it asks the model the same way and writes nothing at all: no
+// Check runs one heartbeat now (vigil check and the remote check
+// commands): it ignores the change gate, active hours and pause, and counts
+// against the day's budget; once the budget is spent it asks no LLM and
+// returns outcome skipped, reason budget. It queues its alerts, except with
+// DryRun, which asks the model the same way and writes nothing at all: no
 // alert, fingerprint, run, history, budget or counter, and the engine's
 // in-memory state stays as it was.
 func (e *Engine) Check(ctx context.Context, opts CheckOptions) (Result, error) {
@@ -121,6 +150,13 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 	run := store.Run{Start: startWall}
 	if !e.runMu.TryLock() {
 		run.Outcome, run.Reason = OutcomeSkipped, ReasonBusy
+		if !forced {
+			// The heartbeat loop retries soon (see heartbeatLoop): say so
+			// in the heartbeat's next_at and in status.
+			if retry := startMono.Add(busyRetry(e.cfg.Interval)); retry.Before(e.nextRun()) {
+				e.setNext(retry)
+			}
+		}
 		return e.finish(ctx, Result{Run: run}, startMono, opts)
 	}
 	defer e.runMu.Unlock()
@@ -182,6 +218,11 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 }
 
 // gate decides whether this run asks the LLM, and why or why not.
+//
+// Policy: a forced run (vigil check, with or without --dry-run, the control
+// socket, MQTT cmd/check, Telegram /check) skips the change gate, active
+// hours and pause, but not the day's budget: max_llm_calls_per_day is the
+// one limit on what anyone who can send a command may spend.
 func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -189,6 +230,9 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 		return ReasonRulesOnly, false
 	}
 	if forced {
+		if e.budgetSpentLocked(wall) {
+			return ReasonBudget, false
+		}
 		return ReasonForced, true
 	}
 	if e.pausedLocked(mono) {
@@ -202,11 +246,8 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 			return ReasonInactiveHours, false
 		}
 	}
-	if e.cfg.MaxLLMCallsPerDay > 0 {
-		e.rollBudget(wall)
-		if e.state.BudgetCalls >= e.cfg.MaxLLMCallsPerDay {
-			return ReasonBudget, false
-		}
+	if e.budgetSpentLocked(wall) {
+		return ReasonBudget, false
 	}
 	if e.backoffTicks > 0 {
 		e.backoffTicks--
@@ -232,6 +273,16 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 		return ReasonMaxQuiet, true
 	}
 	return ReasonUnchanged, false
+}
+
+// budgetSpentLocked reports whether today's LLM calls reached
+// max_llm_calls_per_day (0: no limit). Caller holds e.mu.
+func (e *Engine) budgetSpentLocked(wall time.Time) bool {
+	if e.cfg.MaxLLMCallsPerDay <= 0 {
+		return false
+	}
+	e.rollBudget(wall)
+	return e.state.BudgetCalls >= e.cfg.MaxLLMCallsPerDay
 }
 
 // rollBudget resets the daily budget when the local date changed. Caller holds e.mu.
@@ -267,9 +318,8 @@ func (e *Engine) input(wall time.Time) (agent.Input, error) {
 	if e.cfg.MaxLLMCallsPerDay > 0 {
 		e.rollBudget(wall)
 		// A run makes several requests (tool steps, retries): cap it at
-		// what is left of the day, so the budget holds exactly. A forced
-		// run (vigil check) with nothing left is the user's explicit wish
-		// and runs uncapped; it still counts.
+		// what is left of the day, so the budget holds exactly (gate
+		// refused the run if nothing is left).
 		if left := e.cfg.MaxLLMCallsPerDay - e.state.BudgetCalls; left > 0 {
 			in.MaxCalls = left
 		}
@@ -439,11 +489,7 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	}
 	hb := transport.Heartbeat{Time: run.Start, Outcome: run.Outcome, Reason: run.Reason,
 		DurationMS: run.DurationMS, NextAt: nextAt.UTC().Round(time.Second), Tokens: run.Tokens}
-	select {
-	case <-e.heartbeatOut:
-	default:
-	}
-	e.heartbeatOut <- hb
+	e.heartbeatOut.put(hb)
 	return res, nil
 }
 

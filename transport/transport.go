@@ -29,7 +29,10 @@ type Heartbeat struct {
 
 // Commands is what a transport that accepts commands (Telegram, MQTT cmd
 // topics, the control socket) may ask of the daemon. Each returns a short
-// human-readable answer.
+// human-readable answer. The transport names the sender with WithSource on
+// ctx; the implementation logs and lists what it accepted. Pause rejects a
+// duration outside MinPause..MaxPause with an error wrapping ErrPauseRange:
+// that is the one place the limit is enforced.
 type Commands interface {
 	Status(ctx context.Context) (string, error)
 	Check(ctx context.Context) (string, error)

@@ -126,7 +126,7 @@ func TestNegativePauseSaysWhy(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "")
 	_, errOut, code := runIn(t, dir, nil, "-c", cfg, "pause", "-3")
-	if code != 2 || !strings.Contains(errOut, `MINUTES must be a whole number`) || !strings.Contains(errOut, `"-3"`) {
+	if code != 2 || !strings.Contains(errOut, `minutes must be 1..1440`) || !strings.Contains(errOut, `got -3`) {
 		t.Errorf("pause -3: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // checkJSON is the documented `vigil check --json` record (SPEC §2).
@@ -107,10 +109,8 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		if !cfg.LLMEnabled() {
 			log.Info("no LLM API key: rules-only mode, the checklist is not sent to any LLM")
 		}
-		if err := sample(a.engine, ctx); err != nil {
-			return err
-		}
-		res, err := a.engine.Check(ctx, heartbeat.CheckOptions{DryRun: dry})
+		cctx := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI})
+		res, err := (&commands{app: a}).check(cctx, heartbeat.CheckOptions{DryRun: dry}, sample)
 		if err != nil {
 			return err
 		}
@@ -236,6 +236,14 @@ func writeStatus(w io.Writer, st heartbeat.Status) {
 		}
 		tw.Flush()
 	}
+	if len(st.Commands) > 0 {
+		fmt.Fprintln(w, "commands: (accepted since start, newest last)")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, c := range st.Commands {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Time.Format(time.RFC3339), c.Command, c.Source)
+		}
+		tw.Flush()
+	}
 	if len(st.Runs) > 0 {
 		fmt.Fprintln(w, "last runs:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -285,13 +293,15 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The range (transport.MinPause..MaxPause) is checked where every
+	// channel's pause is: in commands.Pause, here or in the daemon.
 	minutes, err := strconv.Atoi(pos[0])
-	if err != nil || minutes < 1 || minutes > 7*24*60 {
-		return usageErr("pause: MINUTES must be a whole number from 1 to 10080, got %q", pos[0])
+	if err != nil {
+		return usageErr("pause: MINUTES must be a whole number of minutes, got %q", pos[0])
 	}
 	d := time.Duration(minutes) * time.Minute
 	return e.pauseOrResume(ctx, ctlRequest{Cmd: "pause", Minutes: minutes},
-		func(c *commands) (string, error) { return c.Pause(ctx, d) })
+		func(ctx context.Context, c *commands) (string, error) { return c.Pause(ctx, d) })
 }
 
 func (e *env) cmdResume(ctx context.Context, args []string) error {
@@ -299,12 +309,12 @@ func (e *env) cmdResume(ctx context.Context, args []string) error {
 		return err
 	}
 	return e.pauseOrResume(ctx, ctlRequest{Cmd: "resume"},
-		func(c *commands) (string, error) { return c.Resume(ctx) })
+		func(ctx context.Context, c *commands) (string, error) { return c.Resume(ctx) })
 }
 
 // pauseOrResume asks the running daemon, or, with none running, applies
 // offline to the state file directly.
-func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(*commands) (string, error)) error {
+func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(context.Context, *commands) (string, error)) error {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
@@ -314,6 +324,8 @@ func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(*c
 	case err == nil:
 		fmt.Fprintln(e.stdout, resp.Text)
 		return nil
+	case err != errNoDaemon && strings.HasPrefix(err.Error(), transport.ErrPauseRange.Error()):
+		return usageErr("%v", err) // the daemon's commands.Pause refused it
 	case err != errNoDaemon:
 		return err
 	}
@@ -322,7 +334,10 @@ func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(*c
 		return err
 	}
 	defer a.Close()
-	txt, err := offline(&commands{app: a})
+	txt, err := offline(transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI}), &commands{app: a})
+	if errors.Is(err, transport.ErrPauseRange) {
+		return usageErr("%v", err)
+	}
 	if err != nil {
 		return err
 	}

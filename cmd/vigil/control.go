@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // The control socket speaks one JSON request line and one JSON response line
@@ -97,6 +98,7 @@ func (s *ctlServer) handle(ctx context.Context, c net.Conn) {
 
 func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 	eng := s.cmds.app.engine
+	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
 	switch req.Cmd {
 	case "status":
 		st, err := eng.Status(ctx)
@@ -107,12 +109,11 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 	case "check":
 		// A dry run works on the daemon's last sample: a sample of its own
 		// would write rule changes and queue their alerts.
-		if !req.DryRun {
-			if err := eng.SampleOnce(ctx); err != nil {
-				return ctlResponse{Error: err.Error()}
-			}
+		sample := (*heartbeat.Engine).SampleOnce
+		if req.DryRun {
+			sample = nil
 		}
-		res, err := eng.Check(ctx, heartbeat.CheckOptions{DryRun: req.DryRun})
+		res, err := s.cmds.check(ctx, heartbeat.CheckOptions{DryRun: req.DryRun}, sample)
 		if err != nil {
 			return ctlResponse{Error: err.Error()}
 		}

@@ -271,12 +271,33 @@ func (w *watchdog) ping() {
 	}
 }
 
-// commands implements transport.Commands for Telegram, MQTT and the control socket.
+// commands implements transport.Commands for Telegram, MQTT, the control
+// socket and the CLI. It is the one place that bounds and audits commands:
+// every channel's pause goes through transport.CheckPause here, and every
+// accepted command is logged at INFO with its source (transport.SourceOf)
+// and, if it acts (check, pause, resume), listed in `vigil status`. A check
+// spends the daily LLM budget like a scheduled heartbeat (heartbeat.Check).
 type commands struct{ app *app }
 
 var _ transport.Commands = (*commands)(nil)
 
+// accept logs an accepted command with who sent it and, when listed, adds
+// it to the engine's recent-commands list. The CLI working on the state
+// file without a daemon logs at debug: the person sees the answer.
+func (c *commands) accept(ctx context.Context, command string, listed bool) {
+	src := transport.SourceOf(ctx)
+	level := slog.LevelInfo
+	if src.Channel == transport.ChannelCLI {
+		level = slog.LevelDebug
+	}
+	c.app.log.Log(ctx, level, "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
+	if listed {
+		c.app.engine.NoteCommand(src.String(), command)
+	}
+}
+
 func (c *commands) Status(ctx context.Context) (string, error) {
+	c.accept(ctx, "status", false)
 	st, err := c.app.engine.Status(ctx)
 	if err != nil {
 		return "", err
@@ -286,11 +307,26 @@ func (c *commands) Status(ctx context.Context) (string, error) {
 	return b.String(), nil
 }
 
-func (c *commands) Check(ctx context.Context) (string, error) {
-	if err := c.app.engine.SampleOnce(ctx); err != nil {
-		return "", err
+// check samples the sensors and runs a forced heartbeat. Once the day's
+// budget is spent the result is skipped (budget), on every channel.
+// check runs one forced heartbeat after sample (nil: none, the daemon's
+// dry run works on its last sample).
+func (c *commands) check(ctx context.Context, opts heartbeat.CheckOptions, sample func(*heartbeat.Engine, context.Context) error) (heartbeat.Result, error) {
+	name := "check"
+	if opts.DryRun {
+		name = "check --dry-run"
 	}
-	res, err := c.app.engine.Check(ctx, heartbeat.CheckOptions{})
+	c.accept(ctx, name, true)
+	if sample != nil {
+		if err := sample(c.app.engine, ctx); err != nil {
+			return heartbeat.Result{}, err
+		}
+	}
+	return c.app.engine.Check(ctx, opts)
+}
+
+func (c *commands) Check(ctx context.Context) (string, error) {
+	res, err := c.check(ctx, heartbeat.CheckOptions{}, (*heartbeat.Engine).SampleOnce)
 	if err != nil {
 		return "", err
 	}
@@ -300,6 +336,10 @@ func (c *commands) Check(ctx context.Context) (string, error) {
 }
 
 func (c *commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+	if err := transport.CheckPause(d); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "pause "+d.String(), true)
 	p, err := c.app.engine.Pause(ctx, d, "remote")
 	if err != nil {
 		return "", err
@@ -308,6 +348,7 @@ func (c *commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 }
 
 func (c *commands) Resume(ctx context.Context) (string, error) {
+	c.accept(ctx, "resume", true)
 	if err := c.app.engine.Resume(ctx); err != nil {
 		return "", err
 	}
@@ -315,6 +356,7 @@ func (c *commands) Resume(ctx context.Context) (string, error) {
 }
 
 func (c *commands) Sensors(ctx context.Context) (string, error) {
+	c.accept(ctx, "sensors", false)
 	st, err := c.app.engine.Status(ctx)
 	if err != nil {
 		return "", err

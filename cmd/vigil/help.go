@@ -37,7 +37,7 @@ var commandDocs = []cmdDoc{
 		"Shows the next heartbeat, the last runs, the pause, each transport's queue, the budget, and each rule's state (ok, pending, firing or unknown) with the values it last saw. Asks the running daemon, or reads the state file when none runs; it never creates one.",
 		"vigil status --json"},
 	{"pause", "MINUTES", "pause heartbeats (rules keep running)",
-		"Pauses the LLM heartbeats for MINUTES (persisted across restarts). Local rules keep running and alerting.",
+		"Pauses the LLM heartbeats for MINUTES, 1 to 1440 (24 h, the same limit on every channel), persisted across restarts. Local rules keep running and alerting.",
 		"vigil pause 30"},
 	{"resume", "", "resume heartbeats",
 		"Ends a pause at once.",

@@ -110,7 +110,7 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 			return nil, configErr(fmt.Errorf("telegram.min_severity: %w", err))
 		}
 		b := telegram.New(telegram.Config{
-			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, MinSeverity: sev,
+			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
 		}, telegramState{db}, cmds, &httpc.Client{}, clock, log.With("transport", "telegram"))
 		w.notifiers = append(w.notifiers, b)
 		w.runners = append(w.runners, b.Run)

@@ -18,7 +18,7 @@ var _ transport.Commands = (*Commands)(nil)
 //
 //	status   "next run 12:30, 0 failures"
 //	check    "ok: all quiet"
-//	pause d  "paused for " + d
+//	pause d  "paused for " + d, or transport.CheckPause's error
 //	resume   "resumed"
 //	sensors  SensorsReply, or "air.temperature 21.4 °C" when that is empty
 //
@@ -27,8 +27,9 @@ type Commands struct {
 	// SensorsReply, when not empty, is the answer to Sensors.
 	SensorsReply string
 
-	mu    sync.Mutex
-	calls []string
+	mu      sync.Mutex
+	calls   []string
+	sources []transport.Source
 }
 
 // Calls returns the commands run so far, in order: "status", "check",
@@ -39,34 +40,46 @@ func (f *Commands) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *Commands) record(s string) {
+// Sources returns, for each call in Calls, who the transport said sent it
+// (transport.SourceOf its context).
+func (f *Commands) Sources() []transport.Source {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]transport.Source(nil), f.sources...)
+}
+
+func (f *Commands) record(ctx context.Context, s string) {
 	f.mu.Lock()
 	f.calls = append(f.calls, s)
+	f.sources = append(f.sources, transport.SourceOf(ctx))
 	f.mu.Unlock()
 }
 
-func (f *Commands) Status(context.Context) (string, error) {
-	f.record("status")
+func (f *Commands) Status(ctx context.Context) (string, error) {
+	f.record(ctx, "status")
 	return "next run 12:30, 0 failures", nil
 }
 
-func (f *Commands) Check(context.Context) (string, error) {
-	f.record("check")
+func (f *Commands) Check(ctx context.Context) (string, error) {
+	f.record(ctx, "check")
 	return "ok: all quiet", nil
 }
 
-func (f *Commands) Pause(_ context.Context, d time.Duration) (string, error) {
-	f.record("pause " + d.String())
+func (f *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+	if err := transport.CheckPause(d); err != nil {
+		return "", err // refused, as the real commands do: not run, not recorded
+	}
+	f.record(ctx, "pause "+d.String())
 	return "paused for " + d.String(), nil
 }
 
-func (f *Commands) Resume(context.Context) (string, error) {
-	f.record("resume")
+func (f *Commands) Resume(ctx context.Context) (string, error) {
+	f.record(ctx, "resume")
 	return "resumed", nil
 }
 
-func (f *Commands) Sensors(context.Context) (string, error) {
-	f.record("sensors")
+func (f *Commands) Sensors(ctx context.Context) (string, error) {
+	f.record(ctx, "sensors")
 	if f.SensorsReply != "" {
 		return f.SensorsReply, nil
 	}

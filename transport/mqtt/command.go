@@ -12,13 +12,12 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // Limits on inbound commands.
 const (
 	maxPayload   = 256
-	minPause     = 1
-	maxPause     = 24 * 60 // minutes
 	cmdCheck     = "check"
 	cmdPause     = "pause"
 	cmdResume    = "resume"
@@ -30,12 +29,13 @@ const (
 // command is a validated inbound command.
 type command struct {
 	Name    string // check | pause | resume
-	Minutes int    // pause only: 1..1440
+	Minutes int    // pause only; its range is the commands' to check
 }
 
 // parseCommand validates the payload of <p>/<id>/cmd/<name>. check and
-// resume take an empty payload or {}; pause takes minutes (1..1440) as a
-// plain number or as {"minutes": N}.
+// resume take an empty payload or {}; pause takes whole minutes as a plain
+// number or as {"minutes": N}. The range (transport.MinPause..MaxPause) is
+// enforced once for every channel, by the transport.Commands behind us.
 func parseCommand(name string, payload []byte) (command, error) {
 	if len(payload) > maxPayload {
 		return command{}, fmt.Errorf("payload longer than %d bytes", maxPayload)
@@ -70,9 +70,6 @@ func parseCommand(name string, payload []byte) (command, error) {
 			if err != nil {
 				return command{}, fmt.Errorf(`pause: want minutes as a number or {"minutes": N}, got %q`, truncate(string(p), 32))
 			}
-		}
-		if n < minPause || n > maxPause {
-			return command{}, fmt.Errorf("pause: minutes must be %d..%d, got %d", minPause, maxPause, n)
 		}
 		return command{Name: name, Minutes: n}, nil
 	}
@@ -140,7 +137,8 @@ func (c *Client) commandLoop(ctx context.Context) {
 			return
 		case m := <-c.cmdq:
 			name := m.Topic[strings.LastIndexByte(m.Topic, '/')+1:]
-			res := c.execute(ctx, name, m.Payload)
+			sctx := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelMQTT, Topic: m.Topic})
+			res := c.execute(sctx, name, m.Payload)
 			if !res.OK {
 				c.log.Warn("mqtt command rejected", keyCommand, truncate(name, 32), keyErr, res.Error)
 			}

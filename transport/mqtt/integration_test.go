@@ -583,6 +583,11 @@ func TestCommandsEnabled(t *testing.T) {
 			case tt.wantCall != "" && (len(calls) != 1 || calls[0] != tt.wantCall):
 				t.Errorf("calls = %v, want [%s]", calls, tt.wantCall)
 			}
+			// The commands learn who sent it, for the audit log.
+			want := transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/dev1/cmd/" + tt.leaf}
+			if srcs := cmds.Sources()[before:]; tt.wantCall != "" && (len(srcs) != 1 || srcs[0] != want) {
+				t.Errorf("sources = %+v, want [%+v]", srcs, want)
+			}
 		})
 	}
 }

@@ -148,7 +148,10 @@ type update struct {
 
 type message struct {
 	MessageID int64 `json:"message_id"`
-	Chat      struct {
+	From      *struct {
+		ID int64 `json:"id"`
+	} `json:"from"` // the sender; absent in channels
+	Chat struct {
 		ID   int64  `json:"id"`
 		Type string `json:"type"`
 	} `json:"chat"`

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-iot/vigil/transport"
 )
 
 const help = `vigil commands:
@@ -140,7 +142,24 @@ func (b *Bot) handle(ctx context.Context, u update) {
 	if !ok {
 		return
 	}
-	b.log.Info("telegram command", keyChat, chat, keyCommand, name)
+	var user int64
+	if m.From != nil {
+		user = m.From.ID
+	}
+	if len(b.cfg.AllowedUsers) > 0 && !slices.Contains(b.cfg.AllowedUsers, user) {
+		b.mu.Lock()
+		first := !b.strange[user] && len(b.strange) < maxUnknownLog
+		if first {
+			b.strange[user] = true
+		}
+		b.mu.Unlock()
+		if first {
+			b.log.Warn("telegram command from a user not in allowed_users ignored", keyChat, chat, keyUser, user, keyCommand, name)
+		}
+		return
+	}
+	b.log.Info("telegram command", keyChat, chat, keyUser, user, keyCommand, name)
+	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelTelegram, Chat: chat, User: user})
 	reply := b.execute(ctx, name, arg)
 	for _, part := range split(reply, maxText) {
 		if err := b.send(ctx, chat, part, "", false); err != nil {
@@ -211,11 +230,15 @@ func (b *Bot) execute(ctx context.Context, name, arg string) string {
 	case "check":
 		out, err = b.cmds.Check(ctx)
 	case "pause":
+		// The range is checked once for every channel, by the commands.
 		n, perr := strconv.Atoi(arg)
-		if perr != nil || n < 1 || n > 24*60 {
+		if perr != nil {
 			return "usage: /pause MINUTES (1..1440)"
 		}
 		out, err = b.cmds.Pause(ctx, time.Duration(n)*time.Minute)
+		if errors.Is(err, transport.ErrPauseRange) {
+			return "usage: /pause MINUTES (1..1440): " + err.Error()
+		}
 	case "resume":
 		out, err = b.cmds.Resume(ctx)
 	case "sensors":

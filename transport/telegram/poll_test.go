@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/internal/transporttest"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 const (
@@ -294,4 +296,69 @@ func FuzzUpdates(f *testing.F) {
 			}
 		}
 	})
+}
+
+// addGroupUpdate queues a message from user in the group chat.
+func (f *fakeAPI) addGroupUpdate(id, chat, user int64, text string) {
+	f.addRawUpdate(id, fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"from":{"id":%d,"is_bot":false,"first_name":"U"},"chat":{"id":%d,"type":"supergroup","title":"house"},"date":1700000000,"text":%q}}`,
+		id, id, user, chat, text))
+}
+
+// TestAllowedUsersInGroup: in an allowed group, allowed_users restricts
+// commands by sender too; the commands learn the chat and the user.
+func TestAllowedUsersInGroup(t *testing.T) {
+	const (
+		group    = -1001234567890
+		owner    = 1111
+		stranger = 2222
+	)
+	f := newFakeAPI(t)
+	cmds := &transporttest.Commands{}
+	st := newFakeState()
+	logs := &logBuffer{}
+	b := newTestBot(t, f, Config{AllowedChats: []int64{group}, AllowedUsers: []int64{owner}, PollTimeout: time.Second}, st, cmds, nil, logs)
+	f.addGroupUpdate(1, group, stranger, "/pause 600")
+	f.addGroupUpdate(2, group, owner, "/pause 30")
+	f.addGroupUpdate(3, group, stranger, "/check")
+	f.addGroupUpdate(4, group, owner, "/check")
+	f.addRawUpdate(5, `{"update_id":5,"message":{"message_id":5,"chat":{"id":-1001234567890,"type":"supergroup"},"date":1,"text":"/resume"}}`) // no sender
+	runBot(t, b)
+	waitFor(t, "offset 6", func() bool { off, _ := st.Offset(); return off == 6 })
+
+	if got, want := cmds.Calls(), []string{"pause 30m0s", "check"}; !slices.Equal(got, want) {
+		t.Errorf("commands run = %v, want %v (only the allowed user's)", got, want)
+	}
+	want := transport.Source{Channel: transport.ChannelTelegram, Chat: group, User: owner}
+	for i, s := range cmds.Sources() {
+		if s != want {
+			t.Errorf("source of call %d = %+v, want %+v", i, s, want)
+		}
+	}
+	if got := repliesTo(f, group); len(got) != 2 {
+		t.Errorf("replies in the group = %q, want 2 (none to the stranger)", got)
+	}
+	if n := strings.Count(logs.String(), "not in allowed_users"); n != 2 {
+		t.Errorf("refused senders logged %d times, want once per sender (stranger, no sender):\n%s", n, logs)
+	}
+	if !strings.Contains(logs.String(), "user=2222") {
+		t.Errorf("the log line should name the refused user:\n%s", logs)
+	}
+}
+
+// TestPauseRangeIsTheCommands: /pause passes any whole number on; the
+// commands enforce the one limit for every channel, and the reply says so.
+func TestPauseRangeIsTheCommands(t *testing.T) {
+	f := newFakeAPI(t)
+	cmds := &transporttest.Commands{}
+	st := newFakeState()
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
+	f.addUpdate(1, allowedChat, "/pause 1441")
+	f.addUpdate(2, allowedChat, "/pause 1440")
+	runBot(t, b)
+	waitFor(t, "offset 3", func() bool { off, _ := st.Offset(); return off == 3 })
+	replies := repliesTo(f, allowedChat)
+	if len(replies) != 2 || !strings.Contains(replies[0], "usage: /pause MINUTES (1..1440): pause: minutes must be 1..1440") ||
+		!strings.Contains(replies[0], "got 1441") || !strings.Contains(replies[1], "paused for 24h0m0s") {
+		t.Errorf("replies = %q, want a usage answer for 1441 and a pause for 1440", replies)
+	}
 }

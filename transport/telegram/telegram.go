@@ -53,6 +53,7 @@ const (
 const (
 	keyErr     = "err"
 	keyChat    = "chat"
+	keyUser    = "user"
 	keyRetryIn = "retry_in"
 	keyCommand = "command"
 	keyAlert   = "alert"
@@ -74,6 +75,10 @@ type Config struct {
 	Token        string
 	ChatID       int64   // where alerts go
 	AllowedChats []int64 // who may send commands; empty disables polling
+	// AllowedUsers, when not empty, also restricts commands by sender: in
+	// an allowed chat (a group most of all) only these user ids may
+	// command. Empty: anyone in an allowed chat may.
+	AllowedUsers []int64
 	MinSeverity  alert.Severity
 	PollTimeout  time.Duration // getUpdates long-poll timeout; default 50s
 }
@@ -100,6 +105,7 @@ type Bot struct {
 	mu       sync.Mutex
 	username string         // from getMe, for /cmd@username in groups
 	unknown  map[int64]bool // chats already logged as not allowed
+	strange  map[int64]bool // users already logged as not in AllowedUsers
 }
 
 // New returns a Bot; state must not be nil. hc may be nil (a new client);
@@ -123,7 +129,7 @@ func New(cfg Config, state State, cmds transport.Commands, hc *httpc.Client, clo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bot{cfg: cfg, state: state, cmds: cmds, hc: hc, clock: clock, log: log, unknown: map[int64]bool{}}
+	return &Bot{cfg: cfg, state: state, cmds: cmds, hc: hc, clock: clock, log: log, unknown: map[int64]bool{}, strange: map[int64]bool{}}
 }
 
 // Name identifies the transport's outbox cursor.
