@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // anthropicVersion is the Messages API version vigil speaks.
@@ -22,11 +21,11 @@ type anthropic struct {
 func (anthropic) name() string { return ProviderAnthropic }
 func (anthropic) path() string { return "/v1/messages" }
 
-func (anthropic) setHeaders(h *httpc.Header, key string) {
+func (anthropic) setHeaders(h http.Header, key string) {
 	if key != "" {
-		h.Add("x-api-key", key)
+		h.Set("x-api-key", key)
 	}
-	h.Add("anthropic-version", anthropicVersion)
+	h.Set("anthropic-version", anthropicVersion)
 }
 
 type anRequest struct {

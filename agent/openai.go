@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // openAI speaks POST {base_url}/chat/completions, as served by OpenAI,
@@ -18,9 +17,9 @@ type openAI struct{}
 func (openAI) name() string { return ProviderOpenAI }
 func (openAI) path() string { return "/chat/completions" }
 
-func (openAI) setHeaders(h *httpc.Header, key string) {
+func (openAI) setHeaders(h http.Header, key string) {
 	if key != "" {
-		h.Add("Authorization", "Bearer "+key)
+		h.Set("Authorization", "Bearer "+key)
 	}
 }
 

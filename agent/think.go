@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // ErrLoop means the model did not reach a decision within the run's limits:
@@ -83,15 +82,15 @@ type Agent struct {
 	cfg   Config
 	prov  provider
 	url   string
-	hc    *httpc.Client
+	hc    *http.Client
 	clock clockwork.Clock
 	log   *slog.Logger
 }
 
-// New returns an Agent. hc, clock and log may be nil (defaults: a new
-// client, the real clock, discard). Redirects are not followed (httpc never
-// follows them), so the key is never sent to another host.
-func New(cfg Config, hc *httpc.Client, clock clockwork.Clock, log *slog.Logger) (*Agent, error) {
+// New returns an Agent. hc, clock and log may be nil (defaults: a plain
+// http.Client, the real clock, discard). hc is copied; redirects are not
+// followed, so the key is never sent to another host.
+func New(cfg Config, hc *http.Client, clock clockwork.Clock, log *slog.Logger) (*Agent, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("agent: model is empty")
 	}
@@ -144,10 +143,12 @@ func New(cfg Config, hc *httpc.Client, clock clockwork.Clock, log *slog.Logger) 
 		return nil, fmt.Errorf("agent: base url %q: want http:// or https://", base)
 	}
 	a.url = base + a.prov.path()
-	a.hc = hc
-	if a.hc == nil {
-		a.hc = &httpc.Client{}
+	c := http.Client{}
+	if hc != nil {
+		c = *hc
 	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	a.hc = &c
 	if a.clock == nil {
 		a.clock = clockwork.NewRealClock()
 	}
@@ -169,7 +170,7 @@ func (a *Agent) Think(ctx context.Context, in Input) (Decision, error) {
 	// A run's requests come in one burst and the next run is minutes away,
 	// past any server's idle timeout: keep no connection, with its TLS
 	// buffers, open in between.
-	defer a.hc.CloseIdle()
+	defer a.hc.CloseIdleConnections()
 	dec := Decision{ToolCalls: []string{}}
 	system, user := BuildPrompt(in)
 	if a.cfg.ScoutModel != "" {

@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -13,7 +15,6 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/internal/httpc"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
@@ -30,7 +31,7 @@ func newThinker(cfg *config.Config, clock clockwork.Clock, log *slog.Logger) (he
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
 		UserAgent: "vigil/" + version,
-	}, &httpc.Client{}, clock, log.With("component", "llm"))
+	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
 		return nil, configErr(fmt.Errorf("llm: %w", err))
 	}
@@ -92,7 +93,8 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 		}
 		b := telegram.New(telegram.Config{
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, MinSeverity: sev,
-		}, telegramState{db}, cmds, &httpc.Client{}, clock, log.With("transport", "telegram"))
+			UserAgent: "vigil/" + version,
+		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
 		w.notifiers = append(w.notifiers, b)
 		w.runners = append(w.runners, b.Run)
 	}
