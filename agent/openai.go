@@ -12,7 +12,9 @@ import (
 // openAI speaks POST {base_url}/chat/completions, as served by OpenAI,
 // OpenRouter, Ollama, llama.cpp's server and vLLM. tool_choice is never
 // sent: Ollama rejects it, and "auto" is everyone's default.
-type openAI struct{}
+type openAI struct {
+	maxTokens int
+}
 
 func (openAI) name() string { return ProviderOpenAI }
 func (openAI) path() string { return "/chat/completions" }
@@ -24,9 +26,10 @@ func (openAI) setHeaders(h http.Header, key string) {
 }
 
 type oaRequest struct {
-	Model    string      `json:"model"`
-	Messages []oaMessage `json:"messages"`
-	Tools    []oaTool    `json:"tools,omitempty"`
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens,omitempty"` // what every compatible server takes; OpenAI's reasoning models want max_completion_tokens
+	Messages  []oaMessage `json:"messages"`
+	Tools     []oaTool    `json:"tools,omitempty"`
 }
 
 type oaMessage struct {
@@ -54,8 +57,8 @@ type oaTool struct {
 	} `json:"function"`
 }
 
-func (openAI) encode(r *request) ([]byte, error) {
-	req := oaRequest{Model: r.model, Messages: []oaMessage{{Role: "system", Content: r.system}}}
+func (p openAI) encode(r *request) ([]byte, error) {
+	req := oaRequest{Model: r.model, MaxTokens: p.maxTokens, Messages: []oaMessage{{Role: "system", Content: r.system}}}
 	for _, m := range r.msgs {
 		switch m.role {
 		case roleUser:

@@ -45,7 +45,7 @@ type ProviderError struct {
 	Provider   string        // "openai" | "anthropic"
 	Status     int           // HTTP status; 0 when no response arrived
 	Retryable  bool          // network error, timeout, 408, 429 or 5xx
-	RetryAfter time.Duration // from the Retry-After header, if any
+	RetryAfter time.Duration // from retry-after-ms or Retry-After, if any
 	// Delivered: the whole request was written and the connection then
 	// closed without a complete answer. The server may have read and
 	// billed it, so the agent does not send it again (see complete).
@@ -254,7 +254,10 @@ func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) 
 	}
 	pe := a.perr(st, retryable, errors.New(msg))
 	if retryable {
-		pe.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), a.clock.Now())
+		pe.RetryAfter = retryAfterMS(resp.Header.Get("Retry-After-Ms"))
+		if pe.RetryAfter == 0 {
+			pe.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), a.clock.Now())
+		}
 	}
 	return nil, pe
 }
@@ -343,6 +346,16 @@ func retryAfter(v string, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// retryAfterMS parses retry-after-ms, the millisecond form OpenAI and
+// Azure OpenAI send beside Retry-After; it wins when both are present.
+func retryAfterMS(v string) time.Duration {
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || n <= 0 || n > 1e9 {
+		return 0
+	}
+	return time.Duration(n * float64(time.Millisecond))
 }
 
 // errorMessage extracts a short reason from an error body: OpenAI's and

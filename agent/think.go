@@ -55,7 +55,7 @@ type Config struct {
 
 	RetryBase time.Duration // first retry backoff, doubled each retry
 	RetryMax  time.Duration // cap on a backoff; a longer Retry-After gives up at once
-	MaxTokens int           // completion tokens per call (Anthropic requires it)
+	MaxTokens int           // output tokens per call: max_tokens on both protocols
 }
 
 // LogValue keeps the API key out of logs.
@@ -126,7 +126,7 @@ func New(cfg Config, hc *http.Client, clock clockwork.Clock, log *slog.Logger) (
 	switch cfg.Provider {
 	case ProviderOpenAI, "":
 		a.cfg.Provider = ProviderOpenAI
-		a.prov = openAI{}
+		a.prov = openAI{maxTokens: cfg.MaxTokens}
 		if base == "" {
 			base = "https://api.openai.com/v1"
 		}

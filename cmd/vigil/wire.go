@@ -30,6 +30,7 @@ func newThinker(cfg *config.Config, clock clockwork.Clock, log *slog.Logger) (he
 	a, err := agent.New(agent.Config{
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
+		MaxTokens: l.MaxOutputTokens,
 		UserAgent: "vigil/" + version,
 	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
