@@ -32,8 +32,15 @@ var (
 	// Retrying does not help; it is a configuration problem.
 	ErrRejected = errors.New("llm rejected the request")
 	// ErrMalformed: the provider answered 2xx with a body that is not a
-	// response of its protocol.
+	// response of its protocol, or one that carries no usable answer
+	// (ErrNoAnswer).
 	ErrMalformed = errors.New("malformed llm response")
+	// ErrNoAnswer: a well-formed 2xx response without a usable answer: a
+	// refusal, a content filter, an answer cut at max_output_tokens, a
+	// provider error inside the 200 (OpenRouter), or nothing at all. The
+	// error carries the provider's reason. Such a run is a failed
+	// heartbeat, never an alert.
+	ErrNoAnswer = errors.New("no usable llm answer")
 	// ErrBudget: the run reached Input.MaxCalls, the caller's remaining
 	// daily budget; no further request was sent.
 	ErrBudget = errors.New("llm call budget spent")
@@ -50,7 +57,10 @@ type ProviderError struct {
 	// closed without a complete answer. The server may have read and
 	// billed it, so the agent does not send it again (see complete).
 	Delivered bool
-	Err       error
+	// NoAnswer: the response was well-formed but held no usable answer
+	// (see ErrNoAnswer).
+	NoAnswer bool
+	Err      error
 }
 
 func (e *ProviderError) Error() string {
@@ -69,6 +79,8 @@ func (e *ProviderError) Is(target error) bool {
 		return e.Retryable
 	case ErrMalformed:
 		return !e.Retryable && e.Status >= 200 && e.Status < 300
+	case ErrNoAnswer:
+		return e.NoAnswer
 	case ErrRejected:
 		return !e.Retryable && (e.Status < 200 || e.Status >= 300)
 	}
@@ -145,7 +157,7 @@ type provider interface {
 // dec.Tokens.
 //
 // Retry policy: a request is sent again after 408, 429 or 5xx (the server
-// says it did not do the work), after a network error that struck before
+// says it did not do the work; OpenRouter may say so inside a 200), after a network error that struck before
 // the whole request was written (refused, DNS, TLS, proxy: the server
 // cannot have read it), and after the per-request timeout (the agent gave
 // up waiting; llama.cpp and Ollama go quiet while loading a model). It is
@@ -176,11 +188,24 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 			dec.Tokens += rep.tokens
 			a.log.Debug("llm call", logProvider, a.prov.name(), logModel, req.model,
 				logAttempt, attempt+1, logTokens, rep.tokens, logDuration, a.clock.Since(start))
-			if err != nil {
+			if err == nil && len(rep.calls) == 0 && strings.TrimSpace(rep.text) == "" {
+				err = &answerError{reason: "empty answer: no text and no tool call"}
+			}
+			var ae *answerError
+			switch {
+			case errors.As(err, &ae):
+				perr = &ProviderError{Provider: a.prov.name(), Status: statusOK, NoAnswer: true,
+					Retryable: ae.code == statusTooManyRequests || ae.code == statusRequestTimeout || ae.code >= 500,
+					Err:       errors.New(a.redact(ae.reason))}
+				if !perr.Retryable {
+					return reply{}, perr
+				}
+			case err != nil:
 				return reply{}, &ProviderError{Provider: a.prov.name(), Status: statusOK,
 					Err: errors.New(a.redact(fmt.Sprintf("decode response: %v", err)))}
+			default:
+				return rep, nil
 			}
-			return rep, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return reply{}, fmt.Errorf("%s request: %w", a.prov.name(), err)
@@ -201,6 +226,32 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 			return reply{}, perr
 		}
 	}
+}
+
+// answerError is a well-formed response without a usable answer; reason
+// is the provider's, code its error code when it sent one (OpenRouter's
+// in-200 errors carry the HTTP status the request would have had).
+type answerError struct {
+	reason string
+	code   int
+}
+
+func (e *answerError) Error() string { return e.reason }
+
+// errorCode reads an error object's numeric "code" (OpenRouter); 0 when it
+// has none or a string code (OpenAI).
+func errorCode(raw json.RawMessage) int {
+	var v struct {
+		Code json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.Trim(string(v.Code), `"`))
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // once makes one HTTP request under the per-request timeout.
