@@ -22,7 +22,8 @@ import (
 )
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
-func newThinker(cfg *config.Config, clock clockwork.Clock, log *slog.Logger) (heartbeat.Thinker, error) {
+// db remembers the models that refused tools.
+func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *slog.Logger) (heartbeat.Thinker, error) {
 	if !cfg.LLMEnabled() {
 		return nil, nil
 	}
@@ -30,7 +31,7 @@ func newThinker(cfg *config.Config, clock clockwork.Clock, log *slog.Logger) (he
 	a, err := agent.New(agent.Config{
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
-		MaxTokens: l.MaxOutputTokens,
+		MaxTokens: l.MaxOutputTokens, Memory: modelMemory{db},
 		UserAgent: "vigil/" + version,
 	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
@@ -100,6 +101,18 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 		w.runners = append(w.runners, b.Run)
 	}
 	return w, nil
+}
+
+// modelMemory keeps the agent's text-only models in the state file.
+type modelMemory struct{ db *store.DB }
+
+func (m modelMemory) TextOnly(model string) (ok bool, err error) {
+	err = m.db.View(func(tx *store.Tx) error { ok, err = tx.TextOnlyModel(model); return err })
+	return ok, err
+}
+
+func (m modelMemory) SetTextOnly(model string) error {
+	return m.db.Update(func(tx *store.Tx) error { return tx.SetTextOnlyModel(model) })
 }
 
 // telegramState keeps the bot's update offset and chat migration in the state file.
