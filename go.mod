@@ -10,6 +10,7 @@ require (
 	github.com/gorilla/websocket v1.5.3
 	github.com/jonboulle/clockwork v0.5.0
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/net v0.44.0
 	golang.org/x/sync v0.24.0
 	periph.io/x/conn/v3 v3.7.2
 	periph.io/x/devices/v3 v3.7.4
@@ -17,6 +18,6 @@ require (
 )
 
 require (
-	golang.org/x/net v0.44.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
+	golang.org/x/text v0.29.0 // indirect
 )

@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // anthropicVersion is the Messages API version vigil speaks.
@@ -22,11 +21,11 @@ type anthropic struct {
 func (anthropic) name() string { return ProviderAnthropic }
 func (anthropic) path() string { return "/v1/messages" }
 
-func (anthropic) setHeaders(h *httpc.Header, key string) {
+func (anthropic) setHeaders(h http.Header, key string) {
 	if key != "" {
-		h.Add("x-api-key", key)
+		h.Set("x-api-key", key)
 	}
-	h.Add("anthropic-version", anthropicVersion)
+	h.Set("anthropic-version", anthropicVersion)
 }
 
 type anRequest struct {
@@ -93,7 +92,12 @@ func (p anthropic) encode(r *request) ([]byte, error) {
 }
 
 type anResponse struct {
-	Type    string `json:"type"`
+	Type        string `json:"type"`
+	StopReason  string `json:"stop_reason"`
+	StopDetails *struct {
+		Category    string `json:"category"`
+		Explanation string `json:"explanation"`
+	} `json:"stop_details"`
 	Content []struct {
 		Type  string          `json:"type"`
 		Text  string          `json:"text"`
@@ -132,6 +136,18 @@ func decodeAnthropic(body []byte) (reply, error) {
 	}
 	if resp.Content == nil {
 		return rep, errors.New("no content in message")
+	}
+	switch resp.StopReason {
+	case "refusal":
+		reason := "stop_reason refusal: the model declined"
+		if d := resp.StopDetails; d != nil && strings.TrimSpace(d.Explanation+d.Category) != "" {
+			reason += ": " + clip(oneLine(strings.TrimSpace(d.Category+" "+d.Explanation)), 300)
+		}
+		return rep, &answerError{reason: reason}
+	case "max_tokens":
+		return rep, &answerError{reason: "stop_reason max_tokens: the answer was cut at max_output_tokens"}
+	case "model_context_window_exceeded":
+		return rep, &answerError{reason: "stop_reason model_context_window_exceeded: the answer was cut at the context window"}
 	}
 	var text strings.Builder
 	for i, b := range resp.Content {

@@ -38,7 +38,8 @@ func checkReply(t *testing.T, body []byte, rep reply, err error) {
 }
 
 func FuzzOpenAIResponse(f *testing.F) {
-	addTranscripts(f, "openai_tool_call.json", "openai_text.json", "ollama_tool_call.json")
+	addTranscripts(f, "openai_tool_call.json", "openai_text.json", "ollama_tool_call.json",
+		"openai_refusal.json", "openai_length.json", "openai_content_filter.json", "openrouter_choice_error.json", "openrouter_error_200.json")
 	for _, s := range []string{``, `{}`, `null`, `{"choices":[]}`, `{"choices":[{"message":{"content":[{"type":"text","text":"hi"}]}}]}`,
 		`{"choices":[{"message":{"tool_calls":[{"function":{"name":"read_sensor","arguments":{"name":"air"}}}]}}]}`,
 		`{"choices":[{"message":{"tool_calls":[{"id":"a","function":{"name":"x","arguments":"{bad"}}]}}],"usage":{"total_tokens":-5}}`,
@@ -52,7 +53,7 @@ func FuzzOpenAIResponse(f *testing.F) {
 }
 
 func FuzzAnthropicResponse(f *testing.F) {
-	addTranscripts(f, "anthropic_tool_use.json")
+	addTranscripts(f, "anthropic_tool_use.json", "anthropic_refusal.json", "anthropic_max_tokens.json")
 	for _, s := range []string{``, `{}`, `{"type":"message","content":[]}`, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
 		`{"type":"message","content":[{"type":"tool_use","name":"pause_heartbeats","input":"{\"minutes\":5"}]}`,
 		`{"type":"message","content":[{"type":"tool_use","id":"t","name":"sensor_history","input":{"name":"air","quantity":"temperature","window":"99999h"}}],"usage":{"input_tokens":9223372036854775807,"output_tokens":1}}`} {

@@ -33,6 +33,7 @@ type turn struct {
 	in     int // usage: prompt tokens
 	out    int // usage: completion tokens
 	hang   bool
+	hangUp bool // close the connection after reading the request, without an answer
 }
 
 type call struct{ id, name, args string }
@@ -112,6 +113,15 @@ func (f *fakeLLM) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 
 	tr := f.script(n)
+	if tr.hangUp {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			f.t.Errorf("hijack: %v", err)
+			return
+		}
+		c.Close()
+		return
+	}
 	if tr.hang {
 		select {
 		case <-r.Context().Done():

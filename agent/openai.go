@@ -4,30 +4,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // openAI speaks POST {base_url}/chat/completions, as served by OpenAI,
 // OpenRouter, Ollama, llama.cpp's server and vLLM. tool_choice is never
 // sent: Ollama rejects it, and "auto" is everyone's default.
-type openAI struct{}
+type openAI struct {
+	maxTokens int
+}
 
 func (openAI) name() string { return ProviderOpenAI }
 func (openAI) path() string { return "/chat/completions" }
 
-func (openAI) setHeaders(h *httpc.Header, key string) {
+func (openAI) setHeaders(h http.Header, key string) {
 	if key != "" {
-		h.Add("Authorization", "Bearer "+key)
+		h.Set("Authorization", "Bearer "+key)
 	}
 }
 
 type oaRequest struct {
-	Model    string      `json:"model"`
-	Messages []oaMessage `json:"messages"`
-	Tools    []oaTool    `json:"tools,omitempty"`
+	Model     string      `json:"model"`
+	MaxTokens int         `json:"max_tokens,omitempty"` // what every compatible server takes; OpenAI's reasoning models want max_completion_tokens
+	Messages  []oaMessage `json:"messages"`
+	Tools     []oaTool    `json:"tools,omitempty"`
 }
 
 type oaMessage struct {
@@ -55,8 +57,8 @@ type oaTool struct {
 	} `json:"function"`
 }
 
-func (openAI) encode(r *request) ([]byte, error) {
-	req := oaRequest{Model: r.model, Messages: []oaMessage{{Role: "system", Content: r.system}}}
+func (p openAI) encode(r *request) ([]byte, error) {
+	req := oaRequest{Model: r.model, MaxTokens: p.maxTokens, Messages: []oaMessage{{Role: "system", Content: r.system}}}
 	for _, m := range r.msgs {
 		switch m.role {
 		case roleUser:
@@ -95,8 +97,11 @@ func (openAI) encode(r *request) ([]byte, error) {
 
 type oaResponse struct {
 	Choices []struct {
-		Message struct {
+		FinishReason string          `json:"finish_reason"`
+		Error        json.RawMessage `json:"error"` // OpenRouter: the provider failed mid-answer
+		Message      struct {
 			Content   json.RawMessage `json:"content"`
+			Refusal   string          `json:"refusal"`
 			ToolCalls []struct {
 				ID       string `json:"id"`
 				Function struct {
@@ -134,12 +139,27 @@ func decodeOpenAI(body []byte) (reply, error) {
 		rep.tokens = max(rep.tokens, 0)
 	}
 	if len(resp.Choices) == 0 {
-		if len(resp.Error) > 0 && string(resp.Error) != "null" {
-			return rep, fmt.Errorf("error in response: %s", errorMessage(body))
+		if present(resp.Error) {
+			// OpenRouter answers 200 once the model started, and reports a
+			// failure after that in the body.
+			return rep, &answerError{reason: "error in response: " + errorMessage(body), code: errorCode(resp.Error)}
 		}
 		return rep, errors.New("no choices in response")
 	}
-	msg := resp.Choices[0].Message
+	ch := resp.Choices[0]
+	msg := ch.Message
+	switch {
+	case present(ch.Error):
+		return rep, &answerError{reason: "error in response: " + errorMessage([]byte(`{"error":`+string(ch.Error)+`}`)), code: errorCode(ch.Error)}
+	case strings.TrimSpace(msg.Refusal) != "":
+		return rep, &answerError{reason: "refusal: " + clip(oneLine(msg.Refusal), 300)}
+	case ch.FinishReason == "length":
+		return rep, &answerError{reason: "finish_reason length: the answer was cut at max_output_tokens"}
+	case ch.FinishReason == "content_filter":
+		return rep, &answerError{reason: "finish_reason content_filter: the provider's content filter withheld the answer"}
+	case ch.FinishReason == "error":
+		return rep, &answerError{reason: "finish_reason error: the provider failed while answering"}
+	}
 	text, err := oaContent(msg.Content)
 	if err != nil {
 		return rep, err
@@ -153,6 +173,11 @@ func decodeOpenAI(body []byte) (reply, error) {
 		rep.calls = append(rep.calls, c)
 	}
 	return rep, nil
+}
+
+// present reports whether a JSON value was sent and is not null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
 }
 
 func oaContent(raw json.RawMessage) (string, error) {

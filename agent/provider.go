@@ -1,22 +1,26 @@
 package agent
 
-// The providers are written by hand over internal/httpc instead of using the
+// The providers are written by hand over net/http instead of using the
 // vendors' SDKs: the SDKs would add megabytes to a binary meant for a Pi Zero,
 // and vigil needs control over timeouts, retries, redaction of the API key and
 // the exact request shape that every OpenAI-compatible server accepts.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // Classes of provider errors; test them with errors.Is.
@@ -28,8 +32,15 @@ var (
 	// Retrying does not help; it is a configuration problem.
 	ErrRejected = errors.New("llm rejected the request")
 	// ErrMalformed: the provider answered 2xx with a body that is not a
-	// response of its protocol.
+	// response of its protocol, or one that carries no usable answer
+	// (ErrNoAnswer).
 	ErrMalformed = errors.New("malformed llm response")
+	// ErrNoAnswer: a well-formed 2xx response without a usable answer: a
+	// refusal, a content filter, an answer cut at max_output_tokens, a
+	// provider error inside the 200 (OpenRouter), or nothing at all. The
+	// error carries the provider's reason. Such a run is a failed
+	// heartbeat, never an alert.
+	ErrNoAnswer = errors.New("no usable llm answer")
 	// ErrBudget: the run reached Input.MaxCalls, the caller's remaining
 	// daily budget; no further request was sent.
 	ErrBudget = errors.New("llm call budget spent")
@@ -41,8 +52,15 @@ type ProviderError struct {
 	Provider   string        // "openai" | "anthropic"
 	Status     int           // HTTP status; 0 when no response arrived
 	Retryable  bool          // network error, timeout, 408, 429 or 5xx
-	RetryAfter time.Duration // from the Retry-After header, if any
-	Err        error
+	RetryAfter time.Duration // from retry-after-ms or Retry-After, if any
+	// Delivered: the whole request was written and the connection then
+	// closed without a complete answer. The server may have read and
+	// billed it, so the agent does not send it again (see complete).
+	Delivered bool
+	// NoAnswer: the response was well-formed but held no usable answer
+	// (see ErrNoAnswer).
+	NoAnswer bool
+	Err      error
 }
 
 func (e *ProviderError) Error() string {
@@ -61,6 +79,8 @@ func (e *ProviderError) Is(target error) bool {
 		return e.Retryable
 	case ErrMalformed:
 		return !e.Retryable && e.Status >= 200 && e.Status < 300
+	case ErrNoAnswer:
+		return e.NoAnswer
 	case ErrRejected:
 		return !e.Retryable && (e.Status < 200 || e.Status >= 300)
 	}
@@ -72,9 +92,9 @@ const maxBody = 1 << 20
 
 // HTTP status codes the agent tells apart.
 const (
-	statusOK              = 200
-	statusRequestTimeout  = 408
-	statusTooManyRequests = 429
+	statusOK              = http.StatusOK
+	statusRequestTimeout  = http.StatusRequestTimeout
+	statusTooManyRequests = http.StatusTooManyRequests
 )
 
 // Conversation roles, provider-neutral.
@@ -127,7 +147,7 @@ type reply struct {
 type provider interface {
 	name() string
 	path() string // appended to the base URL
-	setHeaders(h *httpc.Header, apiKey string)
+	setHeaders(h http.Header, apiKey string)
 	encode(r *request) ([]byte, error)
 	decode(body []byte) (reply, error)
 }
@@ -135,6 +155,18 @@ type provider interface {
 // complete sends one model call, retrying what may succeed on a second try.
 // Every HTTP attempt is counted in dec.Calls, the tokens of the answer in
 // dec.Tokens.
+//
+// Retry policy: a request is sent again after 408, 429 or 5xx (the server
+// says it did not do the work; OpenRouter may say so inside a 200), after a network error that struck before
+// the whole request was written (refused, DNS, TLS, proxy: the server
+// cannot have read it), and after the per-request timeout (the agent gave
+// up waiting; llama.cpp and Ollama go quiet while loading a model). It is
+// never sent again when the server read the whole request and then closed
+// the connection without a complete answer (ProviderError.Delivered): that
+// server may have done the work, and a second POST could bill the call
+// twice. The run then fails as ErrUnreachable and the heartbeat's own
+// backoff decides when to ask again. Within one attempt, net/http re-sends
+// a POST only when nothing of it was written to a reused connection.
 // maxCalls > 0 caps dec.Calls: the request is not sent once it is reached.
 func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCalls int) (reply, error) {
 	body, err := a.prov.encode(req)
@@ -156,16 +188,29 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 			dec.Tokens += rep.tokens
 			a.log.Debug("llm call", logProvider, a.prov.name(), logModel, req.model,
 				logAttempt, attempt+1, logTokens, rep.tokens, logDuration, a.clock.Since(start))
-			if err != nil {
+			if err == nil && len(rep.calls) == 0 && strings.TrimSpace(rep.text) == "" {
+				err = &answerError{reason: "empty answer: no text and no tool call"}
+			}
+			var ae *answerError
+			switch {
+			case errors.As(err, &ae):
+				perr = &ProviderError{Provider: a.prov.name(), Status: statusOK, NoAnswer: true,
+					Retryable: ae.code == statusTooManyRequests || ae.code == statusRequestTimeout || ae.code >= 500,
+					Err:       errors.New(a.redact(ae.reason))}
+				if !perr.Retryable {
+					return reply{}, perr
+				}
+			case err != nil:
 				return reply{}, &ProviderError{Provider: a.prov.name(), Status: statusOK,
 					Err: errors.New(a.redact(fmt.Sprintf("decode response: %v", err)))}
+			default:
+				return rep, nil
 			}
-			return rep, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return reply{}, fmt.Errorf("%s request: %w", a.prov.name(), err)
 		}
-		if !perr.Retryable || attempt >= a.cfg.MaxRetries {
+		if !perr.Retryable || perr.Delivered || attempt >= a.cfg.MaxRetries {
 			return reply{}, perr
 		}
 		wait := a.backoff(attempt)
@@ -183,37 +228,72 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 	}
 }
 
+// answerError is a well-formed response without a usable answer; reason
+// is the provider's, code its error code when it sent one (OpenRouter's
+// in-200 errors carry the HTTP status the request would have had).
+type answerError struct {
+	reason string
+	code   int
+}
+
+func (e *answerError) Error() string { return e.reason }
+
+// errorCode reads an error object's numeric "code" (OpenRouter); 0 when it
+// has none or a string code (OpenAI).
+func errorCode(raw json.RawMessage) int {
+	var v struct {
+		Code json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.Trim(string(v.Code), `"`))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // once makes one HTTP request under the per-request timeout.
 func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) {
 	rctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 	defer cancel()
-	h := httpc.Header{
-		{"Content-Type", "application/json"},
-		{"Accept", "application/json"},
-		{"User-Agent", a.cfg.UserAgent},
+	var wrote atomic.Bool // the whole request reached the connection
+	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) },
+	})
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, a.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, a.perr(0, false, fmt.Errorf("build request: %w", err))
 	}
-	a.prov.setHeaders(&h, a.cfg.APIKey)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("User-Agent", a.cfg.UserAgent)
+	a.prov.setHeaders(hreq.Header, a.cfg.APIKey)
 
-	resp, err := a.hc.Post(rctx, a.url, h, body, maxBody)
-	tooLarge := errors.Is(err, httpc.ErrBodyTooLarge)
-	if err != nil && !tooLarge {
-		if resp == nil { // no response header
-			if rctx.Err() != nil && ctx.Err() == nil {
-				return nil, a.perr(0, true, fmt.Errorf("no response within %v", a.cfg.Timeout))
-			}
-			if errors.Is(err, httpc.ErrInvalidRequest) {
-				return nil, a.perr(0, false, fmt.Errorf("build request: %w", err))
-			}
-			return nil, a.perr(0, true, err)
-		}
+	resp, err := a.hc.Do(hreq)
+	if err != nil {
 		if rctx.Err() != nil && ctx.Err() == nil {
+			return nil, a.perr(0, true, fmt.Errorf("no response within %v", a.cfg.Timeout))
+		}
+		pe := a.perr(0, true, urlErr(err))
+		pe.Delivered = wrote.Load() && ctx.Err() == nil
+		return nil, pe
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		timedOut := rctx.Err() != nil && ctx.Err() == nil
+		if timedOut {
 			err = fmt.Errorf("response not complete within %v", a.cfg.Timeout)
 		}
-		return nil, a.perr(resp.Status, true, fmt.Errorf("read response: %w", err))
+		pe := a.perr(resp.StatusCode, true, fmt.Errorf("read response: %w", err))
+		pe.Delivered = !timedOut
+		return nil, pe
 	}
-	st, raw := resp.Status, resp.Body
+	st := resp.StatusCode
 	if st >= 200 && st < 300 {
-		if tooLarge {
+		if len(raw) > maxBody {
 			return nil, a.perr(st, false, fmt.Errorf("response larger than %d bytes", maxBody))
 		}
 		return raw, nil
@@ -225,9 +305,26 @@ func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) 
 	}
 	pe := a.perr(st, retryable, errors.New(msg))
 	if retryable {
-		pe.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), a.clock.Now())
+		pe.RetryAfter = retryAfterMS(resp.Header.Get("Retry-After-Ms"))
+		if pe.RetryAfter == 0 {
+			pe.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), a.clock.Now())
+		}
 	}
 	return nil, pe
+}
+
+// urlErr shortens net/http's *url.Error, which quotes the whole URL, to
+// the method and host: "post api.openai.com: dial tcp ...".
+func urlErr(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	host := ue.URL
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		host = u.Host
+	}
+	return fmt.Errorf("%s %s: %w", strings.ToLower(ue.Op), host, ue.Err)
 }
 
 // perr builds a ProviderError whose text has the API key redacted.
@@ -294,12 +391,22 @@ func retryAfter(v string, now time.Time) time.Duration {
 		}
 		return time.Duration(n * float64(time.Second))
 	}
-	if t, err := httpc.ParseTime(v); err == nil {
+	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
 			return d
 		}
 	}
 	return 0
+}
+
+// retryAfterMS parses retry-after-ms, the millisecond form OpenAI and
+// Azure OpenAI send beside Retry-After; it wins when both are present.
+func retryAfterMS(v string) time.Duration {
+	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || n <= 0 || n > 1e9 {
+		return 0
+	}
+	return time.Duration(n * float64(time.Millisecond))
 }
 
 // errorMessage extracts a short reason from an error body: OpenAI's and

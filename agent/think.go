@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jonboulle/clockwork"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // ErrLoop means the model did not reach a decision within the run's limits:
@@ -56,7 +56,18 @@ type Config struct {
 
 	RetryBase time.Duration // first retry backoff, doubled each retry
 	RetryMax  time.Duration // cap on a backoff; a longer Retry-After gives up at once
-	MaxTokens int           // completion tokens per call (Anthropic requires it)
+	MaxTokens int           // output tokens per call: max_tokens on both protocols
+
+	// Memory remembers across restarts which models refused tools; nil
+	// remembers them for the life of the Agent.
+	Memory ModelMemory
+}
+
+// ModelMemory keeps what the agent learned about a model. cmd backs it
+// with the state file.
+type ModelMemory interface {
+	TextOnly(model string) (bool, error)
+	SetTextOnly(model string) error
 }
 
 // LogValue keeps the API key out of logs.
@@ -83,15 +94,18 @@ type Agent struct {
 	cfg   Config
 	prov  provider
 	url   string
-	hc    *httpc.Client
+	hc    *http.Client
 	clock clockwork.Clock
 	log   *slog.Logger
+
+	mu   sync.Mutex
+	text map[string]bool // model -> speaks the text contract (no tools)
 }
 
-// New returns an Agent. hc, clock and log may be nil (defaults: a new
-// client, the real clock, discard). Redirects are not followed (httpc never
-// follows them), so the key is never sent to another host.
-func New(cfg Config, hc *httpc.Client, clock clockwork.Clock, log *slog.Logger) (*Agent, error) {
+// New returns an Agent. hc, clock and log may be nil (defaults: a plain
+// http.Client, the real clock, discard). hc is copied; redirects are not
+// followed, so the key is never sent to another host.
+func New(cfg Config, hc *http.Client, clock clockwork.Clock, log *slog.Logger) (*Agent, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("agent: model is empty")
 	}
@@ -122,12 +136,12 @@ func New(cfg Config, hc *httpc.Client, clock clockwork.Clock, log *slog.Logger) 
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
-	a := &Agent{cfg: cfg, clock: clock, log: log}
+	a := &Agent{cfg: cfg, clock: clock, log: log, text: map[string]bool{}}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	switch cfg.Provider {
 	case ProviderOpenAI, "":
 		a.cfg.Provider = ProviderOpenAI
-		a.prov = openAI{}
+		a.prov = openAI{maxTokens: cfg.MaxTokens}
 		if base == "" {
 			base = "https://api.openai.com/v1"
 		}
@@ -144,10 +158,12 @@ func New(cfg Config, hc *httpc.Client, clock clockwork.Clock, log *slog.Logger) 
 		return nil, fmt.Errorf("agent: base url %q: want http:// or https://", base)
 	}
 	a.url = base + a.prov.path()
-	a.hc = hc
-	if a.hc == nil {
-		a.hc = &httpc.Client{}
+	c := http.Client{}
+	if hc != nil {
+		c = *hc
 	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	a.hc = &c
 	if a.clock == nil {
 		a.clock = clockwork.NewRealClock()
 	}
@@ -169,7 +185,7 @@ func (a *Agent) Think(ctx context.Context, in Input) (Decision, error) {
 	// A run's requests come in one burst and the next run is minutes away,
 	// past any server's idle timeout: keep no connection, with its TLS
 	// buffers, open in between.
-	defer a.hc.CloseIdle()
+	defer a.hc.CloseIdleConnections()
 	dec := Decision{ToolCalls: []string{}}
 	system, user := BuildPrompt(in)
 	if a.cfg.ScoutModel != "" {
@@ -216,11 +232,20 @@ type run struct {
 // loop calls the model until it decides, at most MaxSteps times. The
 // decision is written to r.dec.
 func (r *run) loop(ctx context.Context, model, system, user string, tools []toolDef) error {
+	if r.a.textOnly(model) {
+		tools = nil
+	}
 	req := &request{model: model, system: system, tools: tools,
 		msgs: []message{{role: roleUser, text: user}}}
 	r.seen = map[string]int{}
 	for step := 0; step < r.a.cfg.MaxSteps; step++ {
 		rep, err := r.a.complete(ctx, req, r.dec, r.in.MaxCalls)
+		if err != nil && len(req.tools) > 0 && len(req.msgs) == 1 && toolsUnsupported(err) {
+			// The system prompt already says how to answer without tools.
+			r.a.setTextOnly(model, err)
+			req.tools = nil
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -260,6 +285,67 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 		req.msgs = append(req.msgs, message{role: roleTool, results: results})
 	}
 	return fmt.Errorf("%w after %d steps", ErrLoop, r.a.cfg.MaxSteps)
+}
+
+// toolsUnsupported reports a 400 (404 from OpenRouter) whose message says
+// the model cannot take tools: Ollama's "... does not support tools",
+// llama.cpp's server started without --jinja, vLLM without a tool parser,
+// OpenRouter with no endpoint that supports tool use.
+func toolsUnsupported(err error) bool {
+	var pe *ProviderError
+	if !errors.As(err, &pe) || (pe.Status != http.StatusBadRequest && pe.Status != http.StatusNotFound) {
+		return false
+	}
+	msg := strings.ToLower(pe.Err.Error())
+	for _, s := range []string{
+		"does not support tools",
+		"tools param requires --jinja",
+		"tool choice requires --enable-auto-tool-choice",
+		"no endpoints found that support tool use",
+		"tool use is not supported",
+		"tools are not supported",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// textOnly reports whether model speaks the text contract.
+func (a *Agent) textOnly(model string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t, ok := a.text[model]; ok {
+		return t
+	}
+	t := false
+	if a.cfg.Memory != nil {
+		var err error
+		if t, err = a.cfg.Memory.TextOnly(model); err != nil {
+			a.log.Warn("llm text-only flag unreadable; trying tools", logModel, model, logError, err)
+			return false // ask the state file again next run
+		}
+	}
+	a.text[model] = t
+	return t
+}
+
+// setTextOnly switches model to the text contract for good, logging once.
+func (a *Agent) setTextOnly(model string, cause error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.text[model] {
+		return
+	}
+	a.text[model] = true
+	a.log.Warn("llm model does not support tools; it answers HEARTBEAT_OK or ALERT: in text from now on",
+		logModel, model, logError, cause.Error())
+	if a.cfg.Memory != nil {
+		if err := a.cfg.Memory.SetTextOnly(model); err != nil {
+			a.log.Warn("llm text-only flag not saved; it is found again after a restart", logModel, model, logError, err)
+		}
+	}
 }
 
 // canonicalArgs returns the arguments as compact JSON ("{}" when empty), or

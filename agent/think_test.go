@@ -444,16 +444,23 @@ func TestThinkRetryAfter(t *testing.T) {
 		name   string
 		header func(now time.Time) string
 		wait   time.Duration
+		ms     string // retry-after-ms, when set
 	}{
-		{"seconds", func(time.Time) string { return "7" }, 7 * time.Second},
-		{"http date", func(now time.Time) string { return now.Add(12 * time.Second).Format(http.TimeFormat) }, 12 * time.Second},
+		{"seconds", func(time.Time) string { return "7" }, 7 * time.Second, ""},
+		{"http date", func(now time.Time) string { return now.Add(12 * time.Second).Format(http.TimeFormat) }, 12 * time.Second, ""},
+		// OpenAI sends both; the finer one wins.
+		{"retry-after-ms", func(time.Time) string { return "30" }, 2500 * time.Millisecond, "2500"},
 	}
 	for _, tt := range tests {
 		forProviders(t, func(t *testing.T, p string) {
 			t.Run(tt.name, func(t *testing.T) {
 				clock := clockwork.NewFakeClockAt(start)
+				h := map[string]string{"Retry-After": tt.header(start)}
+				if tt.ms != "" {
+					h["retry-after-ms"] = tt.ms
+				}
 				f := newFake(t, p,
-					turn{status: 429, header: map[string]string{"Retry-After": tt.header(start)}, body: `{"error":{"message":"slow down"}}`},
+					turn{status: 429, header: h, body: `{"error":{"message":"slow down"}}`},
 					turn{calls: []call{respond("ok", "", "")}, in: 3, out: 4})
 				cfg := testConfig(f)
 				cfg.RetryMax = time.Minute

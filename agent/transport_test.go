@@ -60,3 +60,41 @@ func TestOnceTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestThinkNeverResendsARequestTheServerRead: a server that reads the whole
+// request and closes the connection without answering may have done the
+// work (and billed it). Neither net/http nor the agent's retries send that
+// request again; the run fails as ErrUnreachable.
+func TestThinkNeverResendsARequestTheServerRead(t *testing.T) {
+	forProviders(t, func(t *testing.T, p string) {
+		tests := []struct {
+			name  string
+			turns []turn
+		}{
+			{"on a new connection", []turn{{hangUp: true}}},
+			// The second request goes out on the kept-alive connection of
+			// the first: the case where net/http re-sends an idempotent
+			// request, and where the hand-written client re-sent a POST.
+			{"on a reused connection", []turn{{calls: []call{{"c1", ToolListSensors, "{}"}}}, {hangUp: true}}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				f := newFake(t, p, tt.turns...)
+				d, err := think(t, newTestAgent(t, testConfig(f), nil, nil))
+				var pe *ProviderError
+				if !errors.Is(err, ErrUnreachable) || !errors.As(err, &pe) || !pe.Delivered || pe.Status != 0 {
+					t.Fatalf("Think error = %v, want ErrUnreachable, Delivered, no status", err)
+				}
+				if got, want := len(f.requests()), len(tt.turns); got != want {
+					t.Errorf("server saw %d requests, want exactly %d", got, want)
+				}
+				if d.Calls != len(tt.turns) || d.Outcome != "" {
+					t.Errorf("Think = %+v, want %d calls and no outcome", d, len(tt.turns))
+				}
+				if strings.Contains(err.Error(), testKey) {
+					t.Errorf("Think error = %v contains the key", err)
+				}
+			})
+		}
+	})
+}

@@ -82,8 +82,10 @@ type LLM struct {
 	Timeout      Duration `toml:"timeout"`        // default 60s
 	MaxSteps     int      `toml:"max_steps"`      // default 6
 	MaxToolCalls int      `toml:"max_tool_calls"` // default 12
-	ScoutModel   string   `toml:"scout_model"`
-	APIKey       Secret   `toml:"-"` // resolved
+	// MaxOutputTokens caps each answer (max_tokens on both protocols).
+	MaxOutputTokens int    `toml:"max_output_tokens"` // default 1024
+	ScoutModel      string `toml:"scout_model"`
+	APIKey          Secret `toml:"-"` // resolved
 }
 
 // Sensor is one [[sensor]] table.

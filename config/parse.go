@@ -140,10 +140,11 @@ func defaults() *Config {
 			MaxAlertsPerHour:       30,
 		},
 		LLM: LLM{
-			Provider:     "openai",
-			Timeout:      Duration{60 * time.Second},
-			MaxSteps:     6,
-			MaxToolCalls: 12,
+			Provider:        "openai",
+			Timeout:         Duration{60 * time.Second},
+			MaxSteps:        6,
+			MaxToolCalls:    12,
+			MaxOutputTokens: 1024,
 		},
 		MQTT: MQTT{
 			TopicPrefix:     "vigil",

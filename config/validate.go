@@ -182,6 +182,9 @@ func (p *parser) validateLLM() {
 	if l.MaxToolCalls < 1 || l.MaxToolCalls > 100 {
 		p.bad(k("max_tool_calls"), "must be between 1 and 100 (got %d)", l.MaxToolCalls)
 	}
+	if l.MaxOutputTokens < 16 || l.MaxOutputTokens > 65536 {
+		p.bad(k("max_output_tokens"), "must be between 16 and 65536 (got %d)", l.MaxOutputTokens)
+	}
 }
 
 func pick(cond bool, a, b string) string {

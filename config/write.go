@@ -51,6 +51,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.dur("timeout", l.Timeout)
 	t.int("max_steps", int64(l.MaxSteps))
 	t.int("max_tool_calls", int64(l.MaxToolCalls))
+	t.int("max_output_tokens", int64(l.MaxOutputTokens))
 
 	for _, s := range c.Sensors {
 		t.blank()

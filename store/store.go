@@ -68,6 +68,7 @@ var (
 	droppedKey    = []byte("outbox_dropped") // uint64
 	offsetKey     = []byte("offset")         // int64
 	chatKeyPrefix = "chat:"                  // + decimal configured chat id -> int64
+	textKeyPrefix = "text_model:"            // + model name -> "1": the model refused tools
 )
 
 // fileMode is the state file's permission: it may hold chat ids and alerts.
@@ -592,6 +593,29 @@ func marshalTime(t time.Time) []byte {
 		raw, _ = t.UTC().MarshalBinary()
 	}
 	return raw
+}
+
+// TextOnlyModel reports whether model was found not to support tools, so
+// the agent speaks the text contract to it.
+func (tx *Tx) TextOnlyModel(model string) (bool, error) {
+	b := tx.bucket(bucketMeta)
+	if b == nil {
+		return false, nil
+	}
+	return b.Get([]byte(textKeyPrefix+model)) != nil, nil
+}
+
+// SetTextOnlyModel records that model does not support tools. One key per
+// model the config ever named: a handful.
+func (tx *Tx) SetTextOnlyModel(model string) error {
+	b, err := tx.wbucket(bucketMeta)
+	if err != nil {
+		return err
+	}
+	if err := b.Put([]byte(textKeyPrefix+model), []byte{1}); err != nil {
+		return fmt.Errorf("put text-only model %q: %w", model, err)
+	}
+	return nil
 }
 
 // TelegramOffset returns the persisted getUpdates offset (0 if none).

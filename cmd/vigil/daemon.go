@@ -94,7 +94,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 		deps.Sensors = sensors
 	}
 	if opts.thinker {
-		if deps.Thinker, err = newThinker(cfg, clock, log); err != nil {
+		if deps.Thinker, err = newThinker(cfg, a.db, clock, log); err != nil {
 			return nil, err
 		}
 	}

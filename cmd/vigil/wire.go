@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -14,7 +16,6 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/internal/httpc"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
@@ -22,7 +23,8 @@ import (
 )
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
-func newThinker(cfg *config.Config, clock clockwork.Clock, log *slog.Logger) (heartbeat.Thinker, error) {
+// db remembers the models that refused tools.
+func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *slog.Logger) (heartbeat.Thinker, error) {
 	if !cfg.LLMEnabled() {
 		return nil, nil
 	}
@@ -30,8 +32,9 @@ func newThinker(cfg *config.Config, clock clockwork.Clock, log *slog.Logger) (he
 	a, err := agent.New(agent.Config{
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
+		MaxTokens: l.MaxOutputTokens, Memory: modelMemory{db},
 		UserAgent: "vigil/" + version,
-	}, &httpc.Client{}, clock, log.With("component", "llm"))
+	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
 		return nil, configErr(fmt.Errorf("llm: %w", err))
 	}
@@ -111,11 +114,24 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 		}
 		b := telegram.New(telegram.Config{
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
-		}, telegramState{db}, cmds, &httpc.Client{}, clock, log.With("transport", "telegram"))
+			UserAgent: "vigil/" + version,
+		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
 		w.notifiers = append(w.notifiers, b)
 		w.runners = append(w.runners, b.Run)
 	}
 	return w, nil
+}
+
+// modelMemory keeps the agent's text-only models in the state file.
+type modelMemory struct{ db *store.DB }
+
+func (m modelMemory) TextOnly(model string) (ok bool, err error) {
+	err = m.db.View(func(tx *store.Tx) error { ok, err = tx.TextOnlyModel(model); return err })
+	return ok, err
+}
+
+func (m modelMemory) SetTextOnly(model string) error {
+	return m.db.Update(func(tx *store.Tx) error { return tx.SetTextOnlyModel(model) })
 }
 
 // telegramState keeps the bot's update offset and chat migration in the state file.

@@ -1,14 +1,16 @@
 package telegram
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
-
-	"github.com/vigil-iot/vigil/internal/httpc"
 )
 
 // Bot API wire format: https://core.telegram.org/bots/api#making-requests
@@ -17,10 +19,10 @@ const maxResponse = 8 << 20 // getUpdates answers up to 100 updates
 
 // HTTP status codes (and error_code values) the bot tells apart.
 const (
-	statusBadRequest      = 400
-	statusForbidden       = 403
-	statusConflict        = 409
-	statusTooManyRequests = 429
+	statusBadRequest      = http.StatusBadRequest
+	statusForbidden       = http.StatusForbidden
+	statusConflict        = http.StatusConflict
+	statusTooManyRequests = http.StatusTooManyRequests
 )
 
 // response is the envelope of every Bot API answer.
@@ -64,8 +66,8 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.cause }
 
 // redact removes the token from err's text. The token is part of every
-// request URL; httpc leaves paths out of its errors, and this is the second
-// line of defence.
+// request URL; call already replaces net/http's *url.Error, which quotes
+// the URL, by the host alone, and this is the second line of defence.
 func (b *Bot) redact(err error) error {
 	if err == nil || b.cfg.Token == "" || !strings.Contains(err.Error(), b.cfg.Token) {
 		return err
@@ -90,24 +92,31 @@ func (b *Bot) call(ctx context.Context, method string, params, out any, timeout 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := strings.TrimRight(b.cfg.APIURL, "/") + "/bot" + b.cfg.Token + "/" + method
-	resp, err := b.hc.Post(ctx, url, httpc.Header{{"Content-Type", "application/json"}}, body, maxResponse)
-	switch {
-	case errors.Is(err, httpc.ErrBodyTooLarge):
-		// Decode what fits, as before: a cut answer is not a Bot API response.
-	case err != nil && resp != nil:
-		return b.redact(fmt.Errorf("%s: read response: %w", method, err))
-	case err != nil:
-		return b.redact(fmt.Errorf("%s: %w", method, err))
-	}
-	r, err := decodeResponse(resp.Body)
+	u := strings.TrimRight(b.cfg.APIURL, "/") + "/bot" + b.cfg.Token + "/" + method
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return b.redact(fmt.Errorf("%s: http %d: %w", method, resp.Status, err))
+		return b.redact(fmt.Errorf("%s: %w", method, hostOnly(err)))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", b.cfg.UserAgent)
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		return b.redact(fmt.Errorf("%s: %w", method, hostOnly(err)))
+	}
+	defer resp.Body.Close()
+	// Decode what fits: a cut answer is not a Bot API response.
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return b.redact(fmt.Errorf("%s: read response: %w", method, err))
+	}
+	r, err := decodeResponse(raw)
+	if err != nil {
+		return b.redact(fmt.Errorf("%s: http %d: %w", method, resp.StatusCode, err))
 	}
 	if !r.OK {
 		e := &APIError{Method: method, Code: r.ErrorCode, Description: r.Description}
 		if e.Code == 0 {
-			e.Code = resp.Status
+			e.Code = resp.StatusCode
 		}
 		if p := r.Parameters; p != nil {
 			e.MigrateTo = p.MigrateToChatID
@@ -127,6 +136,21 @@ func (b *Bot) call(ctx context.Context, method string, params, out any, timeout 
 }
 
 const maxRetryAfterSeconds = 3600
+
+// hostOnly replaces net/http's *url.Error, whose text quotes the request
+// URL and with it the token, by "post <host>: <cause>". The cause still
+// unwraps, so errors.Is(err, context.Canceled) keeps working.
+func hostOnly(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	host := "?"
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		host = u.Host
+	}
+	return fmt.Errorf("%s %s: %w", strings.ToLower(ue.Op), host, ue.Err)
+}
 
 // decodeResponse decodes a Bot API envelope.
 func decodeResponse(raw []byte) (response, error) {

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +29,6 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/alert"
-	"github.com/vigil-iot/vigil/internal/httpc"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -36,6 +36,7 @@ import (
 const (
 	DefaultAPIURL      = "https://api.telegram.org"
 	DefaultPollTimeout = 50 * time.Second
+	DefaultUserAgent   = "vigil"
 )
 
 const (
@@ -81,6 +82,7 @@ type Config struct {
 	AllowedUsers []int64
 	MinSeverity  alert.Severity
 	PollTimeout  time.Duration // getUpdates long-poll timeout; default 50s
+	UserAgent    string        // default "vigil"
 }
 
 // State persists what the bot learns: the getUpdates offset and chat
@@ -98,7 +100,7 @@ type Bot struct {
 	cfg   Config
 	state State
 	cmds  transport.Commands
-	hc    *httpc.Client
+	hc    *http.Client
 	clock clockwork.Clock
 	log   *slog.Logger
 
@@ -108,11 +110,12 @@ type Bot struct {
 	strange  map[int64]bool // users already logged as not in AllowedUsers
 }
 
-// New returns a Bot; state must not be nil. hc may be nil (a new client);
-// every request has its own deadline, and the long poll keeps hc's one
-// idle connection in use. cmds may be nil when AllowedChats is empty. New
-// starts nothing.
-func New(cfg Config, state State, cmds transport.Commands, hc *httpc.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
+// New returns a Bot; state must not be nil. hc may be nil (a plain
+// http.Client); its Timeout must be zero or longer than PollTimeout, since
+// every request has its own deadline. hc is copied and redirects are not
+// followed: a POST is never re-sent to another URL. cmds may be nil when
+// AllowedChats is empty. New starts nothing.
+func New(cfg Config, state State, cmds transport.Commands, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
@@ -120,8 +123,13 @@ func New(cfg Config, state State, cmds transport.Commands, hc *httpc.Client, clo
 		cfg.PollTimeout = DefaultPollTimeout
 	}
 	cfg.PollTimeout = max(cfg.PollTimeout, time.Second) // 0 would be short polling in a tight loop
-	if hc == nil {
-		hc = &httpc.Client{}
+	c := http.Client{}
+	if hc != nil {
+		c = *hc
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
 	}
 	if clock == nil {
 		clock = clockwork.NewRealClock()
@@ -129,7 +137,7 @@ func New(cfg Config, state State, cmds transport.Commands, hc *httpc.Client, clo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bot{cfg: cfg, state: state, cmds: cmds, hc: hc, clock: clock, log: log, unknown: map[int64]bool{}, strange: map[int64]bool{}}
+	return &Bot{cfg: cfg, state: state, cmds: cmds, hc: &c, clock: clock, log: log, unknown: map[int64]bool{}, strange: map[int64]bool{}}
 }
 
 // Name identifies the transport's outbox cursor.
