@@ -302,7 +302,7 @@ func runBench(ctx context.Context, args []string) error {
 
 	r.h(2, "What the memory figures mean")
 	r.p("From `/proc/PID/status`: **RssAnon** is resident anonymous memory — the Go heap, goroutine stacks and the runtime's own data — the memory vigil owns and only vigil can give back, so the targets are on it. **RssFile** is resident pages of mapped files, here the binary's text and data and the state file: clean pages the kernel can drop under pressure and read again from disk. **VmRSS** is their sum (plus shared memory) and **VmHWM** its peak; a 10 MB VmRSS target counted the binary's text and said little about what vigil holds, so VmRSS is reported, not targeted.")
-	r.p("From `/proc/PID/smaps_rollup`: **Pss** charges each resident page to the processes that map it, divided by their number (on a device running vigil alone it is about VmRSS); **Pss_Anon** (Linux 5.7 and later) is its anonymous part; **Private_Dirty** is memory written by vigil alone, which the kernel can only swap, never drop: the closest figure to what vigil costs a Pi with no swap.")
+	r.p("From `/proc/PID/smaps_rollup`: **Pss** charges each resident page to the processes that map it, divided by their number: on a device running one vigil it is about VmRSS, but here several daemons of the same binary run side by side (the long runs, the idle and steady-state daemons) and share its text, so the Pss figures above are lower than a lone daemon's; **Pss_Anon** (Linux 5.7 and later) is its anonymous part; **Private_Dirty** is memory written by vigil alone, which the kernel can only swap, never drop: the closest figure to what vigil costs a Pi with no swap.")
 
 	if len(notes) > 0 {
 		r.h(2, "Notes")
@@ -786,29 +786,55 @@ func knobRows(knobs []memKnob, lrs []longResult) [][]string {
 	return rows
 }
 
-// knobFinding says which knob the long-run figures favour: the lowest
-// RssAnon, and of two within 64 KiB of each other the one that spent less
-// CPU.
+// knobFinding says which knob the long-run figures favour. A knob that
+// spent more than half as much CPU again as the thriftiest one is out: on a
+// device that sleeps between samples, CPU is battery and heat. Of the rest
+// the lowest RssAnon wins, the figure the targets are on, and of two within
+// 64 KiB of each other the one that spent less CPU.
 func knobFinding(knobs []memKnob, lrs []longResult) string {
 	if len(knobs) < 2 {
 		return "Only the shipped configuration was run (-knobs), so there is nothing to compare."
 	}
-	best := 0
-	for i := range knobs {
-		a, b := lrs[i], lrs[best]
+	minCPU := lrs[0].cpu
+	for _, lr := range lrs {
+		minCPU = min(minCPU, lr.cpu)
+	}
+	costly := func(lr longResult) bool { return lr.cpu > minCPU*3/2 }
+	best := -1
+	for i, a := range lrs {
+		if costly(a) {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := lrs[best]
 		if a.mem.anon < b.mem.anon-64 || (a.mem.anon <= b.mem.anon+64 && a.cpu < b.cpu) {
 			best = i
 		}
 	}
-	var others []string
+	figures := func(i int) string {
+		return fmt.Sprintf("RssAnon %s, %d GCs, %s CPU", mib(lrs[i].mem.anon), lrs[i].gcs, lrs[i].cpu.Round(time.Millisecond))
+	}
+	var others, dropped []string
 	for i, k := range knobs {
-		if i != best {
-			others = append(others, fmt.Sprintf("%s %s (%d collections, %s CPU)", k.name, mib(lrs[i].mem.anon), lrs[i].gcs, lrs[i].cpu.Round(time.Millisecond)))
+		switch {
+		case i == best:
+		case costly(lrs[i]):
+			dropped = append(dropped, fmt.Sprintf("%s (%s: %.1f× the CPU of the thriftiest knob)", k.name, figures(i), float64(lrs[i].cpu)/float64(max(minCPU, 1))))
+		default:
+			others = append(others, fmt.Sprintf("%s (%s)", k.name, figures(i)))
 		}
 	}
-	b := lrs[best]
-	s := fmt.Sprintf("The numbers favour **%s** (%s): RssAnon %s after the long run with %d collections and %s of CPU, against %s. The choice goes by RssAnon, the figure the targets are on; of two knobs within 64 KiB of each other, the one that spent less CPU wins.",
-		knobs[best].name, knobs[best].what, mib(b.mem.anon), b.gcs, b.cpu.Round(time.Millisecond), strings.Join(others, ", "))
+	s := fmt.Sprintf("The numbers favour **%s** (%s): %s after the long run", knobs[best].name, knobs[best].what, figures(best))
+	if len(others) > 0 {
+		s += ", against " + strings.Join(others, ", ")
+	}
+	s += ". The choice goes by RssAnon, the figure the targets are on; of two knobs within 64 KiB of each other the one that spent less CPU wins."
+	if len(dropped) > 0 {
+		s += " Out of the running for spending more than 1.5 times the CPU of the thriftiest knob: " + strings.Join(dropped, ", ") + "."
+	}
 	if best != 0 {
 		s += " That is not what ships: the daemon's trims should give way to this knob."
 	}

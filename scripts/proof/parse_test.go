@@ -201,8 +201,10 @@ func TestKnobFinding(t *testing.T) {
 		lrs  []longResult
 		want string
 	}{
-		{"lowest RssAnon", []longResult{lr(2500, time.Second), lr(3500, time.Second), lr(2000, 3*time.Second)}, "favour **gomemlimit**"},
-		{"tie goes to less CPU", []longResult{lr(2048, time.Second), lr(2100, 2*time.Second), lr(2000, 3*time.Second)}, "favour **shipped**"},
+		{"lowest RssAnon", []longResult{lr(2500, time.Second), lr(3500, time.Second), lr(2000, 1400*time.Millisecond)}, "favour **gomemlimit**"},
+		{"tie goes to less CPU", []longResult{lr(2048, time.Second), lr(2100, time.Second), lr(2000, 1400*time.Millisecond)}, "favour **shipped**"},
+		{"a knob that burns CPU is out", []longResult{lr(2500, 57*time.Millisecond), lr(2900, 48*time.Millisecond), lr(2400, 723*time.Millisecond)}, "favour **shipped**"},
+		{"the shipped one can lose", []longResult{lr(2500, 57*time.Millisecond), lr(2300, 60*time.Millisecond), lr(2400, 723*time.Millisecond)}, "favour **runtime**"},
 	} {
 		if got := knobFinding(knobs, tc.lrs); !strings.Contains(got, tc.want) {
 			t.Errorf("%s: knobFinding = %q, want it to contain %q", tc.name, got, tc.want)
