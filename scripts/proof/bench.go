@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -115,9 +116,11 @@ func runBench(ctx context.Context, args []string) error {
 	// idle process per memory knob on a 2-core machine.
 	fmt.Fprintln(os.Stderr, "bench: long runs in the background (", *long, "samples,", len(knobs), "knobs )")
 	lchs := make([]chan longResult, len(knobs))
+	var read sync.WaitGroup // every long run reads its memory while all still run
+	read.Add(len(knobs))
 	for i, k := range knobs {
 		lchs[i] = make(chan longResult, 1)
-		go func() { lchs[i] <- env.longRun(ctx, *long, k) }()
+		go func() { lchs[i] <- env.longRun(ctx, *long, k, &read) }()
 	}
 
 	// 2–3. Idle RSS, idle CPU, wakeups; prompt size; whole-process CPU per heartbeat.
@@ -843,8 +846,12 @@ func knobFinding(knobs []memKnob, lrs []longResult) string {
 
 // longRun runs the idle config sped up (1 s samples, 1 m heartbeats) for
 // samples seconds with the environment of knob and its own LLM server, and
-// reads its memory and CPU at the end.
-func (env *benchEnv) longRun(ctx context.Context, samples int, knob memKnob) (res longResult) {
+// reads its memory and CPU at the end. It calls read.Done once it has read
+// them (or failed) and then waits for the other long runs to read theirs
+// before its daemon stops, so their Pss is read with the same processes up.
+func (env *benchEnv) longRun(ctx context.Context, samples int, knob memKnob, read *sync.WaitGroup) (res longResult) {
+	readDone := sync.OnceFunc(read.Done)
+	defer readDone()
 	res.samples = samples
 	llm, err := newLLMServer()
 	if err != nil {
@@ -878,6 +885,8 @@ func (env *benchEnv) longRun(ctx context.Context, samples int, knob memKnob) (re
 		return res
 	}
 	res.cpu = c.onCPU
+	readDone()
+	read.Wait()
 	log := d.logText()
 	res.gcs, res.forced = gcCounts(log)
 	res.heartbeats = strings.Count(log, "msg=heartbeat ")
