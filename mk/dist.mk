@@ -28,10 +28,11 @@ dist_mk_default_goal := $(.DEFAULT_GOAL)
 DIST_DIR ?= dist
 # nfpm is built from tools/go.mod, which pins it; the main go.mod stays small.
 NFPM ?= bin/nfpm
-# Size budgets (SI megabytes): the arm64 binary must stay under 9 MB (issue
-# 6), the others under 10 MB. Every MB counts on a Pi Zero.
+# Size budgets (SI megabytes): the arm64 binary must stay under 9.5 MB (issue
+# 11: paho and net/http are back), the others under 10 MB. Every MB counts on
+# a Pi Zero.
 DIST_MAX_BYTES ?= 10000000
-DIST_MAX_BYTES_ARM64 ?= 9000000
+DIST_MAX_BYTES_ARM64 ?= 9500000
 
 # dist target name -> Debian architecture.
 DEB_TARGETS := arm64:arm64 arm6:armhf riscv64:riscv64 amd64:amd64

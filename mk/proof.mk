@@ -1,6 +1,8 @@
-# Proof: benchmarks, reliability and fuzzing (issue 7; included by the Makefile).
+# Proof: benchmarks, reliability and fuzzing (issues 7 and 11; included by
+# the Makefile).
 #
-#   make bench              measure vigil and write BENCHMARKS.md (~8 min)
+#   make bench              measure vigil and write BENCHMARKS.md (~10 min;
+#                           the long runs of the memory knobs go alongside)
 #   make reliability        power cuts, broker outage, LLM faults, clock
 #                           faults, a simulated year, hostile input; writes
 #                           RELIABILITY.md (~30 min)

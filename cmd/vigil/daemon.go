@@ -167,7 +167,11 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	for _, r := range a.runners {
 		g.Go(func() error { return r(gctx) })
 	}
-	g.Go(func() error { trimMemory(gctx, trimAfterStart, trimInterval(cfg)); return nil })
+	// VIGIL_NO_TRIM=1 is for `make bench` only: it compares the trims with
+	// the runtime's own knobs (GOGC, GOMEMLIMIT). Not a setting.
+	if os.Getenv("VIGIL_NO_TRIM") != "1" {
+		g.Go(func() error { trimMemory(gctx, trimAfterStart, trimInterval(cfg)); return nil })
+	}
 	sdNotify(log, daemon.SdNotifyReady+"\nSTATUS=watching "+fmt.Sprint(len(cfg.Sensors))+" sensors ("+mode+")")
 	err = g.Wait()
 	sdNotify(log, daemon.SdNotifyStopping)

@@ -1,5 +1,5 @@
 // Command proof measures and tests vigil from the outside and writes the
-// reports BENCHMARKS.md and RELIABILITY.md (issue 7). Every figure in them
+// reports BENCHMARKS.md and RELIABILITY.md (issues 7 and 11). Every figure in them
 // comes from the run that wrote them.
 //
 //	go run ./scripts/proof bench       -bin bin/vigil -dist dist -o BENCHMARKS.md

@@ -123,43 +123,85 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// memUse is a process's memory from /proc/PID/status, in kB.
-type memUse struct{ rss, hwm, anon, file int64 }
+// memUse is a process's memory in kB: from /proc/PID/status (VmRSS, VmHWM,
+// RssAnon, RssFile) and /proc/PID/smaps_rollup (Pss, Pss_Anon,
+// Private_Dirty). RssAnon is the memory the process owns: heap, stacks and
+// the runtime's own data, which only it can give back. RssFile counts pages
+// of mapped files (the binary's text above all) that the kernel can drop and
+// read again at will; VmRSS = RssAnon + RssFile + RssShmem.
+type memUse struct {
+	rss, hwm, anon, file int64
+	pss, pssAnon, dirty  int64
+	hasPssAnon           bool // Pss_Anon is in smaps_rollup from Linux 5.7 on
+}
 
-// readMem reads VmRSS, VmHWM, RssAnon and RssFile of pid at one instant.
+// readMem reads the memory figures of pid: status and smaps_rollup, one
+// right after the other.
 func readMem(pid int) (memUse, error) {
-	var m memUse
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return m, err
+		return memUse{}, err
 	}
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{"VmRSS", &m.rss}, {"VmHWM", &m.hwm}, {"RssAnon", &m.anon}, {"RssFile", &m.file}} {
-		if *f.dst, err = parseStatusKB(string(b), f.name); err != nil {
-			return m, err
-		}
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return memUse{}, fmt.Errorf("%w (smaps_rollup needs Linux 4.14)", err)
+	}
+	m, err := parseMem(string(status), string(rollup))
+	if err != nil {
+		return m, fmt.Errorf("memory of pid %d: %w", pid, err)
 	}
 	return m, nil
 }
 
-// under reports whether both VmRSS and VmHWM are below limit bytes.
-func (m memUse) under(limit int64) bool { return m.rss*1024 < limit && m.hwm*1024 < limit }
+// parseMem takes the figures of memUse from the text of /proc/PID/status
+// and /proc/PID/smaps_rollup. Every field but Pss_Anon must be there.
+func parseMem(status, rollup string) (memUse, error) {
+	var m memUse
+	for _, f := range []struct {
+		file, text, name string
+		dst              *int64
+	}{
+		{"status", status, "VmRSS", &m.rss},
+		{"status", status, "VmHWM", &m.hwm},
+		{"status", status, "RssAnon", &m.anon},
+		{"status", status, "RssFile", &m.file},
+		{"smaps_rollup", rollup, "Pss", &m.pss},
+		{"smaps_rollup", rollup, "Private_Dirty", &m.dirty},
+	} {
+		v, err := parseStatusKB(f.text, f.name)
+		if err != nil {
+			return m, fmt.Errorf("%s: %w", f.file, err)
+		}
+		*f.dst = v
+	}
+	if v, err := parseStatusKB(rollup, "Pss_Anon"); err == nil {
+		m.pssAnon, m.hasPssAnon = v, true
+	}
+	return m, nil
+}
 
-func parseStatusKB(status, field string) (int64, error) {
-	for _, line := range strings.Split(status, "\n") {
+// anonUnder reports whether RssAnon is below limit bytes.
+func (m memUse) anonUnder(limit int64) bool { return m.anon*1024 < limit }
+
+// parseStatusKB returns the number after "field:" in a /proc file of
+// "Key: value [kB]" lines (status, smaps_rollup, meminfo).
+func parseStatusKB(text, field string) (int64, error) {
+	for _, line := range strings.Split(text, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || k != field {
 			continue
 		}
 		f := strings.Fields(v)
 		if len(f) == 0 {
-			break
+			return 0, fmt.Errorf("%s: no value", field)
 		}
-		return strconv.ParseInt(f[0], 10, 64)
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", field, err)
+		}
+		return n, nil
 	}
-	return 0, fmt.Errorf("no %s in /proc status", field)
+	return 0, fmt.Errorf("no %s line", field)
 }
 
 // cpuSample is a process's CPU use and context switches at one instant.
