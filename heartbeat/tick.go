@@ -56,26 +56,44 @@ type CheckOptions struct {
 }
 
 func (e *Engine) heartbeatLoop(ctx context.Context) error {
-	first := e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, e.cfg.Interval))
-	next := first
+	var (
+		next     time.Time
+		interval time.Duration
+	)
 	for {
 		e.mu.Lock()
-		e.nextMono = next
-		e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
+		if cur := e.cfg.Interval; cur != interval {
+			// The first pass, or a reload changed the interval: start a
+			// new schedule at the device's phase.
+			interval = cur
+			next = e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, interval))
+		}
+		reconf := e.reconf
+		e.setNextLocked(next, interval)
 		e.mu.Unlock()
+		if interval <= 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-reconf:
+				continue
+			}
+		}
 		if wait := next.Sub(e.deps.Clock.Now()); wait > 0 {
 			t := e.deps.Clock.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return nil
+			case <-reconf:
+				t.Stop()
+				continue
 			case <-t.Chan():
 			}
 		}
-		next = nextTick(next, e.deps.Clock.Now(), e.cfg.Interval)
+		next = nextTick(next, e.deps.Clock.Now(), interval)
 		e.mu.Lock()
-		e.nextMono = next
-		e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
+		e.setNextLocked(next, interval)
 		e.mu.Unlock()
 		res, err := e.tick(ctx, false, CheckOptions{})
 		if err != nil {
@@ -88,6 +106,17 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 		e.progress()
 		e.logRun(res)
 	}
+}
+
+// setNextLocked records when the next heartbeat runs; none while the
+// interval is 0. Caller holds e.mu.
+func (e *Engine) setNextLocked(next time.Time, interval time.Duration) {
+	if interval <= 0 {
+		e.nextMono, e.nextAt = time.Time{}, time.Time{}
+		return
+	}
+	e.nextMono = next
+	e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
 }
 
 func (e *Engine) logRun(res Result) {
