@@ -52,10 +52,3 @@ func (e *Engine) Reconfigure(cfg Config, sensors []device.Named, thinker Thinker
 	close(e.reconf)
 	e.reconf = make(chan struct{})
 }
-
-// Sensors returns the sensors the engine samples.
-func (e *Engine) Sensors() []device.Named {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.deps.Sensors
-}
