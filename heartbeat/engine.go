@@ -89,7 +89,8 @@ type Engine struct {
 	log  *slog.Logger
 	wake map[string]chan struct{} // per notifier
 
-	runMu sync.Mutex // held by a heartbeat run: no overlapping runs
+	runMu    sync.Mutex // held by a heartbeat run: no overlapping runs
+	sampleMu sync.Mutex // held by a sample: Reconfigure swaps sensors between two
 
 	mu           sync.Mutex // guards everything below
 	state        store.State
@@ -115,7 +116,8 @@ type Engine struct {
 	pubAt        time.Time
 	sensorsOut   *latest[device.Snapshot]
 	heartbeatOut *latest[transport.Heartbeat]
-	lost         *store.Lost // a reset whose state_lost alert is not queued yet (sample loop only)
+	lost         *store.Lost   // a reset whose state_lost alert is not queued yet (sample loop only)
+	reconf       chan struct{} // closed and replaced by Reconfigure: the loops re-read their timing
 }
 
 type ruleRun struct {
@@ -168,6 +170,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		start:        deps.Clock.Now(),
 		sensorsOut:   newLatest[device.Snapshot](),
 		heartbeatOut: newLatest[transport.Heartbeat](),
+		reconf:       make(chan struct{}),
 	}
 	for _, n := range deps.Notifiers {
 		e.wake[n.Name()] = make(chan struct{}, 1)
@@ -218,9 +221,8 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 func (e *Engine) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return e.sampleLoop(ctx) })
-	if e.cfg.Interval > 0 {
-		g.Go(func() error { return e.heartbeatLoop(ctx) })
-	}
+	// The heartbeat loop idles while the interval is 0: a reload may set one.
+	g.Go(func() error { return e.heartbeatLoop(ctx) })
 	for _, n := range e.deps.Notifiers {
 		g.Go(func() error { return e.deliveryLoop(ctx, n) })
 	}

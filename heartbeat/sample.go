@@ -23,10 +23,14 @@ func (e *Engine) sampleLoop(ctx context.Context) error {
 		} else {
 			e.progress()
 		}
+		e.mu.Lock()
+		every, reconf := e.cfg.SampleInterval, e.reconf
+		e.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-e.deps.Clock.After(e.cfg.SampleInterval):
+		case <-e.deps.Clock.After(every):
+		case <-reconf: // a reload: sample now, then at the new interval
 		}
 	}
 }
@@ -45,6 +49,8 @@ func (e *Engine) SampleDry(ctx context.Context) error {
 }
 
 func (e *Engine) sample(ctx context.Context, dry bool) error {
+	e.sampleMu.Lock()
+	defer e.sampleMu.Unlock()
 	if !dry {
 		e.noteLost()
 	}

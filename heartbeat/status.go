@@ -57,9 +57,6 @@ type RuleStatus struct {
 // Status reports the engine's state for `vigil status`.
 func (e *Engine) Status(ctx context.Context) (Status, error) {
 	st := Status{Device: e.cfg.DeviceID, Mode: "rules-only", Outbox: map[string]int{}}
-	if e.deps.Thinker != nil {
-		st.Mode = "llm"
-	}
 	if until, ok := e.PausedUntil(); ok {
 		st.PausedUntil = until.UTC().Round(time.Second)
 	}
@@ -81,6 +78,9 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.deps.Thinker != nil { // a reload may switch modes
+		st.Mode = "llm"
+	}
 	wall := e.deps.Wall()
 	st.Now = wall.UTC().Round(time.Second)
 	st.ClockPlausible = Plausible(wall, e.cfg.BuildTime)

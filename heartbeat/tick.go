@@ -64,26 +64,50 @@ func busyRetry(interval time.Duration) time.Duration {
 
 func (e *Engine) heartbeatLoop(ctx context.Context) error {
 	// sched keeps the device's phase; next is sched or, after a busy tick,
-	// the earlier retry.
-	sched := e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, e.cfg.Interval))
-	next := sched
+	// the earlier retry. A reload that changes the interval starts a new
+	// schedule at the device's phase.
+	var (
+		sched, next time.Time
+		interval    time.Duration
+	)
 	for {
-		e.setNext(next)
+		e.mu.Lock()
+		if cur := e.cfg.Interval; cur != interval {
+			interval = cur
+			sched = e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, interval))
+			next = sched
+		}
+		reconf := e.reconf
+		e.setNextLocked(next, interval)
+		e.mu.Unlock()
+		if interval <= 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-reconf:
+				continue
+			}
+		}
 		if wait := next.Sub(e.deps.Clock.Now()); wait > 0 {
 			t := e.deps.Clock.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return nil
+			case <-reconf:
+				t.Stop()
+				continue
 			case <-t.Chan():
 			}
 		}
 		now := e.deps.Clock.Now()
 		if !now.Before(sched) {
-			sched = nextTick(sched, now, e.cfg.Interval)
+			sched = nextTick(sched, now, interval)
 		}
 		next = sched
-		e.setNext(next)
+		e.mu.Lock()
+		e.setNextLocked(next, interval)
+		e.mu.Unlock()
 		res, err := e.tick(ctx, false, CheckOptions{})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -93,7 +117,7 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 			continue
 		}
 		if res.Run.Reason == ReasonBusy {
-			if retry := now.Add(busyRetry(e.cfg.Interval)); retry.Before(sched) {
+			if retry := now.Add(busyRetry(interval)); retry.Before(sched) {
 				next = retry
 			}
 		}
@@ -112,9 +136,19 @@ func (e *Engine) nextRun() time.Time {
 // setNext publishes the next tick's time for status and the heartbeat topic.
 func (e *Engine) setNext(next time.Time) {
 	e.mu.Lock()
+	e.setNextLocked(next, e.cfg.Interval)
+	e.mu.Unlock()
+}
+
+// setNextLocked records when the next heartbeat runs; none while the
+// interval is 0. Caller holds e.mu.
+func (e *Engine) setNextLocked(next time.Time, interval time.Duration) {
+	if interval <= 0 {
+		e.nextMono, e.nextAt = time.Time{}, time.Time{}
+		return
+	}
 	e.nextMono = next
 	e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
-	e.mu.Unlock()
 }
 
 func (e *Engine) logRun(res Result) {

@@ -90,7 +90,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	var cj checkJSON
-	resp, err := ctlCall(ctx, sockPath(cfg), ctlRequest{Cmd: "check", DryRun: dry}, 10*time.Minute)
+	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "check", DryRun: dry}, 10*time.Minute)
 	switch {
 	case err == nil:
 		cj = *resp.Check
@@ -158,7 +158,7 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	var st heartbeat.Status
-	resp, err := ctlCall(ctx, sockPath(cfg), ctlRequest{Cmd: "status"}, 10*time.Second)
+	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "status"}, 10*time.Second)
 	switch {
 	case err == nil:
 		st = *resp.Status
@@ -319,7 +319,7 @@ func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(co
 	if err != nil {
 		return err
 	}
-	resp, err := ctlCall(ctx, sockPath(cfg), req, 10*time.Second)
+	resp, err := ctlCall(ctx, cfg, req, 10*time.Second)
 	switch {
 	case err == nil:
 		fmt.Fprintln(e.stdout, resp.Text)

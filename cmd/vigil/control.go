@@ -9,9 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -23,24 +28,87 @@ type ctlRequest struct {
 	Cmd     string `json:"cmd"` // status | check | pause | resume
 	Minutes int    `json:"minutes,omitempty"`
 	DryRun  bool   `json:"dry_run,omitempty"`
+	// StateDir is the state directory the CLI's config names. A daemon
+	// watching another one answers OtherState and does nothing, so a
+	// shared socket location (/run/vigil) never reaches the wrong daemon.
+	StateDir string `json:"state_dir,omitempty"`
 }
 
 type ctlResponse struct {
-	Error  string            `json:"error,omitempty"`
-	Status *heartbeat.Status `json:"status,omitempty"`
-	Check  *checkJSON        `json:"check,omitempty"`
-	Text   string            `json:"text,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	OtherState bool              `json:"other_state,omitempty"`
+	Status     *heartbeat.Status `json:"status,omitempty"`
+	Check      *checkJSON        `json:"check,omitempty"`
+	Text       string            `json:"text,omitempty"`
 }
 
 type ctlServer struct {
-	ln   net.Listener
-	path string
-	cmds *commands
-	log  *slog.Logger
+	ln       net.Listener
+	path     string
+	stateDir string
+	cmds     *commands
+	log      *slog.Logger
+}
+
+// sockName is the control socket's file name.
+const sockName = "vigil.sock"
+
+// systemdRuntimeDir is the unit's RuntimeDirectory=vigil. The CLI runs
+// without $RUNTIME_DIRECTORY, so it looks there by name.
+const systemdRuntimeDir = "/run/vigil"
+
+// runtimeDir is the first directory of $RUNTIME_DIRECTORY (systemd sets it
+// from RuntimeDirectory=), or "".
+func runtimeDir() string {
+	d, _, _ := strings.Cut(os.Getenv("RUNTIME_DIRECTORY"), ":")
+	return d
+}
+
+// daemonSockPath is where `vigil run` listens: in $RUNTIME_DIRECTORY when
+// systemd gives one, else beside the state file.
+func daemonSockPath(cfg *config.Config) string {
+	if d := runtimeDir(); d != "" {
+		return filepath.Join(d, sockName)
+	}
+	return filepath.Join(cfg.Device.StateDir, sockName)
+}
+
+// sockCandidates are the places the CLI looks for the daemon, in order:
+// $RUNTIME_DIRECTORY (set when the CLI runs under systemd too), the unit's
+// /run/vigil, then the state directory (a daemon started by hand). A
+// daemon on another state directory refuses the request (OtherState), so
+// the order never picks the wrong one.
+func sockCandidates(cfg *config.Config) []string {
+	var out []string
+	for _, dir := range []string{runtimeDir(), systemdRuntimeDir, cfg.Device.StateDir} {
+		if p := filepath.Join(dir, sockName); dir != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// absDir makes a state directory absolute for comparison across processes.
+func absDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
+}
+
+// sameDir reports whether two paths name the same directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // listenControl creates the socket, replacing a stale one left by a crash.
-func listenControl(path string, cmds *commands, log *slog.Logger) (*ctlServer, error) {
+// It never removes a socket another vigil answers on.
+func listenControl(path, stateDir string, cmds *commands, log *slog.Logger) (*ctlServer, error) {
 	if c, err := net.DialTimeout("unix", path, 500*time.Millisecond); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("control socket %s: another vigil is answering on it", path)
@@ -56,7 +124,7 @@ func listenControl(path string, cmds *commands, log *slog.Logger) (*ctlServer, e
 		ln.Close()
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	return &ctlServer{ln: ln, path: path, cmds: cmds, log: log}, nil
+	return &ctlServer{ln: ln, path: path, stateDir: absDir(stateDir), cmds: cmds, log: log}, nil
 }
 
 func (s *ctlServer) Serve(ctx context.Context) error {
@@ -97,6 +165,9 @@ func (s *ctlServer) handle(ctx context.Context, c net.Conn) {
 }
 
 func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
+	if req.StateDir != "" && !sameDir(req.StateDir, s.stateDir) {
+		return ctlResponse{OtherState: true, Error: fmt.Sprintf("this vigil watches %s, not %s", s.stateDir, req.StateDir)}
+	}
 	eng := s.cmds.app.engine
 	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
 	switch req.Cmd {
@@ -135,35 +206,85 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 	return ctlResponse{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
 }
 
-// errNoDaemon means nobody listens on the socket: work on the state file.
+// errNoDaemon means no daemon for this state directory answers on any of
+// the sockets: work on the state file.
 var errNoDaemon = errors.New("no daemon")
 
-// ctlCall sends one request to a running daemon.
-func ctlCall(ctx context.Context, path string, req ctlRequest, timeout time.Duration) (ctlResponse, error) {
+// ctlCall sends one request to the daemon that watches cfg's state
+// directory, trying each of sockCandidates in turn.
+func ctlCall(ctx context.Context, cfg *config.Config, req ctlRequest, timeout time.Duration) (ctlResponse, error) {
+	req.StateDir = absDir(cfg.Device.StateDir)
+	for _, path := range sockCandidates(cfg) {
+		resp, err := ctlCallPath(ctx, path, req, timeout)
+		if errors.Is(err, errNoDaemon) || resp.OtherState {
+			continue
+		}
+		return resp, err
+	}
+	return ctlResponse{}, errNoDaemon
+}
+
+// ctlCallPath sends one request over one socket. A socket that is absent,
+// refuses or cannot be reached (no permission, a path too long for a unix
+// socket) is errNoDaemon: if a daemon holds the state file all the same,
+// opening the state file says so.
+func ctlCallPath(ctx context.Context, path string, req ctlRequest, timeout time.Duration) (ctlResponse, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			return ctlResponse{}, errNoDaemon
+		if ctx.Err() != nil {
+			return ctlResponse{}, ctx.Err()
 		}
-		return ctlResponse{}, fmt.Errorf("control socket %s: %w", path, err)
+		return ctlResponse{}, errNoDaemon
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	b, _ := json.Marshal(req)
 	if _, err := c.Write(append(b, '\n')); err != nil {
-		return ctlResponse{}, fmt.Errorf("control socket: %w", err)
+		return ctlResponse{}, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	line, err := bufio.NewReader(c).ReadBytes('\n')
 	if err != nil {
-		return ctlResponse{}, fmt.Errorf("control socket: no answer: %w", err)
+		return ctlResponse{}, fmt.Errorf("control socket %s: no answer: %w", path, err)
 	}
 	var resp ctlResponse
 	if err := json.Unmarshal(line, &resp); err != nil {
-		return ctlResponse{}, fmt.Errorf("control socket: bad answer: %w", err)
+		return ctlResponse{}, fmt.Errorf("control socket %s: bad answer: %w", path, err)
 	}
-	if resp.Error != "" {
+	if resp.Error != "" && !resp.OtherState {
 		return resp, errors.New(resp.Error)
 	}
 	return resp, nil
+}
+
+// lockHolder returns the pid of the process holding the flock on path,
+// from /proc/locks, or 0 when it cannot tell.
+func lockHolder(path string) int {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	dev := uint64(st.Dev)
+	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
+	minor := dev&0xff | (dev>>12)&^0xff
+	want := fmt.Sprintf("%02x:%02x:%d", major, minor, st.Ino)
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		// 1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF; waiters have "->".
+		if len(f) < 6 || f[1] != "FLOCK" || f[5] != want {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
 }

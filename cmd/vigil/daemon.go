@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -29,13 +32,21 @@ const shutdownGrace = 5 * time.Second
 
 // app is a wired engine with everything it owns.
 type app struct {
-	cfg     *config.Config
-	prof    board.Profile
-	log     *slog.Logger
-	db      *store.DB
-	engine  *heartbeat.Engine
-	runners []func(ctx context.Context) error // transports' connection loops
-	closers []func() error
+	cfg    *config.Config
+	prof   board.Profile
+	log    *slog.Logger
+	db     *store.DB
+	engine *heartbeat.Engine
+	clock  clockwork.Clock
+	cmds   *commands
+
+	// What a reload may replace (see reload.go).
+	sensors      []device.Named
+	closeSensors func() error
+	thinker      heartbeat.Thinker
+	live         []*liveTransport // network transports; their loops run under runCtx
+	runCtx       context.Context  // the daemon's context, set by cmdRun
+	closers      []func() error
 }
 
 func (a *app) Close() error {
@@ -75,7 +86,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 	var closeDB func() error
 	if a.db, closeDB, err = openStore(cfg, opts.store); err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			return nil, fmt.Errorf("%w (is the vigil daemon running? its socket %s did not answer)", err, sockPath(cfg))
+			return nil, lockedErr(cfg, opts.store)
 		}
 		return nil, err
 	}
@@ -86,33 +97,40 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 		return nil, err
 	}
 	clock := clockwork.NewRealClock()
+	a.clock = clock
 	deps := heartbeat.Deps{Clock: clock, Wall: time.Now, DB: a.db, Log: log, Progress: opts.watchdog}
 	deps.Notifiers = append(deps.Notifiers, &transport.Log{Logger: log})
+	a.closeSensors = func() error { return nil }
+	a.closers = append(a.closers, func() error { return a.closeSensors() })
 	if opts.sensors {
-		sensors, closeAll := openSensors(cfg, a.prof, time.Now, log)
-		a.closers = append(a.closers, closeAll)
-		deps.Sensors = sensors
+		a.sensors, a.closeSensors = openSensors(cfg, a.prof, time.Now, log)
+		deps.Sensors = a.sensors
 	}
 	if opts.thinker {
-		if deps.Thinker, err = newThinker(cfg, a.db, clock, log); err != nil {
+		if a.thinker, err = newThinker(cfg, a.db, clock, log); err != nil {
 			return nil, err
 		}
+		deps.Thinker = a.thinker
 	}
-	cmds := &commands{}
+	a.cmds = &commands{}
 	if opts.transports {
-		w, err := newTransports(ctx, cfg, a.db, cmds, clock, log)
+		w, err := newTransports(ctx, cfg, a.db, a.cmds, clock, log)
 		if err != nil {
 			return nil, err
 		}
-		deps.Notifiers = append(deps.Notifiers, w.notifiers...)
-		deps.Publishers = append(deps.Publishers, w.publishers...)
-		a.runners = append(a.runners, w.runners...)
-		a.closers = append(a.closers, w.closers...)
+		for _, t := range w.transports {
+			lt := &liveTransport{name: t.notifier.Name(), log: log, cur: t}
+			a.live = append(a.live, lt)
+			deps.Notifiers = append(deps.Notifiers, lt)
+			if t.publisher != nil {
+				deps.Publishers = append(deps.Publishers, lt)
+			}
+		}
 	}
 	if a.engine, err = heartbeat.New(ec, deps); err != nil {
 		return nil, err
 	}
-	cmds.app = a
+	a.cmds.app = a
 	ok = true
 	return a, nil
 }
@@ -121,6 +139,10 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	if _, err := e.flags("run", args, nil, 0); err != nil {
 		return err
 	}
+	// SIGHUP reloads; without this Go's default for it is to exit.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	singleProc()
 	cfg, err := e.loadConfig()
 	if err != nil {
@@ -157,16 +179,33 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 		"sensors", len(cfg.Sensors), "rules", len(cfg.Rules), "sample_interval", cfg.Heartbeat.SampleInterval.Duration,
 		"interval", interval, "state", dbPath(cfg))
 
-	srv, err := listenControl(sockPath(cfg), &commands{app: a}, log)
-	if err != nil {
-		return err
+	var srv *ctlServer
+	sock := daemonSockPath(cfg)
+	if srv, err = listenControl(sock, cfg.Device.StateDir, a.cmds, log); err != nil {
+		// The daemon's work does not need the socket: say what is lost.
+		log.Warn("no control socket: vigil status, check, pause and resume cannot reach this daemon (status says so); set RuntimeDirectory= in the unit or use a state_dir on a local filesystem with a short path",
+			"socket", sock, "err", err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	a.runCtx = gctx
 	g.Go(func() error { return a.engine.Run(gctx) })
-	g.Go(func() error { return srv.Serve(gctx) })
-	for _, r := range a.runners {
-		g.Go(func() error { return r(gctx) })
+	if srv != nil {
+		g.Go(func() error { return srv.Serve(gctx) })
 	}
+	for _, lt := range a.live {
+		lt.start(gctx)
+	}
+	g.Go(func() error {
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-hup:
+				log.Info("SIGHUP: reloading the config", "config", e.config)
+				e.reload(gctx, a, log)
+			}
+		}
+	})
 	// VIGIL_NO_TRIM=1 is for `make bench` only: it compares the trims with
 	// the runtime's own knobs (GOGC, GOMEMLIMIT). Not a setting.
 	if os.Getenv("VIGIL_NO_TRIM") != "1" {
@@ -175,11 +214,29 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	sdNotify(log, daemon.SdNotifyReady+"\nSTATUS=watching "+fmt.Sprint(len(cfg.Sensors))+" sensors ("+mode+")")
 	err = g.Wait()
 	sdNotify(log, daemon.SdNotifyStopping)
+	for _, lt := range a.live {
+		lt.stop() // MQTT publishes "offline" and disconnects
+	}
 	log.Info("vigil stopped")
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
+}
+
+// lockedErr explains a state file another process holds. For `vigil run`
+// it is a second daemon; for the CLI it is a daemon whose socket none of
+// the candidates reached (its bind failed, or no permission).
+func lockedErr(cfg *config.Config, mode storeMode) error {
+	pid := ""
+	if n := lockHolder(dbPath(cfg)); n > 0 {
+		pid = fmt.Sprintf(" (pid %d)", n)
+	}
+	if mode == storeDaemon {
+		return fmt.Errorf("another vigil is already running on %s%s; stop it first", cfg.Device.StateDir, pid)
+	}
+	return fmt.Errorf("a running vigil%s holds the state file %s, but its control socket is unreachable (looked for %s): see its log for the control socket warning, or run this as the daemon's user",
+		pid, dbPath(cfg), strings.Join(sockCandidates(cfg), ", "))
 }
 
 // singleProc runs the daemon's Go code on one processor unless GOMAXPROCS

@@ -139,8 +139,7 @@ func profile(cfg *config.Config, log *slog.Logger, level slog.Level) (board.Prof
 	return p, nil
 }
 
-func dbPath(cfg *config.Config) string   { return filepath.Join(cfg.Device.StateDir, "vigil.db") }
-func sockPath(cfg *config.Config) string { return filepath.Join(cfg.Device.StateDir, "vigil.sock") }
+func dbPath(cfg *config.Config) string { return filepath.Join(cfg.Device.StateDir, "vigil.db") }
 
 // How a command opens the state file.
 type storeMode int

@@ -43,10 +43,15 @@ func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *sl
 
 // wired holds the network transports.
 type wired struct {
-	notifiers  []heartbeat.Notifier
-	publishers []heartbeat.Publisher
-	runners    []func(ctx context.Context) error
-	closers    []func() error
+	transports []wiredTransport
+}
+
+// wiredTransport is one network transport: how alerts reach it, how the
+// retained state does (nil for Telegram), and its connection loop.
+type wiredTransport struct {
+	notifier  heartbeat.Notifier
+	publisher heartbeat.Publisher
+	run       func(ctx context.Context) error
 }
 
 // mqttTLS reads the CA and client certificate files of [mqtt] and builds
@@ -102,9 +107,7 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
 		}, cmds, log.With("transport", "mqtt"))
-		w.notifiers = append(w.notifiers, c)
-		w.publishers = append(w.publishers, c)
-		w.runners = append(w.runners, c.Run)
+		w.transports = append(w.transports, wiredTransport{notifier: c, publisher: c, run: c.Run})
 	}
 	if cfg.TelegramEnabled() {
 		tg := cfg.Telegram
@@ -116,8 +119,7 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
 			UserAgent: "vigil/" + version,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
-		w.notifiers = append(w.notifiers, b)
-		w.runners = append(w.runners, b.Run)
+		w.transports = append(w.transports, wiredTransport{notifier: b, run: b.Run})
 	}
 	return w, nil
 }

@@ -1,0 +1,333 @@
+package main
+
+// Reload policy (SIGHUP, `systemctl reload vigil`). The config file and the
+// checklist are read and validated by the same code as at start, so an error
+// names the file and line. An invalid config changes nothing: the daemon
+// runs on with the old one and logs one ERROR line. A valid one is applied
+// at once, touching only what changed:
+//   - heartbeat settings and rules go to the running engine (rules keep
+//     their state by name);
+//   - sensors are reopened only when a [[sensor]] changed;
+//   - the LLM client is rebuilt only when [llm] changed;
+//   - a transport is restarted only when its own section changed (MQTT
+//     publishes "offline", disconnects and reconnects with "online";
+//     Telegram restarts its poller).
+// What cannot change under a running daemon (the device ID, the state
+// directory, the board, and turning a transport on or off, which would add
+// or remove an outbox) keeps its old value with a WARN line saying that a
+// restart applies it.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// liveTransport is a network transport as the engine sees it for the whole
+// life of the daemon: a reload that changes the transport's section
+// replaces what it forwards to and restarts its connection loop.
+type liveTransport struct {
+	name string
+	log  *slog.Logger
+
+	mu     sync.RWMutex
+	cur    wiredTransport
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+var (
+	_ heartbeat.Notifier  = (*liveTransport)(nil)
+	_ heartbeat.Publisher = (*liveTransport)(nil)
+)
+
+func (t *liveTransport) Name() string { return t.name }
+
+func (t *liveTransport) current() wiredTransport {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.cur
+}
+
+func (t *liveTransport) Notify(ctx context.Context, a alert.Alert) error {
+	return t.current().notifier.Notify(ctx, a)
+}
+
+func (t *liveTransport) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error {
+	if p := t.current().publisher; p != nil {
+		return p.PublishHeartbeat(ctx, hb)
+	}
+	return nil
+}
+
+func (t *liveTransport) PublishSensors(ctx context.Context, snap device.Snapshot) error {
+	if p := t.current().publisher; p != nil {
+		return p.PublishSensors(ctx, snap)
+	}
+	return nil
+}
+
+// start runs the current transport's connection loop until stop or until
+// parent ends.
+func (t *liveTransport) start(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	run := t.current().run
+	t.mu.Lock()
+	t.cancel, t.done = cancel, done
+	t.mu.Unlock()
+	go func() {
+		defer close(done)
+		if err := run(ctx); err != nil && ctx.Err() == nil {
+			t.log.Error("transport stopped", "transport", t.name, "err", err)
+		}
+	}()
+}
+
+// stop ends the connection loop and waits for its shutdown work (MQTT's
+// "offline").
+func (t *liveTransport) stop() {
+	t.mu.RLock()
+	cancel, done := t.cancel, t.done
+	t.mu.RUnlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// replace stops the running transport and starts next in its place.
+func (t *liveTransport) replace(parent context.Context, next wiredTransport) {
+	t.stop()
+	t.mu.Lock()
+	t.cur = next
+	t.mu.Unlock()
+	t.start(parent)
+}
+
+// reload re-reads and applies the config (see the policy at the top).
+func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
+	cfg, err := e.loadForReload()
+	if err != nil {
+		log.Error("config reload rejected: still running on the previous config", "err", err)
+		return
+	}
+	old := a.cfg
+	var later []string
+	keep := func(name string, changed bool, restore func()) {
+		if changed {
+			later = append(later, name)
+			restore()
+		}
+	}
+	keep("device.id", cfg.Device.ID != old.Device.ID, func() { cfg.Device.ID = old.Device.ID })
+	keep("device.state_dir", cfg.Device.StateDir != old.Device.StateDir, func() { cfg.Device.StateDir = old.Device.StateDir })
+	keep("device.board", cfg.Device.Board != old.Device.Board, func() { cfg.Device.Board = old.Device.Board })
+	keep("mqtt (enabled/disabled)", cfg.MQTTEnabled() != old.MQTTEnabled(), func() { cfg.MQTT = old.MQTT })
+	keep("telegram (enabled/disabled)", cfg.TelegramEnabled() != old.TelegramEnabled(), func() { cfg.Telegram = old.Telegram })
+	if len(later) > 0 {
+		log.Warn("config reload: these changes take effect only at the next restart", "keys", strings.Join(later, ", "))
+	}
+	ec, err := engineConfig(cfg)
+	if err != nil {
+		log.Error("config reload rejected: still running on the previous config", "err", err)
+		return
+	}
+	changed := diffConfig(old, cfg)
+	if len(changed) == 0 {
+		log.Info("config reloaded", "changed", "nothing")
+		return
+	}
+
+	// Build everything that can fail before touching the running daemon.
+	thinker := a.thinker
+	if !reflect.DeepEqual(old.LLM, cfg.LLM) {
+		if thinker, err = newThinker(cfg, a.db, a.clock, log); err != nil {
+			log.Error("config reload rejected: still running on the previous config", "err", err)
+			return
+		}
+	}
+	var next map[string]wiredTransport
+	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || !reflect.DeepEqual(old.Telegram, cfg.Telegram) {
+		w, err := newTransports(a.runCtx, cfg, a.db, a.cmds, a.clock, log)
+		if err != nil {
+			log.Error("config reload rejected: still running on the previous config", "err", err)
+			return
+		}
+		next = map[string]wiredTransport{}
+		for _, t := range w.transports {
+			next[t.notifier.Name()] = t
+		}
+	}
+	sensors, closeSensors := a.sensors, func() error { return nil }
+	reopen := !sameSensors(old.Sensors, cfg.Sensors)
+	if reopen {
+		sensors, closeSensors = openSensors(cfg, a.prof, time.Now, log)
+	}
+
+	a.engine.Reconfigure(ec, sensors, thinker)
+	if reopen {
+		if err := a.closeSensors(); err != nil {
+			log.Warn("close the previous sensors", "err", err)
+		}
+		a.sensors, a.closeSensors = sensors, closeSensors
+	}
+	a.thinker = thinker
+	for _, lt := range a.live {
+		section := map[string]bool{
+			"mqtt":     !reflect.DeepEqual(old.MQTT, cfg.MQTT),
+			"telegram": !reflect.DeepEqual(old.Telegram, cfg.Telegram),
+		}
+		if t, ok := next[lt.name]; ok && section[lt.name] {
+			lt.replace(a.runCtx, t)
+		}
+	}
+	a.cfg = cfg
+	log.Info("config reloaded", "changed", strings.Join(changed, ", "))
+}
+
+// loadForReload reads config.toml and checks the checklist the way start
+// and `vigil config check` do.
+func (e *env) loadForReload() (*config.Config, error) {
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := engineConfig(cfg); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(cfg.Heartbeat.Checklist); err == nil {
+		if _, _, err := checklistFunc(cfg.Heartbeat.Checklist)(); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// sameSensors reports whether two [[sensor]] lists open the same sensors;
+// a sensor that only moved in the file is the same.
+func sameSensors(a, b []config.Sensor) bool {
+	strip := func(ss []config.Sensor) []config.Sensor {
+		out := slices.Clone(ss)
+		for i := range out {
+			out[i].Line = 0
+		}
+		return out
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+// secretKeys name the resolved secrets in a diff; their values never appear.
+var secretKeys = map[string]string{"APIKey": "api_key", "Password": "password", "Token": "token"}
+
+// diffConfig lists what differs between two configs, for the reload log
+// line: "heartbeat.sample_interval 1s→2s", "rule.too_hot", "sensor.air
+// (added)". Secrets are named, never shown.
+func diffConfig(a, b *config.Config) []string {
+	var out []string
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for i := range va.NumField() {
+		f := va.Type().Field(i)
+		sec := tomlName(f)
+		if !f.IsExported() || sec == "" {
+			continue
+		}
+		fa, fb := va.Field(i), vb.Field(i)
+		switch f.Type.Kind() {
+		case reflect.Struct:
+			for j := range fa.NumField() {
+				sf := f.Type.Field(j)
+				x, y := fa.Field(j), fb.Field(j)
+				if !sf.IsExported() || reflect.DeepEqual(x.Interface(), y.Interface()) {
+					continue
+				}
+				if name, ok := secretKeys[sf.Name]; ok {
+					out = append(out, sec+"."+name)
+					continue
+				}
+				key := tomlName(sf)
+				if key == "" {
+					continue // derived from a key listed on its own (location, active)
+				}
+				if strings.HasSuffix(key, "password") || strings.HasSuffix(key, "token") {
+					out = append(out, sec+"."+key)
+					continue
+				}
+				out = append(out, fmt.Sprintf("%s.%s %s→%s", sec, key, showValue(x), showValue(y)))
+			}
+		case reflect.Slice:
+			out = append(out, diffNamed(sec, fa, fb)...)
+		}
+	}
+	return out
+}
+
+// diffNamed compares [[sensor]] or [[rule]] lists by name.
+func diffNamed(sec string, a, b reflect.Value) []string {
+	byName := func(v reflect.Value) (map[string]any, []string) {
+		m := map[string]any{}
+		var names []string
+		for i := range v.Len() {
+			e := reflect.New(v.Index(i).Type()).Elem()
+			e.Set(v.Index(i))
+			if l := e.FieldByName("Line"); l.IsValid() {
+				l.SetInt(0)
+			}
+			name := e.FieldByName("Name").String()
+			m[name] = e.Interface()
+			names = append(names, name)
+		}
+		return m, names
+	}
+	ma, na := byName(a)
+	mb, nb := byName(b)
+	var out []string
+	for _, n := range nb {
+		x, ok := ma[n]
+		switch {
+		case !ok:
+			out = append(out, sec+"."+n+" (added)")
+		case !reflect.DeepEqual(x, mb[n]):
+			out = append(out, sec+"."+n)
+		}
+	}
+	for _, n := range na {
+		if _, ok := mb[n]; !ok {
+			out = append(out, sec+"."+n+" (removed)")
+		}
+	}
+	return out
+}
+
+func tomlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
+func showValue(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case config.Duration:
+		return x.Duration.String()
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	}
+	return fmt.Sprint(v.Interface())
+}
