@@ -114,6 +114,10 @@ type SimWave struct {
 	Every  Duration `toml:"every"`  // default 3m
 	Length Duration `toml:"length"` // default 90s
 	Rise   float64  `toml:"rise"`   // °C, default 20
+	// Start pins the waveform to a wall-clock instant instead of the
+	// daemon's start: every device with the same start and every runs its
+	// excursions together (a fleet's synchronised alert storm).
+	Start time.Time `toml:"start"`
 }
 
 // Rule is one [[rule]] table.

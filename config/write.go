@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -98,7 +99,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			t.str("w1_dir", s.W1Dir)
 		}
 		if w := s.Sim; w != nil {
-			t.raw("sim", fmt.Sprintf("{ every = %q, length = %q, rise = %s }", w.Every, w.Length, tomlFloat(w.Rise)))
+			start := ""
+			if !w.Start.IsZero() {
+				start = ", start = " + w.Start.Format(time.RFC3339Nano)
+			}
+			t.raw("sim", fmt.Sprintf("{ every = %q, length = %q, rise = %s%s }", w.Every, w.Length, tomlFloat(w.Rise), start))
 		}
 	}
 

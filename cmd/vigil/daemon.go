@@ -114,7 +114,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 	}
 	a.cmds = &commands{}
 	if opts.transports {
-		w, err := newTransports(ctx, cfg, a.db, a.cmds, clock, log)
+		w, err := newTransports(ctx, cfg, a.prof.Name, a.db, a.cmds, clock, log)
 		if err != nil {
 			return nil, err
 		}

@@ -123,6 +123,9 @@ func simSensor(s config.Sensor, start time.Time, now func() time.Time) device.Se
 	}
 	if w := s.Sim; w != nil {
 		sim.Every, sim.Length, sim.Rise = w.Every.Duration, w.Length.Duration, w.Rise
+		if !w.Start.IsZero() {
+			sim.Start = w.Start
+		}
 	}
 	if q, ok := device.SensorQuantities(s.Driver, s.Channels); ok && (s.Driver == "ads1015" || s.Driver == "ads1115") {
 		names := make([]string, len(q))

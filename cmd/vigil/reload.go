@@ -161,7 +161,7 @@ func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
 	}
 	var next map[string]wiredTransport
 	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || !reflect.DeepEqual(old.Telegram, cfg.Telegram) {
-		w, err := newTransports(a.runCtx, cfg, a.db, a.cmds, a.clock, log)
+		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, a.clock, log)
 		if err != nil {
 			log.Error("config reload rejected: still running on the previous config", "err", err)
 			return

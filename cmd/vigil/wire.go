@@ -88,8 +88,9 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 	return tlsCfg, nil
 }
 
-// newTransports builds MQTT and Telegram when configured.
-func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds transport.Commands, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
+// newTransports builds MQTT and Telegram when configured; board is the
+// resolved board profile, which MQTT publishes on <p>/<id>/info.
+func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds transport.Commands, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
 	w := &wired{}
 	if cfg.MQTTEnabled() {
 		m := cfg.MQTT
@@ -106,6 +107,7 @@ func newTransports(ctx context.Context, cfg *config.Config, db *store.DB, cmds t
 			Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg,
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
+			Board: board, Interval: cfg.Heartbeat.Interval.Duration, SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
 		}, cmds, log.With("transport", "mqtt"))
 		w.transports = append(w.transports, wiredTransport{notifier: c, publisher: c, run: c.Run})
 	}

@@ -76,7 +76,10 @@ type Config struct {
 	DiscoveryPrefix string        // default "homeassistant"
 	Commands        bool          // subscribe to <p>/<id>/cmd/+
 	MinSeverity     alert.Severity
-	Version         string          // reported to Home Assistant as the software version
+	Version         string          // reported to Home Assistant and on <p>/<id>/info as the software version
+	Board           string          // the board profile, published on <p>/<id>/info
+	Interval        time.Duration   // the heartbeat interval, published on <p>/<id>/info
+	SampleInterval  time.Duration   // the sample interval, published on <p>/<id>/info
 	Clock           clockwork.Clock // paces the first connection's retries; default the real clock
 }
 
@@ -213,36 +216,52 @@ func (c *Client) Run(ctx context.Context) error {
 	return nil
 }
 
-// options are paho's settings for this client: MQTT 3.1.1, a clean session
-// (the durable queue is vigil's outbox, not the broker's session), paho's
-// own reconnect with backoff, the retained Last Will, and TLS for ssl://,
-// mqtts:// and wss:// brokers. ws:// and wss:// go through paho's
-// WebSocket dialer.
-func (c *Client) options() *paho.ClientOptions {
+// ClientOptions are paho's settings for reaching cfg.Broker the way the
+// daemon does: MQTT 3.1.1, a clean session (the durable queue is vigil's
+// outbox, not the broker's session), paho's own reconnect with backoff up to
+// ReconnectMax, the keepalive and its ping timeout, the credentials, and TLS
+// for ssl://, mqtts:// and wss:// brokers; ws:// and wss:// go through
+// paho's WebSocket dialer. Only Broker, ClientID, Username, Password, TLS,
+// Keepalive and ReconnectMax are read, so a subscriber such as `vigil
+// fleet` connects exactly as the daemon does. It sets no Last Will and no
+// handlers.
+func ClientOptions(cfg Config) *paho.ClientOptions {
+	if cfg.Keepalive <= 0 {
+		cfg.Keepalive = DefaultKeepalive
+	}
+	if cfg.ReconnectMax <= 0 {
+		cfg.ReconnectMax = DefaultReconnectMax
+	}
 	opts := paho.NewClientOptions().
-		AddBroker(c.cfg.Broker).
-		SetClientID(c.cfg.ClientID).
+		AddBroker(cfg.Broker).
+		SetClientID(cfg.ClientID).
 		SetProtocolVersion(4).
 		SetCleanSession(true).
 		SetAutoReconnect(true).
 		SetConnectRetry(false).
-		SetMaxReconnectInterval(c.cfg.ReconnectMax).
-		SetKeepAlive(c.cfg.Keepalive).
-		SetPingTimeout(pingTimeout(c.cfg.Keepalive)).
+		SetMaxReconnectInterval(cfg.ReconnectMax).
+		SetKeepAlive(cfg.Keepalive).
+		SetPingTimeout(pingTimeout(cfg.Keepalive)).
 		SetConnectTimeout(connectTimeout).
-		SetWriteTimeout(writeTimeout).
+		SetWriteTimeout(writeTimeout)
+	if cfg.Username != "" {
+		opts.SetUsername(cfg.Username)
+		opts.SetPassword(cfg.Password)
+	}
+	if cfg.TLS != nil {
+		opts.SetTLSConfig(cfg.TLS)
+	}
+	return opts
+}
+
+// options are the daemon's paho settings: ClientOptions plus the retained
+// Last Will and the connection handlers.
+func (c *Client) options() *paho.ClientOptions {
+	return ClientOptions(c.cfg).
 		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(c.onLost).
 		SetDefaultPublishHandler(func(paho.Client, paho.Message) {})
-	if c.cfg.Username != "" {
-		opts.SetUsername(c.cfg.Username)
-		opts.SetPassword(c.cfg.Password)
-	}
-	if c.cfg.TLS != nil {
-		opts.SetTLSConfig(c.cfg.TLS)
-	}
-	return opts
 }
 
 // pingTimeout is how long paho waits for a PINGRESP: half the keepalive,
@@ -334,6 +353,9 @@ func (c *Client) afterConnect(ctx context.Context) {
 	defer cancel()
 	if err := c.publish(octx, c.topic("status"), true, []byte("online")); err != nil {
 		c.log.Warn("mqtt publish online", keyErr, err)
+	}
+	if err := c.publishInfo(octx); err != nil {
+		c.log.Warn("mqtt publish info", keyErr, err)
 	}
 	if c.cfg.HomeAssistant {
 		if err := c.subscribe(octx, c.haStatusTopic(), c.onHAStatus); err != nil {
@@ -434,6 +456,30 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 		}
 	}
 	return nil
+}
+
+// Info is the retained payload of <p>/<id>/info, published once after every
+// connect: what a fleet view needs to know about a device that its other
+// topics do not say. Time is when this connection came up, so a status of
+// "online" is online since Time; Interval lets a subscriber tell a silent
+// device (no heartbeat for 3× Interval) from a quiet one.
+type Info struct {
+	Time           time.Time `json:"time"`
+	Board          string    `json:"board,omitempty"`
+	Version        string    `json:"version,omitempty"`
+	Interval       string    `json:"interval,omitempty"`        // heartbeat interval, a Go duration; "0s" when heartbeats are off
+	SampleInterval string    `json:"sample_interval,omitempty"` // a Go duration
+}
+
+// publishInfo publishes Info, retained, on <p>/<id>/info.
+func (c *Client) publishInfo(ctx context.Context) error {
+	info := Info{Time: c.clock.Now().UTC(), Board: c.cfg.Board, Version: c.cfg.Version,
+		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String()}
+	payload, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("encode info: %w", err)
+	}
+	return c.publish(ctx, c.topic("info"), true, payload)
 }
 
 // problemAlert is one firing alert in the problem sensor's attributes.
