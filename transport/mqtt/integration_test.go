@@ -161,7 +161,7 @@ func TestAlertDeliveredAtQoS1(t *testing.T) {
 
 func TestRetainedState(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
-	c := newTestClient(t, b.URL(), Config{}, nil)
+	c := newTestClient(t, b.URL(), Config{Board: "pi4", Version: "v1.2.3", Interval: 30 * time.Minute, SampleInterval: 30 * time.Second}, nil)
 	stop := runClient(t, c)
 	waitConnected(t, c)
 
@@ -182,12 +182,17 @@ func TestRetainedState(t *testing.T) {
 	// A subscriber that arrives later gets the retained state.
 	late := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/+")
 	got := map[string]mosquittotest.Message{}
-	for len(got) < 3 {
+	for len(got) < 4 {
 		m, ok := late.Maybe("", wait5)
 		if !ok {
-			t.Fatalf("retained messages seen: %v, want status, heartbeat and sensors", got)
+			t.Fatalf("retained messages seen: %v, want status, info, heartbeat and sensors", got)
 		}
 		got[m.Topic] = m
+	}
+	var info Info
+	if m := got["vigil/dev1/info"]; !m.Retained || json.Unmarshal([]byte(m.Payload), &info) != nil ||
+		info.Board != "pi4" || info.Version != "v1.2.3" || info.Interval != "30m0s" || info.SampleInterval != "30s" || info.Time.IsZero() {
+		t.Errorf("info = %+v (%+v), want retained board pi4, version v1.2.3, interval 30m0s, sample_interval 30s and a time", m, info)
 	}
 	if m := got["vigil/dev1/status"]; m.Payload != "online" || !m.Retained {
 		t.Errorf("status = %+v, want retained online", m)
