@@ -1,0 +1,315 @@
+// Package fleet is the view model of `vigil fleet`: the state of every
+// device seen on a broker, built from the retained and live messages vigil
+// publishes under <prefix>/<id>/ (status, info, heartbeat, sensors, alert,
+// problem/attributes). It holds no connection: the caller subscribes and
+// hands each message to View.Handle, so the view is testable without a
+// broker, on an injected clock.
+//
+// Policy: a device is
+//   - offline when its retained status says so (a clean stop or the Last
+//     Will the broker sends 1.5 × keepalive after the device went silent);
+//   - stale when its status is still online but nothing was heard from it
+//     for 3 × its heartbeat interval (or View's StaleAfter, when set): a
+//     device that hangs with its TCP connection up, or a broker that has
+//     not yet noticed;
+//   - online otherwise.
+//
+// The heartbeat interval comes from the retained info payload or, failing
+// that, from the last heartbeat's next_at − time. A device with heartbeats
+// off (interval 0) is never called stale unless StaleAfter is set.
+package fleet
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/transport/mqtt"
+)
+
+// States a Device can be in.
+const (
+	Online  = "online"
+	Offline = "offline"
+	Stale   = "stale"
+	Unknown = "unknown" // seen, but no status message yet
+)
+
+// StaleFactor times the heartbeat interval is how long a device may be
+// silent before it is called stale.
+const StaleFactor = 3
+
+// Device is one device as the fleet view shows it, at one instant.
+type Device struct {
+	ID        string       `json:"id"`
+	State     string       `json:"state"`            // online | offline | stale | unknown
+	Status    string       `json:"status,omitempty"` // the status payload as published
+	Since     time.Time    `json:"since,omitzero"`   // when the status took its value, when known
+	LastSeen  time.Time    `json:"last_seen,omitzero"`
+	SilentFor Duration     `json:"silent_for,omitzero"` // since LastSeen
+	Board     string       `json:"board,omitempty"`
+	Version   string       `json:"version,omitempty"`
+	Interval  Duration     `json:"interval,omitzero"` // heartbeat interval
+	Heartbeat *Heartbeat   `json:"heartbeat,omitempty"`
+	Firing    []Firing     `json:"firing"`
+	LastAlert *alert.Alert `json:"last_alert,omitempty"`
+}
+
+// Heartbeat is the device's last heartbeat run and its age.
+type Heartbeat struct {
+	Time    time.Time `json:"time"`
+	Outcome string    `json:"outcome"`
+	Reason  string    `json:"reason,omitempty"`
+	NextAt  time.Time `json:"next_at,omitzero"`
+	Age     Duration  `json:"age"`
+}
+
+// Firing is one alert that is firing on a device.
+type Firing struct {
+	Severity alert.Severity `json:"severity"`
+	Source   string         `json:"source"`
+	Rule     string         `json:"rule,omitempty"`
+	Summary  string         `json:"summary"`
+	Time     time.Time      `json:"time"`
+}
+
+// Duration is a time.Duration that reads and writes as a Go duration
+// string ("1m30s") in JSON.
+type Duration time.Duration
+
+// MarshalText writes d as a Go duration, rounded to the millisecond.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(time.Duration(d).Round(time.Millisecond).String()), nil
+}
+
+// UnmarshalText reads a Go duration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// View is the state of every device seen under one topic prefix. It is
+// safe for concurrent use: paho's router calls Handle while a renderer
+// calls Devices.
+type View struct {
+	prefix string
+	clock  clockwork.Clock
+	// StaleAfter, when positive, replaces 3 × the heartbeat interval as
+	// the silence after which an online device is stale.
+	StaleAfter time.Duration
+
+	mu      sync.Mutex
+	devices map[string]*entry
+	changed chan struct{}
+}
+
+// entry is what View keeps per device; Devices turns it into a Device.
+type entry struct {
+	id        string
+	status    string
+	statusAt  time.Time // when a live status arrived; zero for a retained one
+	info      *mqtt.Info
+	interval  time.Duration
+	hb        *transport.Heartbeat
+	firing    map[string]Firing // by source/rule
+	lastAlert *alert.Alert
+	lastSeen  time.Time
+}
+
+// New returns an empty view of the devices under prefix (e.g. "vigil").
+func New(prefix string, clock clockwork.Clock) *View {
+	return &View{prefix: prefix, clock: clock, devices: map[string]*entry{}, changed: make(chan struct{}, 1)}
+}
+
+// Topics are the subscriptions that feed the view.
+func (v *View) Topics() []string {
+	return []string{v.prefix + "/+/+", v.prefix + "/+/problem/attributes"}
+}
+
+// Changed receives a value after Handle changed the view; several changes
+// may collapse into one.
+func (v *View) Changed() <-chan struct{} { return v.changed }
+
+// Handle takes one message. retained is the MQTT retain flag: a retained
+// message was published some time ago, so only its payload's own time
+// counts as a sign of life; a live one means the device spoke just now.
+// Topics the view does not use are ignored; a payload it cannot read is an
+// error naming the topic, and leaves the view as it was.
+func (v *View) Handle(topic string, payload []byte, retained bool) error {
+	rest, ok := strings.CutPrefix(topic, v.prefix+"/")
+	if !ok {
+		return nil
+	}
+	id, leaf, ok := strings.Cut(rest, "/")
+	if !ok || id == "" {
+		return nil
+	}
+	now := v.clock.Now()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	e := v.devices[id]
+	fresh := e == nil
+	if fresh {
+		e = &entry{id: id, firing: map[string]Firing{}}
+	}
+	var seen time.Time // the payload's own time, if it has one
+	switch leaf {
+	case "status":
+		p := strings.TrimSpace(string(payload))
+		if p != Online && p != Offline {
+			return fmt.Errorf("%s: status %q, want online or offline", topic, p)
+		}
+		if p != e.status || !retained {
+			e.statusAt = time.Time{}
+			if !retained {
+				e.statusAt = now
+			}
+		}
+		e.status = p
+	case "info":
+		var in mqtt.Info
+		if err := json.Unmarshal(payload, &in); err != nil {
+			return fmt.Errorf("%s: read info: %w", topic, err)
+		}
+		if in.Interval != "" {
+			d, err := time.ParseDuration(in.Interval)
+			if err != nil {
+				return fmt.Errorf("%s: interval: %w", topic, err)
+			}
+			e.interval = d
+		}
+		e.info, seen = &in, in.Time
+	case "heartbeat":
+		var hb transport.Heartbeat
+		if err := json.Unmarshal(payload, &hb); err != nil {
+			return fmt.Errorf("%s: read heartbeat: %w", topic, err)
+		}
+		e.hb, seen = &hb, hb.Time
+		if hb.Outcome == "ok" && !retained {
+			// As the Home Assistant problem sensor does: an ok run
+			// clears the LLM's alerts.
+			maps.DeleteFunc(e.firing, func(_ string, f Firing) bool { return f.Source == alert.SourceLLM })
+		}
+	case "sensors":
+		var s struct {
+			Time time.Time `json:"time"`
+		}
+		if err := json.Unmarshal(payload, &s); err != nil {
+			return fmt.Errorf("%s: read sensors: %w", topic, err)
+		}
+		seen = s.Time
+	case "alert":
+		var a alert.Alert
+		if err := json.Unmarshal(payload, &a); err != nil {
+			return fmt.Errorf("%s: read alert: %w", topic, err)
+		}
+		key := a.Source + "/" + a.Rule
+		if a.State == alert.StateResolved {
+			delete(e.firing, key)
+		} else {
+			e.firing[key] = Firing{a.Severity, a.Source, a.Rule, a.Summary, a.Time}
+		}
+		if e.lastAlert == nil || !a.Time.Before(e.lastAlert.Time) {
+			e.lastAlert = &a
+		}
+		seen = a.Time
+	case "problem/attributes":
+		var p struct {
+			Firing []Firing `json:"firing"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return fmt.Errorf("%s: read problem attributes: %w", topic, err)
+		}
+		e.firing = map[string]Firing{}
+		for _, f := range p.Firing {
+			e.firing[f.Source+"/"+f.Rule] = f
+		}
+	default:
+		return nil
+	}
+	if !retained {
+		seen = now
+	}
+	if seen.After(e.lastSeen) {
+		e.lastSeen = seen
+	}
+	if fresh {
+		v.devices[id] = e
+	}
+	select {
+	case v.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Devices returns every device seen, sorted by id, with states computed at
+// the clock's now.
+func (v *View) Devices() []Device {
+	now := v.clock.Now()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]Device, 0, len(v.devices))
+	for _, id := range slices.Sorted(maps.Keys(v.devices)) {
+		out = append(out, v.devices[id].device(now, v.StaleAfter))
+	}
+	return out
+}
+
+func (e *entry) device(now time.Time, staleAfter time.Duration) Device {
+	d := Device{ID: e.id, Status: e.status, LastSeen: e.lastSeen, Firing: []Firing{}}
+	if !e.lastSeen.IsZero() {
+		d.SilentFor = Duration(max(now.Sub(e.lastSeen), 0))
+	}
+	interval := e.interval
+	if e.info != nil {
+		d.Board, d.Version = e.info.Board, e.info.Version
+	}
+	if hb := e.hb; hb != nil {
+		d.Heartbeat = &Heartbeat{Time: hb.Time, Outcome: hb.Outcome, Reason: hb.Reason, NextAt: hb.NextAt, Age: Duration(max(now.Sub(hb.Time), 0))}
+		if e.info == nil && hb.NextAt.After(hb.Time) {
+			interval = hb.NextAt.Sub(hb.Time)
+		}
+	}
+	d.Interval = Duration(interval)
+	for _, k := range slices.Sorted(maps.Keys(e.firing)) {
+		d.Firing = append(d.Firing, e.firing[k])
+	}
+	if e.lastAlert != nil {
+		a := *e.lastAlert
+		d.LastAlert = &a
+	}
+	switch e.status {
+	case Online:
+		d.State, d.Since = Online, e.statusAt
+		if d.Since.IsZero() && e.info != nil {
+			d.Since = e.info.Time // info is published right after "online"
+		}
+	case Offline:
+		// A retained offline says nothing of when: the device went
+		// away after the last thing it said.
+		d.State, d.Since = Offline, e.statusAt
+		if d.Since.IsZero() {
+			d.Since = e.lastSeen
+		}
+	default:
+		d.State = Unknown
+	}
+	limit := staleAfter
+	if limit <= 0 {
+		limit = StaleFactor * interval
+	}
+	if d.State != Offline && limit > 0 && !e.lastSeen.IsZero() && now.Sub(e.lastSeen) > limit {
+		d.State = Stale
+	}
+	return d
+}

@@ -1,0 +1,207 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/alert"
+)
+
+var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
+type msg struct {
+	topic, payload string
+	retained       bool
+}
+
+func feed(t *testing.T, v *View, msgs ...msg) {
+	t.Helper()
+	for _, m := range msgs {
+		if err := v.Handle(m.topic, []byte(m.payload), m.retained); err != nil {
+			t.Fatalf("Handle(%s) = %v", m.topic, err)
+		}
+	}
+}
+
+func hbJSON(at time.Time, interval time.Duration, outcome string) string {
+	b, _ := json.Marshal(map[string]any{"time": at, "outcome": outcome, "reason": "unchanged", "duration_ms": 3, "next_at": at.Add(interval), "tokens": 0})
+	return string(b)
+}
+
+func byID(devs []Device) map[string]Device {
+	m := map[string]Device{}
+	for _, d := range devs {
+		m[d.ID] = d
+	}
+	return m
+}
+
+func TestStates(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := New("vigil", clock)
+	info := `{"time":"2026-11-26T11:00:00Z","board":"sim","version":"v1","interval":"1m0s","sample_interval":"30s"}`
+	feed(t, v,
+		// a: retained online, info says interval 1m, heartbeat 30s ago.
+		msg{"vigil/a/status", "online", true},
+		msg{"vigil/a/info", info, true},
+		msg{"vigil/a/heartbeat", hbJSON(t0.Add(-30*time.Second), time.Minute, "ok"), true},
+		// b: online, no info, heartbeat 4m ago with next_at − time = 1m: stale.
+		msg{"vigil/b/status", "online", true},
+		msg{"vigil/b/heartbeat", hbJSON(t0.Add(-4*time.Minute), time.Minute, "skipped"), true},
+		// c: online, heartbeat 2m59s ago, interval 1m: not yet stale.
+		msg{"vigil/c/status", "online", true},
+		msg{"vigil/c/heartbeat", hbJSON(t0.Add(-179*time.Second), time.Minute, "ok"), true},
+		// d: retained offline.
+		msg{"vigil/d/heartbeat", hbJSON(t0.Add(-time.Hour), time.Minute, "ok"), true},
+		msg{"vigil/d/status", "offline", true},
+		// e: heartbeats off (interval 0s), silent for a day: online, not stale.
+		msg{"vigil/e/status", "online", true},
+		msg{"vigil/e/info", `{"time":"2026-11-25T12:00:00Z","interval":"0s"}`, true},
+		// not ours
+		msg{"other/x/status", "online", false},
+		msg{"vigil/f/cmd/result", `{}`, false},
+	)
+	got := byID(v.Devices())
+	want := map[string]string{"a": Online, "b": Stale, "c": Online, "d": Offline, "e": Online}
+	if len(got) != len(want) {
+		t.Errorf("devices = %v, want %d", got, len(want))
+	}
+	for id, st := range want {
+		if got[id].State != st {
+			t.Errorf("device %s state = %q, want %q (%+v)", id, got[id].State, st, got[id])
+		}
+	}
+	if a := got["a"]; a.Board != "sim" || a.Version != "v1" || a.Interval != Duration(time.Minute) ||
+		!a.Since.Equal(time.Date(2026, 11, 26, 11, 0, 0, 0, time.UTC)) || a.Heartbeat.Age != Duration(30*time.Second) {
+		t.Errorf("device a = %+v", a)
+	}
+	if d := got["d"]; !d.Since.Equal(t0.Add(-time.Hour)) {
+		t.Errorf("retained offline since = %v, want the last thing it said (%v)", d.Since, t0.Add(-time.Hour))
+	}
+
+	// c goes past 3 × 1m without a word: stale. Then a live sensors
+	// message brings it back.
+	clock.Advance(2 * time.Second)
+	if got := byID(v.Devices())["c"].State; got != Stale {
+		t.Errorf("c after 3m01s of silence = %q, want stale", got)
+	}
+	feed(t, v, msg{"vigil/c/sensors", `{"time":"2020-01-01T00:00:00Z","readings":{}}`, false})
+	if got := byID(v.Devices())["c"].State; got != Online {
+		t.Errorf("c after a live message = %q, want online", got)
+	}
+
+	// A live Last Will: offline since now.
+	clock.Advance(time.Second)
+	feed(t, v, msg{"vigil/a/status", "offline", false})
+	if a := byID(v.Devices())["a"]; a.State != Offline || !a.Since.Equal(clock.Now()) {
+		t.Errorf("a after its Last Will = %+v, want offline since %v", a, clock.Now())
+	}
+}
+
+func TestStaleAfter(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := New("vigil", clock)
+	v.StaleAfter = 5 * time.Second
+	feed(t, v, msg{"vigil/e/status", "online", false}, msg{"vigil/e/info", `{"time":"2026-11-26T12:00:00Z","interval":"0s"}`, false})
+	clock.Advance(5 * time.Second)
+	if got := v.Devices()[0].State; got != Online {
+		t.Errorf("after 5s = %q, want online", got)
+	}
+	clock.Advance(time.Millisecond)
+	if got := v.Devices()[0].State; got != Stale {
+		t.Errorf("after 5.001s with StaleAfter 5s = %q, want stale", got)
+	}
+}
+
+func TestFiring(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := New("vigil", clock)
+	al := func(src, rule, state, sum string, sev alert.Severity, at time.Time) msg {
+		b, _ := json.Marshal(alert.Alert{ID: rule + state, Device: "a", Time: at, Severity: sev, Source: src, Rule: rule, State: state, Summary: sum})
+		return msg{"vigil/a/alert", string(b), false}
+	}
+	feed(t, v,
+		msg{"vigil/a/problem/attributes", `{"firing":[{"severity":"warning","source":"rule","rule":"old","summary":"old one","time":"2026-11-26T10:00:00Z"}]}`, true},
+		al(alert.SourceRule, "too_hot", alert.StateFiring, "Greenhouse at 36 °C", alert.Critical, t0),
+		al(alert.SourceLLM, "", alert.StateFiring, "soil dry", alert.Warning, t0.Add(time.Second)),
+	)
+	d := v.Devices()[0]
+	var rules []string
+	for _, f := range d.Firing {
+		rules = append(rules, f.Source+"/"+f.Rule)
+	}
+	if strings.Join(rules, " ") != "llm/ rule/old rule/too_hot" {
+		t.Errorf("firing = %v, want llm/ rule/old rule/too_hot", rules)
+	}
+	if d.LastAlert == nil || d.LastAlert.Summary != "soil dry" || d.LastAlert.Severity != alert.Warning {
+		t.Errorf("last alert = %+v, want the LLM's warning", d.LastAlert)
+	}
+	// Resolved clears the rule; an ok heartbeat clears the LLM's alerts.
+	feed(t, v,
+		al(alert.SourceRule, "too_hot", alert.StateResolved, "Greenhouse at 32 °C", alert.Critical, t0.Add(2*time.Second)),
+		msg{"vigil/a/heartbeat", hbJSON(t0.Add(3*time.Second), time.Minute, "ok"), false},
+	)
+	d = v.Devices()[0]
+	if len(d.Firing) != 1 || d.Firing[0].Rule != "old" {
+		t.Errorf("firing after resolve and ok = %+v, want only rule/old", d.Firing)
+	}
+	if d.LastAlert.State != alert.StateResolved {
+		t.Errorf("last alert = %+v, want the resolved one", d.LastAlert)
+	}
+}
+
+func TestBadPayloads(t *testing.T) {
+	v := New("vigil", clockwork.NewFakeClockAt(t0))
+	for _, m := range []msg{
+		{"vigil/a/status", "maybe", true},
+		{"vigil/a/heartbeat", "{", true},
+		{"vigil/a/alert", `{"severity":"apocalyptic"}`, false},
+		{"vigil/a/info", `{"interval":"soon"}`, true},
+		{"vigil/a/problem/attributes", `[`, true},
+	} {
+		err := v.Handle(m.topic, []byte(m.payload), m.retained)
+		if err == nil || !strings.Contains(err.Error(), m.topic) {
+			t.Errorf("Handle(%s, %q) = %v, want an error naming the topic", m.topic, m.payload, err)
+		}
+	}
+	if devs := v.Devices(); len(devs) != 0 {
+		t.Errorf("devices after only bad payloads = %+v, want none", devs)
+	}
+}
+
+func TestWriteTableAndJSON(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := New("vigil", clock)
+	feed(t, v,
+		msg{"vigil/greenhouse-pi/status", "online", true},
+		msg{"vigil/greenhouse-pi/info", `{"time":"2026-11-26T11:00:00Z","board":"pi4","version":"v1.0.0","interval":"30m0s"}`, true},
+		msg{"vigil/greenhouse-pi/heartbeat", hbJSON(t0.Add(-5*time.Minute), 30*time.Minute, "ok"), true},
+		msg{"vigil/freezer/status", "offline", true},
+	)
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, clock.Now(), v.Devices()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"2 devices: 1 online, 0 stale, 1 offline", "greenhouse-pi  online", "ok (unchanged) 5m ago", "pi4", "v1.0.0", "freezer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	if err := WriteJSON(&buf, clock.Now(), v.Devices()); err != nil {
+		t.Fatal(err)
+	}
+	var snap Snapshot
+	if err := json.Unmarshal(buf.Bytes(), &snap); err != nil {
+		t.Fatalf("json: %v\n%s", err, buf.String())
+	}
+	if len(snap.Devices) != 2 || snap.Devices[1].ID != "greenhouse-pi" || snap.Devices[1].Interval != Duration(30*time.Minute) || snap.Devices[0].State != Offline {
+		t.Errorf("json round trip = %+v", snap)
+	}
+}
