@@ -60,7 +60,7 @@ type Device struct {
 	Interval  Duration     `json:"interval,omitzero"` // heartbeat interval
 	Heartbeat *Heartbeat   `json:"heartbeat,omitempty"`
 	Firing    []Firing     `json:"firing"`
-	LastAlert *alert.Alert `json:"last_alert,omitempty"`
+	LastAlert *alert.Alert `json:"last_alert,omitempty"` // seen live, else the newest firing one
 }
 
 // Heartbeat is the device's last heartbeat run and its age.
@@ -287,6 +287,11 @@ func (e *entry) device(now time.Time, staleAfter time.Duration) Device {
 	if e.lastAlert != nil {
 		a := *e.lastAlert
 		d.LastAlert = &a
+	} else if n := len(d.Firing); n > 0 {
+		// No alert seen live: the newest firing one from the retained
+		// problem attributes is the last alert known.
+		f := slices.MaxFunc(d.Firing, func(a, b Firing) int { return a.Time.Compare(b.Time) })
+		d.LastAlert = &alert.Alert{Device: e.id, Time: f.Time, Severity: f.Severity, Source: f.Source, Rule: f.Rule, State: alert.StateFiring, Summary: f.Summary}
 	}
 	switch e.status {
 	case Online:

@@ -121,6 +121,10 @@ func TestStaleAfter(t *testing.T) {
 func TestFiring(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := New("vigil", clock)
+	feed(t, v, msg{"vigil/a/problem/attributes", `{"firing":[{"severity":"warning","source":"rule","rule":"old","summary":"old one","time":"2026-11-26T10:00:00Z"},{"severity":"info","source":"rule","rule":"older","summary":"older one","time":"2026-11-26T09:00:00Z"}]}`, true})
+	if la := v.Devices()[0].LastAlert; la == nil || la.Rule != "old" || la.State != alert.StateFiring || la.Severity != alert.Warning {
+		t.Errorf("last alert from the retained attributes = %+v, want the newest firing one (old, warning)", la)
+	}
 	al := func(src, rule, state, sum string, sev alert.Severity, at time.Time) msg {
 		b, _ := json.Marshal(alert.Alert{ID: rule + state, Device: "a", Time: at, Severity: sev, Source: src, Rule: rule, State: state, Summary: sum})
 		return msg{"vigil/a/alert", string(b), false}

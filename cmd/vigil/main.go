@@ -161,6 +161,8 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 		return usageErr("unknown command 'config %s' (want 'config check')", firstOr(rest, ""))
 	case "version":
 		return e.cmdVersion(rest)
+	case "fleet":
+		return e.cmdFleet(ctx, rest)
 	}
 	return usageErr("unknown command %q", cmd)
 }

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/fleet"
+	"github.com/vigil-iot/vigil/internal/mosquittotest"
+)
+
+// fleetDevice writes the config of one fleet member with its own id and
+// state dir: sampling and publishing its sensors every second, so a
+// stopped one is silent within a second; "hot" adds a rule that fires for
+// good. Keepalive 60s keeps the broker from sending a SIGSTOPped device's
+// Last Will while the test looks at it.
+func fleetDevice(t *testing.T, id, broker string, hot bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`
+[device]
+id = %q
+board = "sim"
+state_dir = "state"
+timezone = "UTC"
+
+[heartbeat]
+interval = "1m"
+sample_interval = "1s"
+sensors_publish_interval = "1s"
+checklist = "HEARTBEAT.md"
+
+[[sensor]]
+name = "air"
+driver = "bme280"
+sim = { every = "0s" }
+
+[mqtt]
+broker = %q
+keepalive = "60s"
+`, id, broker)
+	if hot {
+		cfg += `
+[[rule]]
+name = "always"
+when = "air.pressure > 0"
+severity = "critical"
+message = "pressure at {air.pressure}"
+`
+	}
+	path := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// fleetOnce runs `vigil fleet --once --json` as a subprocess.
+func fleetOnce(t *testing.T, broker string, extra ...string) map[string]fleet.Device {
+	t.Helper()
+	args := append([]string{"fleet", "--broker", broker, "--once", "--json"}, extra...)
+	cmd := exec.Command(vigilBin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("vigil %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var snap fleet.Snapshot
+	if err := json.Unmarshal(out, &snap); err != nil {
+		t.Fatalf("vigil fleet --json output: %v\n%s", err, out)
+	}
+	devs := map[string]fleet.Device{}
+	for _, d := range snap.Devices {
+		devs[d.ID] = d
+	}
+	return devs
+}
+
+// TestFleetOnceJSON: five real daemons on one broker; `vigil fleet` lists
+// them online with their board, version, interval and firing rule; a
+// SIGKILLed one turns offline, a SIGSTOPped one (its TCP connection up, so
+// the broker still holds "online") turns stale.
+func TestFleetOnceJSON(t *testing.T) {
+	t.Parallel()
+	b := startMosquitto(t)
+	rec := mosquittotest.Subscribe(t, b.URL(), "vigil/+/status", "vigil/+/problem")
+	ids := []string{"fleet-0", "fleet-1", "fleet-2", "fleet-3", "fleet-4"}
+	daemons := map[string]*child{}
+	for i, id := range ids {
+		daemons[id] = startDaemon(t, fleetDevice(t, id, b.URL(), i == 0))
+	}
+	for _, id := range ids {
+		rec.Wait("vigil/"+id+"/status", 15*time.Second, payloadIs("online"))
+	}
+	rec.Wait("vigil/fleet-0/problem", 15*time.Second, payloadIs("ON"))
+
+	// --stale-after 4s: every healthy daemon publishes its sensors each
+	// second; the default, 3 × the 1m interval, is the unit tests' job.
+	const staleAfter = "4s"
+	devs := fleetOnce(t, b.URL(), "--stale-after", staleAfter)
+	if len(devs) != len(ids) {
+		t.Fatalf("fleet lists %d devices, want %d: %+v", len(devs), len(ids), devs)
+	}
+	for _, id := range ids {
+		d := devs[id]
+		if d.State != fleet.Online || d.Board != "sim" || d.Version == "" || d.Interval != fleet.Duration(time.Minute) || d.Since.IsZero() {
+			t.Errorf("%s = %+v, want online since a time, board sim, a version, interval 1m", id, d)
+		}
+	}
+	if f := devs["fleet-0"].Firing; len(f) != 1 || f[0].Rule != "always" || f[0].Severity.String() != "critical" {
+		t.Errorf("fleet-0 firing = %+v, want the critical rule always", f)
+	}
+	if f := devs["fleet-3"].Firing; len(f) != 0 {
+		t.Errorf("fleet-3 firing = %+v, want none", f)
+	}
+
+	// SIGKILL: the socket closes, the broker sends the Last Will.
+	daemons["fleet-1"].kill()
+	rec.Wait("vigil/fleet-1/status", 10*time.Second, payloadIs("offline"))
+	// SIGSTOP: nothing more from fleet-2, but its connection stays open
+	// and its status online until 1.5 × 60s.
+	d2 := daemons["fleet-2"]
+	if err := d2.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d2.cmd.Process.Signal(syscall.SIGCONT) })
+	time.Sleep(6 * time.Second)
+
+	devs = fleetOnce(t, b.URL(), "--stale-after", staleAfter)
+	want := map[string]string{"fleet-0": fleet.Online, "fleet-1": fleet.Offline, "fleet-2": fleet.Stale, "fleet-3": fleet.Online, "fleet-4": fleet.Online}
+	for id, st := range want {
+		if d := devs[id]; d.State != st {
+			t.Errorf("after SIGKILL of fleet-1 and SIGSTOP of fleet-2: %s = %s (status %q, silent %v), want %s",
+				id, d.State, d.Status, time.Duration(d.SilentFor), st)
+		}
+	}
+	if d := devs["fleet-2"]; d.Status != "online" {
+		t.Errorf("fleet-2 status = %q, want still online on the broker (stale is the view's call)", d.Status)
+	}
+
+	// The table form, as a person reads it.
+	out, err := exec.Command(vigilBin, "fleet", "--broker", b.URL(), "--once", "--stale-after", staleAfter).Output()
+	if err != nil {
+		t.Fatalf("vigil fleet --once: %v", err)
+	}
+	for _, re := range []string{`5 devices: 3 online, 1 stale, 1 offline`, `(?m)^fleet-1\s+offline`, `(?m)^fleet-2\s+stale`, `(?m)^fleet-0\s+online\s.*always.*critical firing: pressure at`} {
+		if !regexp.MustCompile(re).Match(out) {
+			t.Errorf("fleet table does not match %s:\n%s", re, out)
+		}
+	}
+}
+
+// TestFleetBridge: the bridge section of docs/fleet.md, as written there
+// (only its address pointed at a local broker), carries a daemon's alert
+// from the site broker A to a subscriber on the "cluster" broker B, and the
+// retained state with it, so `vigil fleet` on B sees the device.
+func TestFleetBridge(t *testing.T) {
+	t.Parallel()
+	conf := bridgeConfig(t)
+	cluster := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, cluster.URL(), "vigil/+/alert")
+	addr := strings.TrimPrefix(cluster.URL(), "tcp://")
+	conf = regexp.MustCompile(`(?m)^address .*$`).ReplaceAllString(conf, "address "+addr)
+	site := mosquittotest.Start(t, mosquittotest.Options{
+		Config: "listener %d 127.0.0.1\nallow_anonymous true\n" + strings.ReplaceAll(conf, "%", "%%"),
+	})
+
+	startDaemon(t, fleetDevice(t, "site-dev", site.URL(), true))
+	m := sub.Wait("vigil/site-dev/alert", 30*time.Second, nil)
+	var a struct{ Device, Rule, State string }
+	if err := json.Unmarshal([]byte(m.Payload), &a); err != nil || a.Device != "site-dev" || a.Rule != "always" || a.State != "firing" {
+		t.Errorf("alert on the cluster broker = %s (%v), want site-dev's rule always firing", m.Payload, err)
+	}
+	devs := fleetOnce(t, cluster.URL())
+	if d := devs["site-dev"]; d.State != fleet.Online || len(d.Firing) != 1 {
+		t.Errorf("vigil fleet on the cluster broker: site-dev = %+v, want online with one rule firing", d)
+	}
+}
+
+// bridgeConfig returns the mosquitto bridge config of docs/fleet.md: the
+// fenced block right after the line "<!-- tested: bridge.conf -->".
+func bridgeConfig(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- tested: bridge.conf -->\\s*```[a-z]*\\n(.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/fleet.md has no fenced block after <!-- tested: bridge.conf -->")
+	}
+	if !strings.Contains(string(m[1]), "\naddress ") && !strings.HasPrefix(string(m[1]), "address ") {
+		t.Fatalf("the bridge config in docs/fleet.md has no address line:\n%s", m[1])
+	}
+	return string(m[1])
+}
