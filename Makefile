@@ -51,13 +51,15 @@ test-deps:
 # Everything: unit, integration and end-to-end tests (a real mosquitto, real
 # SIGKILLs), the hardware-facing packages under qemu for arm64/arm6/riscv64,
 # the cross-built binaries smoke-tested under qemu, the systemd unit and the
-# .deb packages, and the short form of the reliability suite (power cuts
-# against a real mosquitto, LLM and clock faults, hostile input).
+# .deb packages, the short form of the reliability suite (power cuts
+# against a real mosquitto, LLM and clock faults, hostile input) and of the
+# fleet benchmark (5 daemons on one broker).
 test: test-deps lint
 	PATH="$$PATH:/usr/sbin" $(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory test-qemu
 	$(MAKE) --no-print-directory test-systemd test-dist test-deb
 	$(MAKE) --no-print-directory reliability-short
+	$(MAKE) --no-print-directory fleet-bench-short
 
 # The hardware-facing packages under qemu-user for each target architecture.
 QEMU_PKGS ?= ./device/... ./board/... ./rule/... ./store/... ./config/...

@@ -24,6 +24,7 @@ type llmServer struct {
 	mode     string // "ok" | "outage" | "broken"
 	rng      *rand.Rand
 	faults   map[string]int
+	times    []time.Time // when each request arrived
 }
 
 // promptSize is what one request carried.
@@ -53,6 +54,13 @@ func (s *llmServer) setMode(m string) { s.mu.Lock(); s.mode = m; s.mu.Unlock() }
 
 func (s *llmServer) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.requests }
 
+// requestTimes returns when each request arrived, in order.
+func (s *llmServer) requestTimes() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.times...)
+}
+
 func (s *llmServer) firstPrompt() *promptSize { s.mu.Lock(); defer s.mu.Unlock(); return s.first }
 
 func (s *llmServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,6 +82,7 @@ func (s *llmServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests++
+	s.times = append(s.times, time.Now())
 	if s.first == nil {
 		p := &promptSize{Body: len(body), Tools: len(req.Tools), Messages: len(req.Messages)}
 		for _, m := range req.Messages {

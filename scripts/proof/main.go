@@ -5,6 +5,7 @@
 //	go run ./scripts/proof bench       -bin bin/vigil -dist dist -o BENCHMARKS.md
 //	go run ./scripts/proof reliability -bin bin/vigil -o RELIABILITY.md [-short]
 //	go run ./scripts/proof fuzz        -fuzztime 20s [-o fuzz.md]
+//	go run ./scripts/proof fleet       -bin bin/vigil -n 200 -o FLEET.md [-short]
 //
 // It is a development tool, not part of vigil: it starts the real daemon,
 // a local mosquitto and local LLM servers on 127.0.0.1 only, and runs go
@@ -23,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: proof bench|reliability|fuzz [flags]")
+		fmt.Fprintln(os.Stderr, "usage: proof bench|reliability|fuzz|fleet [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -36,6 +37,8 @@ func main() {
 		err = runReliability(ctx, args)
 	case "fuzz":
 		err = runFuzz(ctx, args)
+	case "fleet":
+		err = runFleet(ctx, args)
 	default:
 		fmt.Fprintf(os.Stderr, "proof: unknown command %q\n", cmd)
 		os.Exit(2)
