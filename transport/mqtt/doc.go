@@ -6,6 +6,7 @@
 // Topics (<p> is the topic prefix, <id> the device id; see SPEC §5):
 //
 //	<p>/<id>/status             retained, QoS 1: online / offline (Last Will)
+//	<p>/<id>/info               retained, QoS 1: board, version, intervals (Info), after every connect
 //	<p>/<id>/alert              QoS 1: one alert as JSON (alert.Alert)
 //	<p>/<id>/heartbeat          retained, QoS 1: the last heartbeat run
 //	<p>/<id>/sensors            retained, QoS 1: the latest snapshot
