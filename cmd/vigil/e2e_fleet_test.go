@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/vigil-iot/vigil/fleet"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
@@ -21,7 +24,7 @@ import (
 // stopped one is silent within a second; "hot" adds a rule that fires for
 // good. Keepalive 60s keeps the broker from sending a SIGSTOPped device's
 // Last Will while the test looks at it.
-func fleetDevice(t *testing.T, id, broker string, hot bool) string {
+func fleetDevice(t *testing.T, id, broker string, hot bool, mqttExtra ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`
@@ -45,7 +48,8 @@ sim = { every = "0s" }
 [mqtt]
 broker = %q
 keepalive = "60s"
-`, id, broker)
+%s
+`, id, broker, strings.Join(mqttExtra, "\n"))
 	if hot {
 		cfg += `
 [[rule]]
@@ -185,20 +189,103 @@ func TestFleetBridge(t *testing.T) {
 	}
 }
 
-// bridgeConfig returns the mosquitto bridge config of docs/fleet.md: the
-// fenced block right after the line "<!-- tested: bridge.conf -->".
+// bridgeConfig returns the mosquitto bridge config of docs/fleet.md.
 func bridgeConfig(t *testing.T) string {
+	t.Helper()
+	conf := docBlock(t, "bridge.conf")
+	if !regexp.MustCompile(`(?m)^address `).MatchString(conf) {
+		t.Fatalf("the bridge config in docs/fleet.md has no address line:\n%s", conf)
+	}
+	return conf
+}
+
+// docBlock returns the fenced block of docs/fleet.md right after the line
+// "<!-- tested: NAME -->".
+func docBlock(t *testing.T, name string) string {
 	t.Helper()
 	doc, err := os.ReadFile("../../docs/fleet.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)<!-- tested: bridge.conf -->\\s*```[a-z]*\\n(.*?)```").FindSubmatch(doc)
+	m := regexp.MustCompile("(?s)<!-- tested: " + regexp.QuoteMeta(name) + " -->\\s*```[a-z]*\\n(.*?)```").FindSubmatch(doc)
 	if m == nil {
-		t.Fatal("docs/fleet.md has no fenced block after <!-- tested: bridge.conf -->")
-	}
-	if !strings.Contains(string(m[1]), "\naddress ") && !strings.HasPrefix(string(m[1]), "address ") {
-		t.Fatalf("the bridge config in docs/fleet.md has no address line:\n%s", m[1])
+		t.Fatalf("docs/fleet.md has no fenced block after <!-- tested: %s -->", name)
 	}
 	return string(m[1])
+}
+
+// TestFleetACL: the acl_file of docs/fleet.md, as written there, on a
+// mosquitto with one account per device. A real daemon logged in as its
+// device id publishes its status (the Last Will included), info and
+// alerts; with the same credentials, publishing as another device or
+// commanding is dropped; the viewer cannot command; anonymous clients are
+// refused.
+func TestFleetACL(t *testing.T) {
+	t.Parallel()
+	mosquittotest.Bin(t)
+	passwdBin, err := exec.LookPath("mosquitto_passwd")
+	if err != nil {
+		t.Skip("mosquitto_passwd not found (apt-get install mosquitto)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "acl"), []byte(docBlock(t, "acl")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pw := filepath.Join(dir, "passwd")
+	for i, u := range []string{"acl-dev", "other-dev", "fleet-viewer", "operator"} {
+		args := []string{"-b", pw, u, "pw-" + u}
+		if i == 0 {
+			args = append([]string{"-c"}, args...)
+		}
+		if out, err := exec.Command(passwdBin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("mosquitto_passwd %s: %v\n%s", u, err, out)
+		}
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mosquittotest.Start(t, mosquittotest.Options{Config: "user " + me.Username + "\nlistener %d 127.0.0.1\nallow_anonymous false\n" +
+		"password_file " + pw + "\nacl_file " + filepath.Join(dir, "acl") + "\n"})
+	as := func(u string) mosquittotest.SubscriberOptions {
+		return mosquittotest.SubscriberOptions{Configure: func(o *paho.ClientOptions) { o.SetUsername(u).SetPassword("pw-" + u) }}
+	}
+	viewer := mosquittotest.SubscribeWith(t, b.URL(), as("fleet-viewer"), "vigil/#")
+
+	pwFile := filepath.Join(dir, "device-password")
+	if err := os.WriteFile(pwFile, []byte("pw-acl-dev\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, fleetDevice(t, "acl-dev", b.URL(), true, `username = "acl-dev"`, `password_file = "`+pwFile+`"`))
+	viewer.Wait("vigil/acl-dev/status", 15*time.Second, payloadIs("online"))
+	viewer.Wait("vigil/acl-dev/info", 5*time.Second, nil)
+	viewer.Wait("vigil/acl-dev/alert", 15*time.Second, nil)
+
+	// The device's credentials, used to impersonate and to command.
+	spoof := mosquittotest.SubscribeWith(t, b.URL(), as("acl-dev"))
+	spoof.Publish("vigil/other-dev/alert", false, "spoofed alert")
+	spoof.Publish("vigil/other-dev/cmd/pause", false, "60")
+	spoof.Publish("vigil/acl-dev/cmd/pause", false, "60")
+	mosquittotest.SubscribeWith(t, b.URL(), as("fleet-viewer")).Publish("vigil/acl-dev/cmd/check", false, "from the viewer")
+	op := mosquittotest.SubscribeWith(t, b.URL(), as("operator"))
+	op.Publish("vigil/acl-dev/cmd/check", false, "from the operator")
+	viewer.Wait("vigil/acl-dev/cmd/check", 5*time.Second, payloadIs("from the operator"))
+	time.Sleep(500 * time.Millisecond)
+	for _, topic := range []string{"vigil/other-dev/alert", "vigil/other-dev/cmd/pause", "vigil/acl-dev/cmd/pause"} {
+		if got := viewer.On(topic); len(got) != 0 {
+			t.Errorf("%s published with acl-dev's credentials went through: %+v", topic, got)
+		}
+	}
+	for _, m := range viewer.On("vigil/acl-dev/cmd/check") {
+		if m.Payload == "from the viewer" {
+			t.Errorf("the viewer could command a device")
+		}
+	}
+
+	anon := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("anon"))
+	tok := anon.Connect()
+	if !tok.WaitTimeout(5*time.Second) || tok.Error() == nil {
+		anon.Disconnect(100)
+		t.Errorf("an anonymous client connected: %v", tok.Error())
+	}
 }

@@ -5,8 +5,8 @@ package main
 // does (mqtt.ClientOptions: TLS, credentials, ws:// and wss://), subscribes
 // and feeds package fleet's view.
 //
-// Output policy: --once waits for the retained messages (until the broker
-// has been quiet for fleetQuiet, at most fleetSettle after subscribing) and
+// Output policy: --once waits for the retained messages (until no retained
+// message came for fleetQuiet, at most fleetSettle after subscribing) and
 // prints one snapshot. Otherwise it runs until interrupted: on a terminal it
 // redraws the table in place, at most once a second and at least once a
 // second (ages move and devices turn stale without a message); when stdout
@@ -79,15 +79,20 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	view := fleet.New(strings.TrimSuffix(f.prefix, "/"), clock)
 	view.StaleAfter = f.staleAfter
 
-	msgs := make(chan struct{}, 1)
+	retained := make(chan struct{}, 1)
 	opts := mqtt.ClientOptions(mc).
 		SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) {
 			if err := view.Handle(m.Topic(), m.Payload(), m.Retained()); err != nil {
 				log.Warn("fleet: skipped a message", "err", err)
 			}
-			select {
-			case msgs <- struct{}{}:
-			default:
+			// Only retained messages tell --once that the broker's
+			// backlog is still coming: a busy fleet's live traffic
+			// never pauses for fleetQuiet.
+			if m.Retained() {
+				select {
+				case retained <- struct{}{}:
+				default:
+				}
 			}
 		})
 	subscribed := make(chan error, 1)
@@ -140,7 +145,7 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	wait:
 		for {
 			select {
-			case <-msgs:
+			case <-retained:
 				quiet.Reset(fleetQuiet)
 			case <-quiet.C:
 				break wait
