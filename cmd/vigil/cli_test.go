@@ -147,6 +147,7 @@ func TestCommandsWithoutConfig(t *testing.T) {
 		{[]string{"version", "--boards"}, "BOARD"},
 		{[]string{"sensors", "--drivers"}, "bme280"},
 		{[]string{"help", "scan"}, "usage: vigil scan"},
+		{[]string{"help", "fleet"}, "usage: vigil fleet --broker URL"},
 	} {
 		out, errOut, code := runIn(t, dir, nil, tc.args...)
 		if code != 0 || !strings.Contains(out, tc.want) {
