@@ -13,7 +13,8 @@ import (
 	"github.com/vigil-iot/vigil/store"
 )
 
-// Status is what `vigil status` shows.
+// Status is what `vigil status` shows. Its times are in the device's time
+// zone (Config.Location), rounded to the second.
 type Status struct {
 	Device         string            `json:"device"`
 	Mode           string            `json:"mode"` // "llm" or "rules-only"
@@ -59,13 +60,17 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	if e.deps.Thinker != nil {
 		st.Mode = "llm"
 	}
+	loc := e.cfg.Location
 	if until, ok := e.PausedUntil(); ok {
-		st.PausedUntil = until.UTC().Round(time.Second)
+		st.PausedUntil = until.In(loc).Round(time.Second)
 	}
 	err := e.deps.DB.View(func(tx *store.Tx) error {
 		var err error
 		if st.Runs, err = tx.Runs(10); err != nil {
 			return err
+		}
+		for i := range st.Runs {
+			st.Runs[i].Start = st.Runs[i].Start.In(loc)
 		}
 		for _, n := range e.notifierNames() {
 			if st.Outbox[n], err = tx.Depth(n); err != nil {
@@ -81,11 +86,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	wall := e.deps.Wall()
-	st.Now = wall.UTC().Round(time.Second)
+	st.Now = wall.In(loc).Round(time.Second)
 	st.ClockPlausible = Plausible(wall, e.cfg.BuildTime)
 	st.Uptime = e.deps.Clock.Since(e.start).Round(time.Second)
 	if e.cfg.Interval > 0 && !e.nextAt.IsZero() {
-		st.NextRun = e.nextAt.UTC().Round(time.Second)
+		st.NextRun = e.nextAt.In(loc).Round(time.Second)
 	}
 	st.Failures, st.LLMDown = e.state.ConsecutiveFailures, e.state.LLMDown
 	e.rollBudget(wall)
