@@ -68,7 +68,8 @@ func lookupDoc(name string) (cmdDoc, bool) {
 
 const globalFlagsHelp = `global flags (anywhere on the line):
   -c, --config PATH  config file (default $VIGIL_CONFIG or /etc/vigil/config.toml)
-  -v, --verbose      debug logging
+  -v, --verbose      debug logging: each sample's readings and rule evaluations,
+                     each delivery attempt, each LLM request's size and latency
   -h, --help         help
 `
 
