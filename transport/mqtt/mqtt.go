@@ -97,11 +97,12 @@ type Client struct {
 	cli     paho.Client
 	lost    chan struct{}          // closed when the current connection drops
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
+	active  map[string]alert.Alert // firing alerts by source and rule, for the problem sensor
+
 	// Discovery goes out once per connection: conns counts connections,
 	// sensorsVer changes of sensors, and annConn/annVer say what the last
 	// discovery message the broker acknowledged covered.
 	conns, sensorsVer, annConn, annVer int
-	active  map[string]alert.Alert // firing alerts by source and rule, for the problem sensor
 
 	announceMu sync.Mutex // one discovery message at a time, newest last
 }
@@ -434,7 +435,8 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 	if err := c.publish(ctx, c.topic("alert"), false, payload); err != nil {
 		return fmt.Errorf("mqtt: publish alert %s: %w", a.ID, err)
 	}
-	if c.cfg.HomeAssistant {
+	// A test alert never resolves: it must not leave the problem sensor on.
+	if c.cfg.HomeAssistant && !(a.Source == alert.SourceSystem && a.Rule == alert.RuleTest) {
 		c.mu.Lock()
 		key := a.Source + "/" + a.Rule
 		if a.State == alert.StateResolved {
