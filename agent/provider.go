@@ -187,7 +187,8 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 			rep, err := a.prov.decode(raw)
 			dec.Tokens += rep.tokens
 			a.log.Debug("llm call", logProvider, a.prov.name(), logModel, req.model,
-				logAttempt, attempt+1, logTokens, rep.tokens, logDuration, a.clock.Since(start))
+				logAttempt, attempt+1, logRequestBytes, len(body), logResponseBytes, len(raw),
+				logTokens, rep.tokens, logDuration, a.clock.Since(start))
 			if err == nil && len(rep.calls) == 0 && strings.TrimSpace(rep.text) == "" {
 				err = &answerError{reason: "empty answer: no text and no tool call"}
 			}
@@ -455,9 +456,12 @@ const (
 	logAttempt  = "attempt"
 	logTokens   = "tokens"
 	logDuration = "duration"
-	logError    = "err"
-	logWait     = "wait"
-	logTool     = "tool"
-	logOutcome  = "outcome"
-	logCalls    = "calls"
+
+	logRequestBytes  = "request_bytes"
+	logResponseBytes = "response_bytes"
+	logError         = "err"
+	logWait          = "wait"
+	logTool          = "tool"
+	logOutcome       = "outcome"
+	logCalls         = "calls"
 )

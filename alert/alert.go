@@ -57,6 +57,10 @@ func (s *Severity) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// RuleTest is the Rule of a test alert (vigil test-alert), whose Source is
+// SourceSystem.
+const RuleTest = "test"
+
 // Alert sources.
 const (
 	SourceLLM    = "llm"
@@ -81,6 +85,10 @@ type Alert struct {
 	Rule     string    `json:"rule"`   // rule name, or the system alert kind ("llm_unreachable", "heartbeat_failed")
 	State    string    `json:"state"`  // firing | resolved
 	Summary  string    `json:"summary"`
+	// Transport, when set, is the only transport that delivers the alert;
+	// every other one acknowledges it without sending (vigil test-alert
+	// --transport). It is not part of the message.
+	Transport string `json:"-"`
 }
 
 // Text renders the alert as one human-readable line for chat and logs.

@@ -3,6 +3,8 @@ package heartbeat
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -26,10 +28,17 @@ const (
 // deliveryLoop drains the outbox for one notifier, in order, at least once:
 // an entry's cursor moves only after Notify returned nil. A failing transport
 // backs off on its own and never holds back the others.
+//
+// Logging policy: every attempt is a DEBUG line (-v). An outage is one WARN
+// when the first attempt fails ("mqtt: delivery failing, 3 alerts waiting:
+// not connected") and one INFO when the queue has drained again ("mqtt:
+// delivery recovered after 2m10s, 5 alerts delivered"), however many
+// alerts and retries lie between.
 func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 	name := n.Name()
 	active := e.notifierNames()
 	backoff := deliverMinBackoff
+	var out outage
 	for {
 		var entries []store.Entry
 		err := e.deps.DB.View(func(tx *store.Tx) error {
@@ -42,14 +51,21 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 		}
 		failed := false
 		for _, ent := range entries {
-			nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
-			err := n.Notify(nctx, ent.Alert)
-			cancel()
-			if ctx.Err() != nil {
-				return nil
+			var err error
+			only := ent.Alert.Transport
+			if only != "" && only != name {
+				e.log.Debug("deliver: skipped, meant for another transport", "transport", name, "id", ent.Alert.ID, "only", only)
+			} else {
+				nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+				err = n.Notify(nctx, ent.Alert)
+				cancel()
+				if ctx.Err() != nil {
+					return nil
+				}
+				e.logAttempt(name, ent.Alert.ID, err)
 			}
 			if err != nil && !errors.Is(err, transport.ErrPermanent) {
-				e.log.Warn("deliver", "transport", name, "id", ent.Alert.ID, "err", err, "retry_in", backoff)
+				out.fail(e, name, err)
 				failed = true
 				break
 			}
@@ -60,6 +76,9 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 				e.log.Error("ack", "transport", name, "err", err)
 				failed = true
 				break
+			}
+			if err == nil && (only == "" || only == name) && !out.since.IsZero() {
+				out.delivered++
 			}
 			backoff = deliverMinBackoff
 		}
@@ -75,12 +94,71 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 		if len(entries) == deliverBatch {
 			continue
 		}
+		out.drained(e, name)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-e.wake[name]:
 		}
 	}
+}
+
+// outage is one transport's run of failed deliveries, summarised in the log
+// as one warning when it starts and one line when it ends.
+type outage struct {
+	since     time.Time // mono time of the first failure; zero while delivering
+	delivered int       // alerts delivered since the transport came back
+}
+
+// fail notes a failed delivery and warns at the first one of an outage.
+func (o *outage) fail(e *Engine, name string, err error) {
+	if !o.since.IsZero() {
+		return
+	}
+	o.since, o.delivered = e.deps.Clock.Now(), 0
+	waiting := 0
+	if verr := e.deps.DB.View(func(tx *store.Tx) error {
+		var err error
+		waiting, err = tx.Depth(name)
+		return err
+	}); verr != nil {
+		waiting = -1
+	}
+	e.log.Warn(fmt.Sprintf("%s: delivery failing, %s waiting: %v", name, plural(waiting, "alert"), err),
+		"transport", name, "waiting", waiting, "err", err)
+}
+
+// drained ends an outage once the queue is empty again.
+func (o *outage) drained(e *Engine, name string) {
+	if o.since.IsZero() {
+		return
+	}
+	d := e.deps.Clock.Since(o.since).Round(time.Second)
+	e.log.Info(fmt.Sprintf("%s: delivery recovered after %s, %s delivered", name, d, plural(o.delivered, "alert")),
+		"transport", name, "outage", d, "delivered", o.delivered)
+	*o = outage{}
+}
+
+// logAttempt logs one delivery attempt at DEBUG (-v).
+func (e *Engine) logAttempt(name, id string, err error) {
+	if !e.log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	if err != nil {
+		e.log.Debug("deliver", "transport", name, "id", id, "result", "failed", "err", err)
+		return
+	}
+	e.log.Debug("deliver", "transport", name, "id", id, "result", "delivered")
+}
+
+func plural(n int, what string) string {
+	switch {
+	case n < 0:
+		return "some " + what + "s"
+	case n == 1:
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // maybePublishSensors hands the snapshot to the publishers when the last

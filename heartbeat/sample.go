@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"time"
@@ -60,6 +61,10 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		return ctx.Err()
 	}
 
+	debug := e.log.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		e.logSample(snap)
+	}
 	e.mu.Lock()
 	e.record(mono, snap)
 	env := &snapEnv{e: e, snap: snap, now: mono}
@@ -77,6 +82,10 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		rr := e.rules[r.Spec.Name]
 		next := rr.state
 		ev := rule.Step(&rr.rule.Spec, &next, env, mono)
+		if debug {
+			e.log.Debug("rule evaluated", "rule", r.Spec.Name, "event", eventName(ev),
+				"firing", next.Firing, "pending", !next.PendingSince.IsZero())
+		}
 		if ev == rule.None {
 			rr.state.PendingSince = next.PendingSince // in-memory only
 			continue
@@ -160,6 +169,18 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	e.wakeAll()
 	e.maybePublishSensors(mono)
 	return nil
+}
+
+// logSample logs one sample's readings and sensor errors at DEBUG (-v).
+func (e *Engine) logSample(snap device.Snapshot) {
+	attrs := make([]any, 0, 2*(len(snap.Readings)+len(snap.Errors)))
+	for _, k := range snap.Keys() {
+		attrs = append(attrs, k, FormatValue(snap.Readings[k]))
+	}
+	for name, msg := range snap.Errors {
+		attrs = append(attrs, "error."+name, msg)
+	}
+	e.log.Debug("sample", attrs...)
 }
 
 // wallOf converts an engine (monotonic clock) time to wall-clock time for

@@ -13,7 +13,8 @@ import (
 	"github.com/vigil-iot/vigil/store"
 )
 
-// Status is what `vigil status` shows.
+// Status is what `vigil status` shows. Its times are in the device's time
+// zone (Config.Location), rounded to the second.
 type Status struct {
 	Device         string            `json:"device"`
 	Mode           string            `json:"mode"` // "llm" or "rules-only"
@@ -57,13 +58,17 @@ type RuleStatus struct {
 // Status reports the engine's state for `vigil status`.
 func (e *Engine) Status(ctx context.Context) (Status, error) {
 	st := Status{Device: e.cfg.DeviceID, Mode: "rules-only", Outbox: map[string]int{}}
+	loc := e.cfg.Location
 	if until, ok := e.PausedUntil(); ok {
-		st.PausedUntil = until.UTC().Round(time.Second)
+		st.PausedUntil = until.In(loc).Round(time.Second)
 	}
 	err := e.deps.DB.View(func(tx *store.Tx) error {
 		var err error
 		if st.Runs, err = tx.Runs(10); err != nil {
 			return err
+		}
+		for i := range st.Runs {
+			st.Runs[i].Start = st.Runs[i].Start.In(loc)
 		}
 		for _, n := range e.notifierNames() {
 			if st.Outbox[n], err = tx.Depth(n); err != nil {
@@ -82,11 +87,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		st.Mode = "llm"
 	}
 	wall := e.deps.Wall()
-	st.Now = wall.UTC().Round(time.Second)
+	st.Now = wall.In(loc).Round(time.Second)
 	st.ClockPlausible = Plausible(wall, e.cfg.BuildTime)
 	st.Uptime = e.deps.Clock.Since(e.start).Round(time.Second)
 	if e.cfg.Interval > 0 && !e.nextAt.IsZero() {
-		st.NextRun = e.nextAt.UTC().Round(time.Second)
+		st.NextRun = e.nextAt.In(loc).Round(time.Second)
 	}
 	st.Failures, st.LLMDown = e.state.ConsecutiveFailures, e.state.LLMDown
 	e.rollBudget(wall)

@@ -21,15 +21,16 @@ type alertRecord struct {
 	Rule     string    `json:"rule"`
 	State    string    `json:"state"`
 	Summary  string    `json:"summary"`
+	Only     string    `json:"transport,omitempty"` // alert.Alert.Transport
 }
 
 func toRecord(a alert.Alert) alertRecord {
-	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary}
+	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary, a.Transport}
 }
 
 func (r alertRecord) alert() alert.Alert {
 	return alert.Alert{ID: r.ID, Device: r.Device, Time: r.Time, Severity: alert.Severity(r.Severity),
-		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary}
+		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary, Transport: r.Only}
 }
 
 // Enqueue appends an alert to the outbox. When the outbox holds OutboxCap

@@ -22,13 +22,17 @@ func (l *Log) Notify(ctx context.Context, a alert.Alert) error {
 	if a.State == alert.StateFiring && a.Severity >= alert.Warning {
 		level = slog.LevelWarn
 	}
-	l.Logger.LogAttrs(ctx, level, "alert",
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs,
 		slog.String("id", a.ID),
 		slog.String("severity", a.Severity.String()),
-		slog.String("source", a.Source),
-		slog.String("rule", a.Rule),
+		slog.String("source", a.Source))
+	if a.Rule != "" { // an LLM alert names no rule
+		attrs = append(attrs, slog.String("rule", a.Rule))
+	}
+	attrs = append(attrs,
 		slog.String("state", a.State),
-		slog.String("summary", a.Summary),
-	)
+		slog.String("summary", a.Summary))
+	l.Logger.LogAttrs(ctx, level, "alert", attrs...)
 	return nil
 }

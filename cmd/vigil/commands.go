@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,8 +17,10 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -95,7 +98,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 	case err == nil:
 		cj = *resp.Check
 	case err == errNoDaemon:
-		log := e.logger()
+		log := inZone(e.logger(), cfg.Device.Location)
 		bo := buildOptions{sensors: true, thinker: true}
 		sample := (*heartbeat.Engine).SampleOnce
 		if dry {
@@ -175,6 +178,9 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		if cfg.LLMEnabled() {
 			st.Mode = "not running (llm)"
 		}
+		if err := configuredQueues(a.db, cfg, st.Outbox); err != nil {
+			return err
+		}
 	default:
 		return err
 	}
@@ -185,18 +191,38 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	return nil
 }
 
+// configuredQueues adds the queue depth of every configured network
+// transport to outbox. With no daemon running only the log transport is
+// wired, but the state file holds every transport's cursor, and alerts for
+// MQTT and Telegram wait there as well.
+func configuredQueues(db *store.DB, cfg *config.Config, outbox map[string]int) error {
+	return db.View(func(tx *store.Tx) error {
+		for _, n := range configuredTransports(cfg) {
+			if _, ok := outbox[n]; ok {
+				continue
+			}
+			d, err := tx.Depth(n)
+			if err != nil {
+				return fmt.Errorf("read %s queue: %w", n, err)
+			}
+			outbox[n] = d
+		}
+		return nil
+	})
+}
+
 func writeStatus(w io.Writer, st heartbeat.Status) {
 	fmt.Fprintf(w, "device:   %s (%s)\n", st.Device, st.Mode)
 	clock := "synced"
 	if !st.ClockPlausible {
 		clock = "NOT synced (earlier than the build date)"
 	}
-	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(time.RFC3339), clock)
+	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(timeLayout), clock)
 	if !st.NextRun.IsZero() {
-		fmt.Fprintf(w, "next run: %s\n", st.NextRun.Format(time.RFC3339))
+		fmt.Fprintf(w, "next run: %s\n", st.NextRun.Format(timeLayout))
 	}
 	if !st.PausedUntil.IsZero() {
-		fmt.Fprintf(w, "paused:   until %s\n", st.PausedUntil.Format(time.RFC3339))
+		fmt.Fprintf(w, "paused:   until %s\n", st.PausedUntil.Format(timeLayout))
 	} else {
 		fmt.Fprintf(w, "paused:   no\n")
 	}
@@ -252,20 +278,24 @@ func writeStatus(w io.Writer, st heartbeat.Status) {
 			if r.Tokens > 0 {
 				extra = strings.TrimSpace(fmt.Sprintf("%d tokens %s", r.Tokens, extra))
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%dms\t%s\n", r.Start.Format(time.RFC3339), r.Outcome, r.Reason, r.DurationMS, extra)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%dms\t%s\n", r.Start.Format(timeLayout), r.Outcome, r.Reason, r.DurationMS, extra)
 		}
 		tw.Flush()
 	}
 }
 
+// timeLayout is how every command shows a time: in the device's time zone
+// (device.timezone), with its offset, to the second.
+const timeLayout = "2006-01-02 15:04:05 -07:00"
+
 // sinceText prints a time in its own zone (the device's): the clock time
-// when it is on the same day as now, else with the date.
+// when it is on the same day as now, else with the date; with the offset.
 func sinceText(t, now time.Time) string {
 	y, m, d := t.Date()
 	if ny, nm, nd := now.In(t.Location()).Date(); y == ny && m == nm && d == nd {
-		return t.Format("15:04")
+		return t.Format("15:04 -07:00")
 	}
-	return t.Format("2006-01-02 15:04")
+	return t.Format("2006-01-02 15:04 -07:00")
 }
 
 func writeSnapshot(w io.Writer, s *device.Snapshot) {
@@ -343,6 +373,96 @@ func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(co
 	}
 	fmt.Fprintln(e.stdout, txt+" (saved; no daemon running)")
 	return nil
+}
+
+// cmdTestAlert queues a test alert through the real outbox: the running
+// daemon delivers it at once; with none running it waits in the state file
+// for the next 'vigil run'.
+func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
+	var sevName, only string
+	if _, err := e.flags("test-alert", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&sevName, "severity", "info", "info, warning or critical")
+		fs.StringVar(&only, "transport", "", "deliver through this transport only: log, mqtt or telegram (default: all)")
+	}, 0); err != nil {
+		return err
+	}
+	sev, err := alert.ParseSeverity(sevName)
+	if err != nil {
+		return usageErr("test-alert: --severity: %v", err)
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := checkTransport(cfg, only); err != nil {
+		return usageErr("test-alert: --transport: %v", err)
+	}
+	for _, note := range belowMinSeverity(cfg, sev, only) {
+		fmt.Fprintln(e.stderr, note)
+	}
+	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second)
+	switch {
+	case err == nil:
+		fmt.Fprintln(e.stdout, resp.Text)
+		return nil
+	case err != errNoDaemon:
+		return err
+	}
+	a, err := e.build(ctx, cfg, inZone(e.logger(), cfg.Device.Location), buildOptions{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	t, err := a.engine.TestAlert(ctx, sev, only)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, testAlertText(t, "no daemon running: it waits in "+dbPath(cfg)+" and is delivered when 'vigil run' starts"))
+	return nil
+}
+
+// configuredTransports names the transports the config enables, log first.
+func configuredTransports(cfg *config.Config) []string {
+	names := []string{"log"}
+	if cfg.MQTTEnabled() {
+		names = append(names, "mqtt")
+	}
+	if cfg.TelegramEnabled() {
+		names = append(names, "telegram")
+	}
+	return names
+}
+
+// checkTransport accepts "" (all transports) or a configured transport.
+func checkTransport(cfg *config.Config, name string) error {
+	names := configuredTransports(cfg)
+	if name == "" || slices.Contains(names, name) {
+		return nil
+	}
+	return fmt.Errorf("%q is not a configured transport (configured: %s)", name, strings.Join(names, ", "))
+}
+
+// belowMinSeverity says which transports would not send an alert of sev
+// because of their min_severity.
+func belowMinSeverity(cfg *config.Config, sev alert.Severity, only string) []string {
+	var notes []string
+	for _, t := range []struct{ name, min string }{{"mqtt", cfg.MQTT.MinSeverity}, {"telegram", cfg.Telegram.MinSeverity}} {
+		if (only != "" && only != t.name) || !slices.Contains(configuredTransports(cfg), t.name) {
+			continue
+		}
+		if m, err := alert.ParseSeverity(t.min); err == nil && sev < m {
+			notes = append(notes, fmt.Sprintf("note: %s.min_severity is %s, so %s will not send this %s alert; try --severity %s", t.name, m, t.name, sev, m))
+		}
+	}
+	return notes
+}
+
+func testAlertText(a alert.Alert, where string) string {
+	to := "every transport"
+	if a.Transport != "" {
+		to = a.Transport + " only"
+	}
+	return fmt.Sprintf("test alert %s queued for %s (%s): %s", a.ID, to, where, a.Summary)
 }
 
 func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {

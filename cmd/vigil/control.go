@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/transport"
@@ -25,9 +26,11 @@ import (
 // per connection. Only the owner can connect (mode 0600).
 
 type ctlRequest struct {
-	Cmd     string `json:"cmd"` // status | check | pause | resume
-	Minutes int    `json:"minutes,omitempty"`
-	DryRun  bool   `json:"dry_run,omitempty"`
+	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history
+	Minutes   int    `json:"minutes,omitempty"`
+	DryRun    bool   `json:"dry_run,omitempty"`
+	Severity  string `json:"severity,omitempty"`  // test-alert
+	Transport string `json:"transport,omitempty"` // test-alert: only this one
 	// StateDir is the state directory the CLI's config names. A daemon
 	// watching another one answers OtherState and does nothing, so a
 	// shared socket location (/run/vigil) never reaches the wrong daemon.
@@ -202,6 +205,19 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 			return ctlResponse{Error: err.Error()}
 		}
 		return ctlResponse{Text: txt}
+	case "test-alert":
+		sev, err := alert.ParseSeverity(req.Severity)
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		if err := checkTransport(s.cmds.app.cfg, req.Transport); err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		a, err := eng.TestAlert(ctx, sev, req.Transport)
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Text: testAlertText(a, "the daemon is delivering it")}
 	}
 	return ctlResponse{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
 }

@@ -148,7 +148,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := e.logger()
+	log := inZone(e.logger(), cfg.Device.Location)
 	if err := ensureChecklist(cfg.Heartbeat.Checklist, log); err != nil {
 		// Under the hardened unit /etc is read-only: failing here would make
 		// systemd restart-loop a daemon whose rules work fine. Without a
@@ -405,7 +405,7 @@ func (c *commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.Format(time.RFC3339)), nil
+	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.cfg.Device.Location).Format(timeLayout)), nil
 }
 
 func (c *commands) Resume(ctx context.Context) (string, error) {

@@ -169,9 +169,9 @@ for = "1h"
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
 	for _, re := range []string{
-		`(?m)^  too_hot +firing +air\.temperature=-?[0-9.]+ °C +since (\d{4}-\d\d-\d\d )?\d\d:\d\d$`,
+		`(?m)^  too_hot +firing +air\.temperature=-?[0-9.]+ °C +since (\d{4}-\d\d-\d\d )?\d\d:\d\d [+-]\d\d:\d\d$`,
 		`(?m)^  freezing +ok +air\.temperature=-?[0-9.]+ °C *$`,
-		`(?m)^  humid_for_long +pending +air\.humidity=[0-9.]+ % +since (\d{4}-\d\d-\d\d )?\d\d:\d\d$`,
+		`(?m)^  humid_for_long +pending +air\.humidity=[0-9.]+ % +since (\d{4}-\d\d-\d\d )?\d\d:\d\d [+-]\d\d:\d\d$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("status lacks %s:\n%s", re, out)

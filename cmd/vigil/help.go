@@ -42,6 +42,9 @@ var commandDocs = []cmdDoc{
 	{"resume", "", "resume heartbeats",
 		"Ends a pause at once.",
 		"vigil resume"},
+	{"test-alert", "[--severity S] [--transport NAME]", "queue a test alert, to see delivery work",
+		"Queues a clearly marked test alert (source system, rule test: 'Test alert from vigil on DEVICE — if you can read this, delivery works') through the real outbox, so every configured transport delivers it like any other alert. It needs no LLM and no rule. With a daemon running, the daemon delivers it at once; with none, it waits in the state file and is delivered when 'vigil run' starts. --severity is info (the default), warning or critical; a transport whose min_severity is higher does not send it. --transport log, mqtt or telegram delivers it through that transport only: the others acknowledge it without sending.",
+		"vigil test-alert --transport mqtt"},
 	{"config check", "", "validate config and checklist, print the resolved config",
 		"Validates config.toml and the checklist exactly as 'vigil run' does, prints the resolved config with secrets redacted, and exits 78 with file:line on the first problem.",
 		"vigil config check -c ./config.toml"},
@@ -68,7 +71,8 @@ func lookupDoc(name string) (cmdDoc, bool) {
 
 const globalFlagsHelp = `global flags (anywhere on the line):
   -c, --config PATH  config file (default $VIGIL_CONFIG or /etc/vigil/config.toml)
-  -v, --verbose      debug logging
+  -v, --verbose      debug logging: each sample's readings and rule evaluations,
+                     each delivery attempt, each LLM request's size and latency
   -h, --help         help
 `
 

@@ -281,3 +281,33 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 	}
 	return ec, nil
 }
+
+// inZone returns log with its records stamped in loc (device.timezone), so
+// the text log's time carries the device's offset. Under journald, which
+// drops the attribute, it changes nothing that shows.
+func inZone(log *slog.Logger, loc *time.Location) *slog.Logger {
+	if loc == nil {
+		return log
+	}
+	return slog.New(zoneHandler{log.Handler(), loc})
+}
+
+type zoneHandler struct {
+	slog.Handler
+	loc *time.Location
+}
+
+func (h zoneHandler) Handle(ctx context.Context, r slog.Record) error {
+	if !r.Time.IsZero() {
+		r.Time = r.Time.In(h.loc)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h zoneHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return zoneHandler{h.Handler.WithAttrs(as), h.loc}
+}
+
+func (h zoneHandler) WithGroup(name string) slog.Handler {
+	return zoneHandler{h.Handler.WithGroup(name), h.loc}
+}

@@ -148,6 +148,8 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 		return e.cmdPause(ctx, rest)
 	case "resume":
 		return e.cmdResume(ctx, rest)
+	case "test-alert":
+		return e.cmdTestAlert(ctx, rest)
 	case "config":
 		// Global flags may come before the verb: vigil config -c x check.
 		for i, a := range rest {

@@ -180,12 +180,18 @@ func slug(s string) string {
 
 // announce publishes the discovery message, retained, and waits for the
 // PUBACK. Concurrent calls are serialised so the newest set of sensors is
-// the one the broker keeps.
-func (c *Client) announce(ctx context.Context) error {
+// the one the broker keeps. Unless force, it sends nothing when this
+// connection already carried a message with the current sensors.
+func (c *Client) announce(ctx context.Context, force bool) error {
 	c.announceMu.Lock()
 	defer c.announceMu.Unlock()
 	c.mu.Lock()
+	if !force && c.annConn == c.conns && c.annVer == c.sensorsVer {
+		c.mu.Unlock()
+		return nil
+	}
 	sensors := maps.Clone(c.sensors)
+	conn, ver := c.conns, c.sensorsVer
 	c.mu.Unlock()
 	payload, err := json.Marshal(c.discovery(sensors))
 	if err != nil {
@@ -194,16 +200,19 @@ func (c *Client) announce(ctx context.Context) error {
 	if err := c.publish(ctx, c.discoveryTopic(), true, payload); err != nil {
 		return fmt.Errorf("publish discovery: %w", err)
 	}
+	c.mu.Lock()
+	c.annConn, c.annVer = conn, ver
+	c.mu.Unlock()
 	return nil
 }
 
-func (c *Client) announceLogged(ctx context.Context) {
+func (c *Client) announceLogged(ctx context.Context, force bool) {
 	if !c.cfg.HomeAssistant {
 		return
 	}
 	actx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	if err := c.announce(actx); err != nil {
+	if err := c.announce(actx, force); err != nil {
 		c.log.Warn("mqtt discovery", keyErr, err)
 	}
 }

@@ -102,6 +102,11 @@ type Client struct {
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
 	active  map[string]alert.Alert // firing alerts by source and rule, for the problem sensor
 
+	// Discovery goes out once per connection: conns counts connections,
+	// sensorsVer changes of sensors, and annConn/annVer say what the last
+	// discovery message the broker acknowledged covered.
+	conns, sensorsVer, annConn, annVer int
+
 	announceMu sync.Mutex // one discovery message at a time, newest last
 }
 
@@ -286,7 +291,12 @@ func (c *Client) connect(ctx context.Context, cli paho.Client) {
 		if err == nil {
 			return
 		}
-		c.log.Warn("mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
+		// One warning per outage; each further attempt only with -v.
+		level := slog.LevelDebug
+		if backoff == time.Second {
+			level = slog.LevelWarn
+		}
+		c.log.Log(ctx, level, "mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
 		t := c.clock.NewTimer(backoff)
 		select {
 		case <-t.Chan():
@@ -302,6 +312,7 @@ func (c *Client) connect(ctx context.Context, cli paho.Client) {
 func (c *Client) onConnect(paho.Client) {
 	c.mu.Lock()
 	c.lost = make(chan struct{})
+	c.conns++
 	c.mu.Unlock()
 	c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
 	signal(c.connected)
@@ -342,7 +353,7 @@ func (c *Client) loop(ctx context.Context) {
 		case <-c.connected:
 			c.afterConnect(ctx)
 		case <-c.haOnline:
-			c.announceLogged(ctx)
+			c.announceLogged(ctx, true)
 		}
 	}
 }
@@ -367,7 +378,9 @@ func (c *Client) afterConnect(ctx context.Context) {
 			c.log.Warn("mqtt subscribe", keyTopic, c.topic("cmd/+"), keyErr, err)
 		}
 	}
-	c.announceLogged(ctx)
+	// Not forced: a PublishSensors that got in first has announced on
+	// this connection already.
+	c.announceLogged(ctx, false)
 }
 
 func (c *Client) commandsEnabled() bool { return c.cfg.Commands && c.cmds != nil }
@@ -375,8 +388,10 @@ func (c *Client) commandsEnabled() bool { return c.cfg.Commands && c.cmds != nil
 func (c *Client) haStatusTopic() string { return c.cfg.DiscoveryPrefix + "/status" }
 
 // onHAStatus runs in paho's router: it must not block.
+// A retained "online" (the broker replaying an old birth message on
+// subscribe) is no restart: the connection's own announcement covers it.
 func (c *Client) onHAStatus(_ paho.Client, m paho.Message) {
-	if strings.TrimSpace(string(m.Payload())) == "online" {
+	if !m.Retained() && strings.TrimSpace(string(m.Payload())) == "online" {
 		signal(c.haOnline)
 	}
 }
@@ -442,7 +457,8 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 	if err := c.publish(ctx, c.topic("alert"), false, payload); err != nil {
 		return fmt.Errorf("mqtt: publish alert %s: %w", a.ID, err)
 	}
-	if c.cfg.HomeAssistant {
+	// A test alert never resolves: it must not leave the problem sensor on.
+	if c.cfg.HomeAssistant && !(a.Source == alert.SourceSystem && a.Rule == alert.RuleTest) {
 		c.mu.Lock()
 		key := a.Source + "/" + a.Rule
 		if a.State == alert.StateResolved {
@@ -565,25 +581,27 @@ func (c *Client) PublishSensors(ctx context.Context, snap device.Snapshot) error
 	if err != nil {
 		return fmt.Errorf("mqtt: encode sensors: %w", err)
 	}
+	if c.cfg.HomeAssistant {
+		// Noted before publishing, so a snapshot taken before the broker
+		// answered is in the discovery message the connection sends: a
+		// start announces once, with the sensors, not twice.
+		c.mu.Lock()
+		for k, v := range snap.Readings {
+			if u, ok := c.sensors[k]; !ok || u != v.Unit {
+				c.sensors[k] = v.Unit
+				c.sensorsVer++
+			}
+		}
+		c.mu.Unlock()
+	}
 	if err := c.publish(ctx, c.topic("sensors"), true, payload); err != nil {
 		return fmt.Errorf("mqtt: publish sensors: %w", err)
 	}
 	if !c.cfg.HomeAssistant {
 		return nil
 	}
-	c.mu.Lock()
-	changed := false
-	for k, v := range snap.Readings {
-		if u, ok := c.sensors[k]; !ok || u != v.Unit {
-			c.sensors[k] = v.Unit
-			changed = true
-		}
-	}
-	c.mu.Unlock()
-	if changed {
-		if err := c.announce(ctx); err != nil {
-			return fmt.Errorf("mqtt: %w", err)
-		}
+	if err := c.announce(ctx, false); err != nil {
+		return fmt.Errorf("mqtt: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,51 @@
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/store"
+)
+
+// TestAlert queues a clearly marked test alert (source system, rule
+// "test") through the real outbox, so a person can watch delivery work end
+// to end (vigil test-alert). It needs no LLM and bypasses the flood guard:
+// a person asked for it. With only set, only that transport delivers it;
+// the others acknowledge it without sending. An engine that does not
+// deliver (vigil test-alert with no daemon running) leaves it queued for
+// the next `vigil run`. The caller checks that only names a configured
+// transport: an engine without a daemon's transports cannot.
+func (e *Engine) TestAlert(ctx context.Context, sev alert.Severity, only string) (alert.Alert, error) {
+	summary := fmt.Sprintf("Test alert from vigil on %s — if you can read this, delivery works", e.cfg.DeviceID)
+	e.mu.Lock()
+	a := e.newAlert(sev, alert.SourceSystem, alert.RuleTest, alert.StateFiring, summary)
+	a.Transport = only
+	st := e.state
+	st.Counters = cloneCounters(e.state.Counters)
+	st.Counters["alerts"]++
+	st.LastAlert, st.LastAlertAt = a.Summary, a.Time
+	err := e.deps.DB.Update(func(tx *store.Tx) error {
+		if err := e.enqueue(tx, []alert.Alert{a}, &st); err != nil {
+			return err
+		}
+		return tx.PutState(st)
+	})
+	if err == nil {
+		e.state = st
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return alert.Alert{}, fmt.Errorf("queue test alert: %w", err)
+	}
+	e.log.Info("test alert queued", "id", a.ID, "severity", sev.String(), "transport", transportText(only))
+	e.wakeAll()
+	return a, nil
+}
+
+func transportText(only string) string {
+	if only == "" {
+		return "all"
+	}
+	return only
+}
