@@ -17,6 +17,9 @@ require (
 )
 
 require (
+	github.com/VictoriaMetrics/metrics v1.45.0 // indirect
+	github.com/valyala/fastrand v1.1.0 // indirect
+	github.com/valyala/histogram v1.2.0 // indirect
 	golang.org/x/net v0.44.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
 )
