@@ -110,7 +110,7 @@ func TestSparkline(t *testing.T) {
 		{"rising", h[1], t0, t0.Add(time.Hour), 12, Spark{Line: "▁▁▂▃▃▄▅▆▆▇██", Min: 20, Max: 31.8, N: 60}},
 		{"falling with a gap", h[0], t0, t0.Add(time.Hour), 12, Spark{Line: "██▇▆▆▅  ▃▂▁▁", Min: 30.5, Max: 60, N: 50}},
 		{"last half only", h[1], t0.Add(30 * time.Minute), t0.Add(time.Hour), 6, Spark{Line: "▁▂▄▅▇█", Min: 26, Max: 31.8, N: 30}},
-		{"flat", heartbeat.Series{Points: []heartbeat.Point{{t0, 5}, {t0.Add(time.Minute), 5}}}, t0, t0.Add(2 * time.Minute), 4, Spark{Line: "▄ ▄ ", Min: 5, Max: 5, N: 2}},
+		{"flat", heartbeat.Series{Points: []heartbeat.Point{{Time: t0, Value: 5}, {Time: t0.Add(time.Minute), Value: 5}}}, t0, t0.Add(2 * time.Minute), 4, Spark{Line: "▄ ▄ ", Min: 5, Max: 5, N: 2}},
 		{"nothing in the window", h[1], t0.Add(2 * time.Hour), t0.Add(3 * time.Hour), 8, Spark{}},
 		{"no width", h[1], t0, t0.Add(time.Hour), 0, Spark{}},
 	}

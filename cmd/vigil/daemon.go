@@ -157,6 +157,10 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 		"sensors", len(cfg.Sensors), "rules", len(cfg.Rules), "sample_interval", cfg.Heartbeat.SampleInterval.Duration,
 		"interval", interval, "state", dbPath(cfg))
 
+	page, err := listenWeb(cfg, a, log)
+	if err != nil {
+		return err
+	}
 	srv, err := listenControl(sockPath(cfg), &commands{app: a}, log)
 	if err != nil {
 		return err
@@ -164,6 +168,9 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.engine.Run(gctx) })
 	g.Go(func() error { return srv.Serve(gctx) })
+	if page != nil {
+		g.Go(func() error { return page.Serve(gctx) })
+	}
 	for _, r := range a.runners {
 		g.Go(func() error { return r(gctx) })
 	}
