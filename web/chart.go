@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"html"
-	"html/template"
 	"math"
 	"slices"
 	"strconv"
@@ -29,16 +28,16 @@ type RuleLine struct {
 
 // Chart geometry, in SVG user units; the SVG scales to its box.
 const (
-	chartW, chartH = 600, 170
-	padL, padR     = 44, 8
-	padT, padB     = 10, 22
+	chartW, chartH = 480, 160
+	padL, padR     = 52, 6
+	padT, padB     = 8, 20
 )
 
 // Chart draws s between from and to as an SVG line chart with the rules'
 // thresholds as dashed lines and the firing spans shaded. Hour ticks are
 // labelled in loc. A gap of more than three times the usual spacing breaks
 // the line.
-func Chart(s heartbeat.Series, lines []RuleLine, spans []Span, from, to time.Time, loc *time.Location) template.HTML {
+func Chart(s heartbeat.Series, lines []RuleLine, spans []Span, from, to time.Time, loc *time.Location) string {
 	var b strings.Builder
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
@@ -104,24 +103,46 @@ func Chart(s heartbeat.Series, lines []RuleLine, spans []Span, from, to time.Tim
 	if n > 0 {
 		gap := 3 * typicalStep(s.Points)
 		b.WriteString(`<path class="line" d="`)
+		// One vertex per SVG unit at most: 24 hours of one-minute samples
+		// are 1440 points for 422 units of width; each vertex is the mean
+		// of the readings in its column.
 		var prev time.Time
+		col, sum, cnt, brk := -1, 0.0, 0, true
+		flush := func() {
+			if cnt == 0 {
+				return
+			}
+			cmd := "L"
+			if brk {
+				cmd = "M"
+			}
+			fmt.Fprintf(&b, "%s%d %s", cmd, col, f(y(sum/float64(cnt))))
+			sum, cnt, brk = 0, 0, false
+		}
 		for _, p := range s.Points {
 			if p.Time.Before(from) || p.Time.After(to) {
 				continue
 			}
-			cmd := "L"
-			if prev.IsZero() || p.Time.Sub(prev) > gap {
-				cmd = "M"
+			c := int(x(p.Time))
+			gapped := !prev.IsZero() && p.Time.Sub(prev) > gap
+			if c != col || gapped {
+				flush()
+				col = c
 			}
-			fmt.Fprintf(&b, "%s%s %s", cmd, f(x(p.Time)), f(y(p.Value)))
+			if gapped {
+				brk = true
+			}
+			sum += p.Value
+			cnt++
 			prev = p.Time
 		}
+		flush()
 		b.WriteString(`"/>`)
 	} else {
 		fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">no readings in the last 24 hours</text>`, chartW/2, chartH/2)
 	}
 	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	return b.String()
 }
 
 // typicalStep is the median spacing of the points (1 minute when unknown).

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"html/template"
+	"html"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
@@ -42,7 +44,7 @@ svg.chart{width:100%;height:auto;display:block;margin-top:6px}
 .chart .line{fill:none;stroke:var(--line);stroke-width:1.8;stroke-linejoin:round}
 .chart .threshold{stroke:var(--th);stroke-width:1.2;stroke-dasharray:6 4}
 .chart .firing{fill:var(--fire)}
-.chart text{fill:var(--mute);font-size:11px}.chart .thlabel{fill:var(--th)}
+.chart text{fill:var(--mute);font-size:12px}.chart .thlabel{fill:var(--th)}
 table{width:100%;border-collapse:collapse;background:var(--card);border-radius:10px;font-size:14px}
 th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--grid);vertical-align:top}
 th{color:var(--mute);font-weight:600}
@@ -51,58 +53,130 @@ footer{color:var(--mute);font-size:12px;text-align:center;padding:16px}
 @media (max-width:600px){.grid{grid-template-columns:1fr}.actions{margin-left:0}.hide-s{display:none}}
 `
 
-var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
+// writePage writes the page. It is plain Go rather than html/template:
+// text/template calls methods through reflection, which keeps every
+// exported method in the binary and cost 2.4 MB on linux/arm64. Every
+// value from outside goes through esc.
+func writePage(b *bytes.Buffer, d *pageData) {
+	esc := html.EscapeString
+	w := func(parts ...string) {
+		for _, p := range parts {
+			b.WriteString(p)
+		}
+	}
+	w(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<title>vigil · {{.St.Device}}</title>
-<style>{{.CSS}}</style></head>
+<title>vigil · `, esc(d.St.Device), `</title>
+<style>`, pageCSS, `</style></head>
 <body>
 <header>
-<h1>vigil · {{.St.Device}}</h1>
+<h1>vigil · `, esc(d.St.Device), `</h1>
 <div class="facts">
-<span id="pause-state">{{if .Paused}}<span class="badge paused">paused</span> until {{.PausedUntil}}{{else}}<span class="badge ok">watching</span>{{end}}</span>
-<span>{{.St.Mode}}</span>
-{{if .NextRun}}<span>next run {{.NextRun}}</span>{{end}}
-<span>LLM {{.St.BudgetCalls}}/{{.St.BudgetMax}} calls today</span>
-{{range .Outbox}}<span>{{.}}</span>{{end}}
-<span>{{.Now}}</span>
-</div>
-<div class="actions">
-{{if .CanPause}}<form method="post" action="/do/pause"><input type="hidden" name="csrf" value="{{.Token}}">
+<span id="pause-state">`)
+	if d.Paused {
+		w(`<span class="badge paused">paused</span> until `, esc(d.PausedUntil))
+	} else {
+		w(`<span class="badge ok">watching</span>`)
+	}
+	w("</span>\n<span>", esc(d.St.Mode), "</span>\n")
+	if d.NextRun != "" {
+		w("<span>next run ", esc(d.NextRun), "</span>\n")
+	}
+	w("<span>LLM ", strconv.Itoa(d.St.BudgetCalls), "/", strconv.Itoa(d.St.BudgetMax), " calls today</span>\n")
+	for _, o := range d.Outbox {
+		w("<span>", esc(o), "</span>\n")
+	}
+	w("<span>", esc(d.Now), "</span>\n</div>\n<div class=\"actions\">\n")
+	tok := `<input type="hidden" name="csrf" value="` + esc(d.Token) + `">`
+	if d.CanPause {
+		w(`<form method="post" action="/do/pause">`, tok, `
 <select name="minutes" aria-label="pause for"><option value="30">30 min</option><option value="60" selected>1 hour</option><option value="240">4 hours</option><option value="1440">1 day</option></select>
-<button id="pause" class="primary">Pause</button></form>{{end}}
-{{if .CanResume}}<form method="post" action="/do/resume"><input type="hidden" name="csrf" value="{{.Token}}"><button id="resume"{{if .Paused}} class="primary"{{end}}>Resume</button></form>{{end}}
-{{if .CanCheck}}<form method="post" action="/do/check"><input type="hidden" name="csrf" value="{{.Token}}"><button id="check">Check now</button></form>{{end}}
-</div>
-</header>
-<main>
-{{with .Done}}<p class="done">{{.}}</p>{{end}}
-<section class="grid" id="readings">
-{{range .Readings}}<div class="card reading" data-key="{{.Key}}">
-<div class="top"><span class="key">{{.Key}}</span><span class="val">{{.Value}}</span></div>
-{{if .Rules}}<div class="rules">{{range .Rules}}<span class="badge {{.State}}" title="{{.Seen}}">{{.Name}}: {{.State}}</span>{{end}}</div>{{end}}
-{{with .Error}}<div class="err">{{.}}</div>{{end}}
-{{.Chart}}
-</div>{{else}}<p>No readings yet.</p>{{end}}
-</section>
-{{with .SensorErrors}}<h2>Sensor errors</h2><ul class="err">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<h2>Alerts</h2>
+<button id="pause"`, pick(!d.Paused, ` class="primary"`, ""), `>Pause</button></form>
+`)
+	}
+	if d.CanResume {
+		w(`<form method="post" action="/do/resume">`, tok, `<button id="resume"`, pick(d.Paused, ` class="primary"`, ""), ">Resume</button></form>\n")
+	}
+	if d.CanCheck {
+		w(`<form method="post" action="/do/check">`, tok, "<button id=\"check\">Check now</button></form>\n")
+	}
+	w("</div>\n</header>\n<main>\n")
+	if d.Done != "" {
+		w(`<p class="done">`, esc(d.Done), "</p>\n")
+	}
+	section := func(id, title string, rs []readingView) {
+		if len(rs) == 0 {
+			return
+		}
+		if title != "" {
+			w("<h2>", title, "</h2>\n")
+		}
+		w(`<section class="grid" id="`, id, "\">\n")
+		for _, r := range rs {
+			w(`<div class="card reading" data-key="`, esc(r.Key), `">
+<div class="top"><span class="key">`, esc(r.Key), `</span><span class="val">`, esc(r.Value), "</span></div>\n")
+			if len(r.Rules) > 0 {
+				w(`<div class="rules">`)
+				for _, ru := range r.Rules {
+					w(`<span class="badge `, esc(ru.State), `" title="`, esc(ru.Seen), `">`, esc(ru.Name), ": ", esc(ru.State), "</span>")
+				}
+				w("</div>\n")
+			}
+			w(string(r.Chart), "\n</div>\n")
+		}
+		w("</section>\n")
+	}
+	if len(d.Readings)+len(d.Board) == 0 {
+		w("<p>No readings yet.</p>\n")
+	}
+	section("readings", "", d.Readings)
+	if len(d.SensorErrors) > 0 {
+		w("<h2>Sensor errors</h2><ul class=\"err\">")
+		for _, e := range d.SensorErrors {
+			w("<li>", esc(e), "</li>")
+		}
+		w("</ul>\n")
+	}
+	w(`<h2>Alerts</h2>
 <div class="scroll"><table id="alerts"><tr><th>time</th><th>severity</th><th class="hide-s">source</th><th>alert</th></tr>
-{{range .Alerts}}<tr><td>{{.Time}}</td><td class="{{.Class}}">{{.Severity}}</td><td class="hide-s">{{.Source}}</td><td>{{.Text}}</td></tr>
-{{else}}<tr><td colspan="4">No alerts.</td></tr>{{end}}</table></div>
+`)
+	for _, a := range d.Alerts {
+		w("<tr><td>", esc(a.Time), `</td><td class="`, esc(a.Class), `">`, esc(a.Severity), `</td><td class="hide-s">`, esc(a.Source), "</td><td>", esc(a.Text), "</td></tr>\n")
+	}
+	if len(d.Alerts) == 0 {
+		w("<tr><td colspan=\"4\">No alerts.</td></tr>\n")
+	}
+	w(`</table></div>
 <h2>Runs</h2>
 <div class="scroll"><table id="runs"><tr><th>time</th><th>outcome</th><th>reason</th><th>tokens</th><th class="hide-s">duration</th></tr>
-{{range .Runs}}<tr><td>{{.Time}}</td><td class="{{.Outcome}}">{{.Outcome}}</td><td>{{.Reason}}</td><td>{{.Tokens}}</td><td class="hide-s">{{.Duration}}</td></tr>
-{{else}}<tr><td colspan="5">No runs yet.</td></tr>{{end}}</table></div>
-</main>
-<footer>vigil · rendered {{.Now}} · charts show 24 hours; dashed lines are rule thresholds, shading is a rule firing</footer>
+`)
+	for _, r := range d.Runs {
+		w("<tr><td>", esc(r.Time), `</td><td class="`, esc(r.Outcome), `">`, esc(r.Outcome), "</td><td>", esc(r.Reason), "</td><td>",
+			strconv.Itoa(r.Tokens), `</td><td class="hide-s">`, esc(r.Duration), "</td></tr>\n")
+	}
+	if len(d.Runs) == 0 {
+		w("<tr><td colspan=\"5\">No runs yet.</td></tr>\n")
+	}
+	w("</table></div>\n")
+	section("board", "Board", d.Board)
+	w(`</main>
+<footer>vigil · rendered `, esc(d.Now), ` · charts show 24 hours; dashed lines are rule thresholds, shading is a rule firing</footer>
 </body></html>
-`))
+`)
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
 
 type readingView struct {
 	Key, Value, Error string
 	Rules             []heartbeat.RuleStatus
-	Chart             template.HTML
+	Chart             string // SVG
 }
 
 type alertView struct{ Time, Severity, Class, Source, Text string }
@@ -114,14 +188,13 @@ type runView struct {
 
 type pageData struct {
 	St                        heartbeat.Status
-	CSS                       template.CSS
 	Now, NextRun, PausedUntil string
 	Paused                    bool
 	Outbox                    []string
 	CanPause, CanResume       bool
 	CanCheck                  bool
 	Token, Done               string
-	Readings                  []readingView
+	Readings, Board           []readingView
 	SensorErrors              []string
 	Alerts                    []alertView
 	Runs                      []runView
@@ -164,7 +237,7 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 		return err
 	}
 	when := func(t time.Time) string { return stamp(t, now, loc) }
-	d := pageData{St: st, CSS: template.CSS(pageCSS), Now: now.In(loc).Format("2006-01-02 15:04 MST"),
+	d := pageData{St: st, Now: now.In(loc).Format("2006-01-02 15:04 MST"),
 		Token: s.csrf, Done: doneText[done],
 		CanPause: s.allowed("pause"), CanResume: s.allowed("resume"), CanCheck: s.allowed("check")}
 	if !st.NextRun.IsZero() {
@@ -226,7 +299,11 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 			}
 		}
 		rv.Chart = Chart(byKey[k], lines, kspans, from, now, loc)
-		d.Readings = append(d.Readings, rv)
+		if strings.HasPrefix(k, "board.") && len(rv.Rules) == 0 {
+			d.Board = append(d.Board, rv) // the board's health, below the logs
+		} else {
+			d.Readings = append(d.Readings, rv)
+		}
 	}
 	for _, a := range alerts {
 		text := a.Summary
@@ -240,7 +317,8 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 		d.Runs = append(d.Runs, runView{Time: when(ru.Start), Outcome: ru.Outcome, Reason: ru.Reason,
 			Tokens: ru.Tokens, Duration: (time.Duration(ru.DurationMS) * time.Millisecond).String()})
 	}
-	return pageTmpl.Execute(buf, d)
+	writePage(buf, &d)
+	return nil
 }
 
 // firingSpans pairs each rule's firing and resolved alerts from the alert
