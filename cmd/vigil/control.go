@@ -19,8 +19,9 @@ import (
 // per connection. Only the owner can connect (mode 0600).
 
 type ctlRequest struct {
-	Cmd     string `json:"cmd"` // status | check | pause | resume
+	Cmd     string `json:"cmd"` // status | check | pause | resume | history
 	Minutes int    `json:"minutes,omitempty"`
+	SinceS  int64  `json:"since_s,omitempty"` // history: the window in seconds
 	DryRun  bool   `json:"dry_run,omitempty"`
 }
 
@@ -29,6 +30,9 @@ type ctlResponse struct {
 	Status *heartbeat.Status `json:"status,omitempty"`
 	Check  *checkJSON        `json:"check,omitempty"`
 	Text   string            `json:"text,omitempty"`
+	// Series is the history: of the last hour with status, of the
+	// window asked for with history.
+	Series []heartbeat.Series `json:"series,omitempty"`
 }
 
 type ctlServer struct {
@@ -103,7 +107,17 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 		if err != nil {
 			return ctlResponse{Error: err.Error()}
 		}
-		return ctlResponse{Status: &st}
+		series, err := eng.History(ctx, time.Now().Add(-statusWindow))
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Status: &st, Series: series}
+	case "history":
+		series, err := eng.History(ctx, time.Now().Add(-time.Duration(req.SinceS)*time.Second))
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Series: series}
 	case "check":
 		// A dry run works on the daemon's last sample: a sample of its own
 		// would write rule changes and queue their alerts.

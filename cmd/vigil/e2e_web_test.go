@@ -333,3 +333,50 @@ func TestStatusPageOffLoopbackNeedsPassword(t *testing.T) {
 		t.Error("a config error created the state directory")
 	}
 }
+
+// TestHistoryExport reads the seeded day from the state file with no
+// daemon running: CSV, JSON and a filter, and the file is left as it was.
+func TestHistoryExport(t *testing.T) {
+	dir := t.TempDir()
+	cfg := webConfig(t, dir, 18081)
+	seedDay(t, dir, time.Now())
+	db := filepath.Join(dir, "state", "vigil.db")
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runVigil(t, "-c", cfg, "history", "air.temperature", "--since", "6h", "--csv")
+	if code != 0 {
+		t.Fatalf("history --csv exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "time,reading,value,unit" || len(lines) < 359 || len(lines) > 361 {
+		t.Errorf("history --csv: header %q and %d rows, want 360 one-minute rows", lines[0], len(lines)-1)
+	}
+	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00,air\.temperature,[0-9.]+,°C$`).MatchString(lines[1]) {
+		t.Errorf("history --csv row %q: want Europe/Berlin times", lines[1])
+	}
+	out, errOut, code = runVigil(t, "-c", cfg, "history", "air", "--json")
+	if code != 0 {
+		t.Fatalf("history --json exit %d: %s", code, errOut)
+	}
+	var h struct {
+		Series []struct {
+			Key    string `json:"key"`
+			Points []any  `json:"points"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Series) != 3 || h.Series[0].Key != "air.humidity" || len(h.Series[0].Points) < 1439 {
+		t.Errorf("history air --json: %d series, first %q", len(h.Series), h.Series[0].Key)
+	}
+	if _, errOut, code = runVigil(t, "-c", cfg, "history", "soil"); code != 1 || !strings.Contains(errOut, `no reading "soil"`) {
+		t.Errorf("history soil: exit %d, %s", code, errOut)
+	}
+	after, _ := os.ReadFile(db)
+	if !bytes.Equal(before, after) {
+		t.Error("vigil history changed the state file")
+	}
+}

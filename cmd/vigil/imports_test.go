@@ -25,6 +25,7 @@ func TestImportDirection(t *testing.T) {
 		"transport/telegram": {"alert", "transport"},
 		"agent":              {"alert", "device"},
 		"heartbeat":          {"agent", "alert", "device", "rule", "store", "transport"},
+		"web":                {"agent", "alert", "device", "heartbeat", "rule", "store", "transport"}, // heartbeat through Source
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()

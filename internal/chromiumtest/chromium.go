@@ -243,4 +243,3 @@ func (b *Browser) Screenshot(w io.Writer, full bool) {
 		b.t.Fatal(err)
 	}
 }
-
