@@ -169,6 +169,11 @@ func TestStatusPageInChromium(t *testing.T) {
 	if len(st.Series) == 0 {
 		t.Error("/api/status has no series")
 	}
+	// vigil history asks the daemon: the seeded day plus its own samples.
+	out, errOut, code := runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
+	if rows := strings.Count(out, "\n") - 1; code != 0 || rows < 1440 {
+		t.Errorf("history from the daemon: exit %d, %d rows, want >= 1440; %s", code, rows, errOut)
+	}
 
 	b := chromiumtest.Start(t)
 	b.Size(1280, 900, false)
