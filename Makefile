@@ -37,11 +37,15 @@ run: build
 	./$(BIN) -c config.toml run
 
 # Test dependencies: a real mosquitto for the MQTT tests, qemu-user for the
-# cross-architecture runs. Installed only when missing (needs root and apt).
+# cross-architecture runs, headless chromium for the status page test and
+# promtool (Debian's prometheus package) to check /metrics. Installed only
+# when missing (needs root and apt).
 test-deps:
 	@missing=""; \
 	command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto mosquitto-clients"; \
 	command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$$missing qemu-user-static"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \

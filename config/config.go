@@ -26,6 +26,8 @@ type Config struct {
 	Rules     []Rule    `toml:"rule"`
 	MQTT      MQTT      `toml:"mqtt"`
 	Telegram  Telegram  `toml:"telegram"`
+	HTTP      HTTP      `toml:"http"`
+	Manage    Manage    `toml:"manage"`
 
 	file  string         // name passed to Parse, for errors
 	lines map[string]int // display key -> line, for errors after Parse
@@ -148,6 +150,34 @@ type MQTT struct {
 	Commands        bool     `toml:"commands"`
 	MinSeverity     string   `toml:"min_severity"` // default info
 	Password        Secret   `toml:"-"`
+}
+
+// HTTP is the [http] section: the status page, off unless Listen is set.
+type HTTP struct {
+	Listen       string `toml:"listen"`        // host:port; empty: no status page
+	Username     string `toml:"username"`      // basic auth user (default "vigil")
+	PasswordFile string `toml:"password_file"` // basic auth password; required off loopback
+	Password     Secret `toml:"-"`
+}
+
+// Manage is the [manage] section.
+type Manage struct {
+	// Remote lists the commands a remote channel (the status page) may
+	// run; default status, pause, resume and check.
+	Remote []string `toml:"remote"`
+}
+
+// RemoteVerbs are the commands [manage] remote may allow.
+var RemoteVerbs = []string{"status", "pause", "resume", "check"}
+
+// Allows reports whether [manage] remote allows verb.
+func (m Manage) Allows(verb string) bool {
+	for _, v := range m.Remote {
+		if v == verb {
+			return true
+		}
+	}
+	return false
 }
 
 // Telegram is the [telegram] section; enabled when a token is configured.

@@ -66,6 +66,8 @@ func TestDefaults(t *testing.T) {
 			MinSeverity:     "info",
 		},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info"},
+		HTTP:     HTTP{Username: "vigil"},
+		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check"}},
 	}
 	if diff := cmp.Diff(want, got, cmpConfig...); diff != "" {
 		t.Errorf("Parse(\"\") mismatch (-want +got):\n%s", diff)
@@ -334,6 +336,16 @@ func TestErrors(t *testing.T) {
 		{"telegram api_url", "[telegram]\napi_url = \"api.telegram.org\"\n", `config.toml:2: telegram.api_url: must be an http:// or https:// URL (got "api.telegram.org")`},
 		{"telegram min_severity", "[telegram]\nmin_severity = \"Warning\"\n", `config.toml:2: telegram.min_severity: must be info, warning or critical (got "Warning")`},
 
+		{"http listen off loopback without a password", "[http]\nlisten = \"0.0.0.0:8080\"\n",
+			`config.toml:2: http.listen: "0.0.0.0:8080" is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1`},
+		{"http listen on every interface", "[http]\nlisten = \":8080\"\n",
+			`config.toml:2: http.listen: ":8080" is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1`},
+		{"http listen without a port", "[http]\nlisten = \"127.0.0.1\"\n",
+			`config.toml:2: http.listen: must be host:port, as in 127.0.0.1:8080 (got "127.0.0.1")`},
+		{"manage remote unknown verb", "[manage]\nremote = [\"status\", \"reboot\"]\n",
+			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check)`},
+		{"manage remote twice", "[manage]\nremote = [\"pause\", \"pause\"]\n",
+			`config.toml:2: manage.remote: remote[1]: "pause" is listed twice`},
 		{"several, in file order", "[[sensor]]\nname = \"a\"\ndriver = \"x\"\n[heartbeat]\ninterval = \"1s\"\n[device]\nid = \"A\"\nfoo = 1\n",
 			"config.toml:3: sensor.a.driver: unknown driver \"x\" (want one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)\n" +
 				"config.toml:5: heartbeat.interval: must be at least 1m (got \"1s\")\n" +

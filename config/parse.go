@@ -154,6 +154,8 @@ func defaults() *Config {
 			MinSeverity:     "info",
 		},
 		Telegram: Telegram{APIURL: DefaultTelegramURL, MinSeverity: "info"},
+		HTTP:     HTTP{Username: "vigil"},
+		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check"}},
 	}
 }
 
@@ -221,6 +223,10 @@ func (p *parser) decode(src string) error {
 			p.table(prim, at(key, -1), &c.MQTT)
 		case "telegram":
 			p.table(prim, at(key, -1), &c.Telegram)
+		case "http":
+			p.table(prim, at(key, -1), &c.HTTP)
+		case "manage":
+			p.table(prim, at(key, -1), &c.Manage)
 		case "sensor":
 			for i, prim := range p.array(prim, key) {
 				c.Sensors = append(c.Sensors, Sensor{

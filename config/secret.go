@@ -85,6 +85,7 @@ func (c *Config) ResolveSecrets(getenv func(string) string, readFile func(string
 	resolve(&c.LLM.APIKey, "llm", "api_key", c.LLM.APIKeyEnv, c.LLM.APIKeyFile)
 	resolve(&c.MQTT.Password, "mqtt", "password", c.MQTT.PasswordEnv, c.MQTT.PasswordFile)
 	resolve(&c.Telegram.Token, "telegram", "token", c.Telegram.TokenEnv, c.Telegram.TokenFile)
+	resolve(&c.HTTP.Password, "http", "password", "", c.HTTP.PasswordFile)
 	if len(errs) == 1 {
 		return errs[0]
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -87,6 +88,8 @@ func (p *parser) validate() {
 	p.validateRules()
 	p.validateMQTT()
 	p.validateTelegram()
+	p.validateHTTP()
+	p.validateManage()
 }
 
 func (p *parser) validateDevice() {
@@ -582,6 +585,56 @@ func (p *parser) validateTelegram() {
 	}
 	if !slices.Contains(Severities, t.MinSeverity) {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", t.MinSeverity)
+	}
+}
+
+func (p *parser) validateHTTP() {
+	h := &p.cfg.HTTP
+	k := func(key string) []seg { return at("http", -1, key) }
+	if strings.ContainsRune(h.PasswordFile, 0) {
+		p.bad(k("password_file"), "must be a file path (got %q)", h.PasswordFile)
+	}
+	if h.Username == "" || strings.ContainsAny(h.Username, ":\x00") {
+		p.bad(k("username"), "must be a non-empty name without a colon (got %q)", h.Username)
+	}
+	if h.Listen == "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(h.Listen)
+	if err != nil {
+		p.bad(k("listen"), "must be host:port, as in 127.0.0.1:8080 (got %q)", h.Listen)
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		p.bad(k("listen"), "port must be a number from 0 to 65535 (got %q)", port)
+		return
+	}
+	if !LoopbackHost(host) && h.PasswordFile == "" {
+		p.bad(k("listen"), "%q is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1", h.Listen)
+	}
+}
+
+// LoopbackHost reports whether host (from host:port) names only the
+// loopback interface: localhost, 127.0.0.0/8 or ::1. An empty host is every
+// interface.
+func LoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (p *parser) validateManage() {
+	seen := map[string]bool{}
+	for i, v := range p.cfg.Manage.Remote {
+		path := at("manage", -1, "remote")
+		if !slices.Contains(RemoteVerbs, v) {
+			p.bad(path, "remote[%d]: unknown command %q (known: %s)", i, v, strings.Join(RemoteVerbs, ", "))
+		} else if seen[v] {
+			p.bad(path, "remote[%d]: %q is listed twice", i, v)
+		}
+		seen[v] = true
 	}
 }
 

@@ -357,3 +357,33 @@ func Placeholders(tmpl string) []string {
 	})
 	return keys
 }
+
+// Threshold is a comparison of a reading with a number, such as
+// air.temperature > 35: what a chart of the reading draws as a line.
+type Threshold struct {
+	Key   string  // sensor.quantity
+	Op    string  // <, <=, >, >=, == or !=
+	Value float64 // in the reading's unit
+}
+
+// Thresholds returns the comparisons of a plain reading (not delta() or
+// abs()) with a number literal, in source order, the reading on the left.
+func (e *Expr) Thresholds() []Threshold {
+	if e == nil {
+		return nil
+	}
+	flip := map[op]op{opLT: opGT, opLE: opGE, opGT: opLT, opGE: opLE, opEQ: opEQ, opNE: opNE}
+	var out []Threshold
+	walk(e.root, func(n *node) {
+		if !n.op.isCmp() || n.l == nil || n.r == nil {
+			return
+		}
+		switch {
+		case n.l.op == opKey && n.r.op == opNum:
+			out = append(out, Threshold{Key: n.l.name, Op: opText[n.op], Value: n.r.val})
+		case n.l.op == opNum && n.r.op == opKey:
+			out = append(out, Threshold{Key: n.r.name, Op: opText[flip[n.op]], Value: n.l.val})
+		}
+	})
+	return out
+}

@@ -78,8 +78,9 @@ func TestOpenCorrupt(t *testing.T) {
 			writeAt(t, path, make([]byte, 2*ps), 0)
 		}},
 		{"truncated", func(t *testing.T, path string, root, ps int64) {
-			fi, _ := os.Stat(path)
-			if err := os.Truncate(path, fi.Size()/2); err != nil {
+			// Cut through the run ring's root: half the file is not
+			// always past the last page in use.
+			if err := os.Truncate(path, root*ps+ps/2); err != nil {
 				t.Fatal(err)
 			}
 		}},

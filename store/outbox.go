@@ -51,6 +51,9 @@ func (tx *Tx) Enqueue(a alert.Alert) (seq uint64, dropped int, err error) {
 		return 0, 0, fmt.Errorf("enqueue: %w", err)
 	}
 	tx.db.seenSeq(seq)
+	if err := tx.logAlert(raw); err != nil {
+		return 0, 0, fmt.Errorf("enqueue: %w", err)
+	}
 	if dropped, err = trimRing(b, tx.opts().OutboxCap); err != nil {
 		return 0, 0, fmt.Errorf("enqueue: drop oldest: %w", err)
 	}
@@ -175,4 +178,40 @@ func (tx *Tx) Dropped() (uint64, error) {
 		return 0, fmt.Errorf("dropped: %w", err)
 	}
 	return n, nil
+}
+
+// logAlert keeps a copy of every queued alert in the alert log, a ring of
+// AlertLog entries that delivery never touches: the outbox forgets an alert
+// once every transport has it, the timeline should not.
+func (tx *Tx) logAlert(raw []byte) error {
+	b, err := tx.wbucket(bucketAlertLog)
+	if err != nil {
+		return err
+	}
+	if _, err := appendSeq(b, raw); err != nil {
+		return fmt.Errorf("log alert: %w", err)
+	}
+	if _, err := trimRing(b, tx.opts().AlertLog); err != nil {
+		return fmt.Errorf("trim alert log: %w", err)
+	}
+	return nil
+}
+
+// Alerts returns up to n of the logged alerts, newest first; n <= 0 returns
+// all of them.
+func (tx *Tx) Alerts(n int) ([]alert.Alert, error) {
+	b := tx.bucket(bucketAlertLog)
+	if b == nil { // a file written before the log existed, opened read-only
+		return nil, nil
+	}
+	var out []alert.Alert
+	c := b.Cursor()
+	for k, v := c.Last(); k != nil && (n <= 0 || len(out) < n); k, v = c.Prev() {
+		var r alertRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return nil, fmt.Errorf("decode logged alert %x: %w", k, err)
+		}
+		out = append(out, r.alert())
+	}
+	return out, nil
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -302,4 +304,40 @@ func TestDepthUnknownTransport(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestAlertLogOutlivesDeliveryAndIsBounded(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "s.db"), Options{AlertLog: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *Tx) error {
+		for i := range 5 {
+			if _, _, err := tx.Enqueue(alert.Alert{ID: fmt.Sprint("a", i), Summary: "s"}); err != nil {
+				return err
+			}
+		}
+		return tx.Ack("log", 5, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = db.View(func(tx *Tx) error {
+		if d, _ := tx.Depth("log"); d != 0 {
+			t.Errorf("Depth = %d after ack, want 0", d)
+		}
+		as, err := tx.Alerts(0)
+		for _, a := range as {
+			got = append(got, a.ID)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a4", "a3", "a2"}; !slices.Equal(got, want) {
+		t.Errorf("Alerts(0) = %v, want %v", got, want)
+	}
 }

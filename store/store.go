@@ -43,6 +43,7 @@ const (
 	DefaultRunCap     = 500
 	DefaultHistoryCap = 2880
 	DefaultFingerCap  = 256
+	DefaultAlertLog   = 200
 )
 
 // Bucket names. Every bucket is created by Open.
@@ -55,9 +56,10 @@ var (
 	bucketOutbox   = []byte("outbox")       // seq -> alert (JSON)
 	bucketCursors  = []byte("cursors")      // transport name -> last acknowledged seq
 	bucketTelegram = []byte("telegram")     // offsetKey, chatKeyPrefix+configured id -> new id
+	bucketAlertLog = []byte("alertlog")     // seq -> alert (JSON), every alert queued, for the timeline
 
 	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
-		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram}
+		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog}
 )
 
 // Keys in the meta and telegram buckets.
@@ -81,6 +83,7 @@ type Options struct {
 	RunCap     int           // runs kept in the run ring (500)
 	HistoryCap int           // snapshots kept in the sensor history (2880)
 	FingerCap  int           // alert fingerprints kept (256)
+	AlertLog   int           // alerts kept in the timeline (200)
 	ReadOnly   bool          // open for reading (CLI without daemon)
 	// Reset moves a corrupt file aside and starts a fresh one, at Open and
 	// whenever a later transaction finds damage (the daemon). Without it a
@@ -268,6 +271,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FingerCap <= 0 {
 		o.FingerCap = DefaultFingerCap
+	}
+	if o.AlertLog <= 0 {
+		o.AlertLog = DefaultAlertLog
 	}
 	return o
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/web"
 )
 
 // checkJSON is the documented `vigil check --json` record (SPEC §2).
@@ -161,10 +162,11 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	var st heartbeat.Status
+	var series []heartbeat.Series
 	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "status"}, 10*time.Second)
 	switch {
 	case err == nil:
-		st = *resp.Status
+		st, series = *resp.Status, resp.Series
 	case err == errNoDaemon:
 		a, err := e.build(ctx, cfg, e.logger(), buildOptions{store: storeReadOnly})
 		if err != nil {
@@ -172,6 +174,9 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		}
 		defer a.Close()
 		if st, err = a.engine.Status(ctx); err != nil {
+			return err
+		}
+		if series, err = a.engine.History(ctx, time.Now().Add(-statusWindow)); err != nil {
 			return err
 		}
 		st.Mode = "not running"
@@ -185,9 +190,10 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(e.stdout, st)
+		return writeJSON(e.stdout, web.StatusView{Status: st, Series: series})
 	}
 	writeStatus(e.stdout, st)
+	writeReadings(e.stdout, st, series, webRules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
 }
 

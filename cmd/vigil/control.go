@@ -28,6 +28,7 @@ import (
 type ctlRequest struct {
 	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history
 	Minutes   int    `json:"minutes,omitempty"`
+	SinceS    int64  `json:"since_s,omitempty"` // history: the window in seconds
 	DryRun    bool   `json:"dry_run,omitempty"`
 	Severity  string `json:"severity,omitempty"`  // test-alert
 	Transport string `json:"transport,omitempty"` // test-alert: only this one
@@ -43,6 +44,9 @@ type ctlResponse struct {
 	Status     *heartbeat.Status `json:"status,omitempty"`
 	Check      *checkJSON        `json:"check,omitempty"`
 	Text       string            `json:"text,omitempty"`
+	// Series is the history: of the last hour with status, of the
+	// window asked for with history.
+	Series []heartbeat.Series `json:"series,omitempty"`
 }
 
 type ctlServer struct {
@@ -179,7 +183,17 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 		if err != nil {
 			return ctlResponse{Error: err.Error()}
 		}
-		return ctlResponse{Status: &st}
+		series, err := eng.History(ctx, time.Now().Add(-statusWindow))
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Status: &st, Series: series}
+	case "history":
+		series, err := eng.History(ctx, time.Now().Add(-time.Duration(req.SinceS)*time.Second))
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Series: series}
 	case "check":
 		// A dry run works on the daemon's last sample: a sample of its own
 		// would write rule changes and queue their alerts.

@@ -179,6 +179,10 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 		"sensors", len(cfg.Sensors), "rules", len(cfg.Rules), "sample_interval", cfg.Heartbeat.SampleInterval.Duration,
 		"interval", interval, "state", dbPath(cfg))
 
+	page, err := listenWeb(cfg, a, log)
+	if err != nil {
+		return err
+	}
 	var srv *ctlServer
 	sock := daemonSockPath(cfg)
 	if srv, err = listenControl(sock, cfg.Device.StateDir, a.cmds, log); err != nil {
@@ -191,6 +195,9 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	g.Go(func() error { return a.engine.Run(gctx) })
 	if srv != nil {
 		g.Go(func() error { return srv.Serve(gctx) })
+	}
+	if page != nil {
+		g.Go(func() error { return page.Serve(gctx) })
 	}
 	for _, lt := range a.live {
 		lt.start(gctx)

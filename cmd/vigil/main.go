@@ -144,6 +144,8 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 		return e.cmdScan(ctx, rest)
 	case "status":
 		return e.cmdStatus(ctx, rest)
+	case "history":
+		return e.cmdHistory(ctx, rest)
 	case "pause":
 		return e.cmdPause(ctx, rest)
 	case "resume":

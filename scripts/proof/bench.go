@@ -167,6 +167,16 @@ func runBench(ctx context.Context, args []string) error {
 			"< 5 ms", bptr(time.Duration(b["cpu-ns/op"]) < targetCPUPerHB))
 	}
 
+	// 5b. The status page ([http] listen is on in the idle run above).
+	pageBench, err := goBench(ctx, "./web", "BenchmarkRenderStatusPage", "50x")
+	if err != nil {
+		return err
+	}
+	if b, ok := pageBench["BenchmarkRenderStatusPage"]; ok {
+		add("render / of the status page, 16 readings × 24 h (`BenchmarkRenderStatusPage`)", fmt.Sprintf("%s (%.0f KB of HTML)", ms(time.Duration(b["ns/op"])), b["page-bytes"]/1024),
+			"< 50 ms", bptr(time.Duration(b["ns/op"]) < 50*time.Millisecond))
+	}
+
 	// 6. Commits, fdatasync and bytes in steady state; arm64 under qemu alongside.
 	fmt.Fprintln(os.Stderr, "bench: steady state under strace (", *steady, "), arm64 under qemu-user")
 	type qres struct {
@@ -351,7 +361,7 @@ func (env *benchEnv) idleRun(ctx context.Context, idle time.Duration, checks int
 	var res idleResult
 	res.id, res.phase = idWithPhase("bench", 30*time.Minute, 5*time.Second)
 	dir := filepath.Join(env.work, "idle")
-	cfg, err := simConfig{ID: res.id, Interval: "30m", SampleInterval: "30s", Broker: env.broker.url(), LLM: env.llm.baseURL()}.write(dir)
+	cfg, err := simConfig{ID: res.id, Interval: "30m", SampleInterval: "30s", Broker: env.broker.url(), LLM: env.llm.baseURL(), HTTP: "127.0.0.1:0"}.write(dir)
 	if err != nil {
 		return res, err
 	}

@@ -21,6 +21,7 @@ type simConfig struct {
 	MaxAlerts      int    // heartbeat.max_alerts_per_hour (0: default)
 	Extra          string // appended verbatim
 	Checklist      string // HEARTBEAT.md text
+	HTTP           string // [http] listen; "" : no status page
 }
 
 // fiveSensors is the default five-sensor sim config: the sensors of a small
@@ -95,6 +96,9 @@ func (c simConfig) write(dir string) (string, error) {
 	}
 	if c.LLM != "" {
 		fmt.Fprintf(&b, "\n[llm]\nprovider = \"openai\"\nbase_url = %q\nmodel = \"proof\"\napi_key_env = \"VIGIL_PROOF_KEY\"\ntimeout = \"2s\"\n", c.LLM)
+	}
+	if c.HTTP != "" {
+		fmt.Fprintf(&b, "\n[http]\nlisten = %q\n", c.HTTP)
 	}
 	if c.Broker != "" {
 		fmt.Fprintf(&b, "\n[mqtt]\nbroker = %q\nkeepalive = \"30s\"\nhomeassistant = true\n", c.Broker)

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/chromiumtest"
+	"github.com/vigil-iot/vigil/internal/mosquittotest"
+	"github.com/vigil-iot/vigil/store"
+)
+
+// webConfig is a sim board with the status page on a free loopback port.
+func webConfig(t *testing.T, dir string, port int) string {
+	t.Helper()
+	cfg := fmt.Sprintf(`
+[device]
+id = "greenhouse"
+board = "sim"
+state_dir = "state"
+timezone = "Europe/Berlin"
+
+[heartbeat]
+interval = "30m"
+sample_interval = "1s"
+checklist = "HEARTBEAT.md"
+
+[http]
+listen = "127.0.0.1:%d"
+
+[[sensor]]
+name = "air"
+driver = "bme280"
+
+[[rule]]
+name = "too_hot"
+when = "air.temperature > 35"
+clear = "air.temperature < 33"
+severity = "critical"
+message = "greenhouse at {air.temperature}"
+
+[[rule]]
+name = "too_dry"
+when = "air.humidity < 30"
+severity = "warning"
+message = "air at {air.humidity}"
+`, port)
+	path := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// seedDay writes the day before now into a fresh state file: a temperature
+// that peaked at 38 °C twelve hours ago (too_hot fired from 14.5 h to 8 h
+// ago), humidity and pressure to match, the board's temperature and load,
+// the two alerts and a few LLM runs. The daemon then adds its own samples.
+func seedDay(t *testing.T, dir string, now time.Time) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(dir, "state", "vigil.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var snaps []device.Snapshot
+	for m := 24 * 60; m >= 1; m-- {
+		ago := float64(m) / 60 // hours
+		c := math.Cos(2 * math.Pi * ago / 24)
+		wob := 0.4 * math.Sin(float64(m)/7)
+		snaps = append(snaps, device.Snapshot{Time: now.Add(-time.Duration(m) * time.Minute), Readings: map[string]device.Value{
+			"air.temperature":       {Value: math.Round((28-10*c+wob)*100) / 100, Unit: device.Celsius},
+			"air.humidity":          {Value: math.Round((50+15*c-2*wob)*100) / 100, Unit: device.Percent},
+			"air.pressure":          {Value: math.Round((1013.1+2.5*math.Cos(2*math.Pi*ago/30))*100) / 100, Unit: device.HectoPascal},
+			"board.soc_temperature": {Value: math.Round((46-3*c+wob)*100) / 100, Unit: device.Celsius},
+			"board.load1":           {Value: math.Round((0.2+0.15*math.Abs(math.Sin(float64(m)/23)))*100) / 100, Unit: device.Count},
+		}})
+	}
+	hot := now.Add(-14*time.Hour - 30*time.Minute)
+	err = db.Update(func(tx *store.Tx) error {
+		if err := tx.AppendHistory(snaps); err != nil {
+			return err
+		}
+		for _, a := range []alert.Alert{
+			{ID: "seed-1", Device: "greenhouse", Time: hot, Severity: alert.Critical, Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring, Summary: "greenhouse at 35.2 °C"},
+			{ID: "seed-2", Device: "greenhouse", Time: hot.Add(20 * time.Minute), Severity: alert.Warning, Source: alert.SourceLLM, State: alert.StateFiring, Summary: "Vents look stuck closed: temperature rose 6 °C in an hour while humidity fell"},
+			{ID: "seed-3", Device: "greenhouse", Time: now.Add(-8 * time.Hour), Severity: alert.Critical, Source: alert.SourceRule, Rule: "too_hot", State: alert.StateResolved, Summary: "greenhouse at 32.9 °C"},
+		} {
+			if _, _, err := tx.Enqueue(a); err != nil {
+				return err
+			}
+		}
+		for i, r := range []store.Run{
+			{Start: now.Add(-150 * time.Minute), Outcome: "ok", DurationMS: 2140, Tokens: 1830, LLMCalls: 1},
+			{Start: now.Add(-120 * time.Minute), Outcome: "ok", DurationMS: 1890, Tokens: 1795, LLMCalls: 1},
+			{Start: now.Add(-90 * time.Minute), Outcome: "skipped", Reason: "nothing_changed"},
+			{Start: now.Add(-60 * time.Minute), Outcome: "ok", DurationMS: 2410, Tokens: 2011, LLMCalls: 2},
+			{Start: now.Add(-30 * time.Minute), Outcome: "skipped", Reason: "nothing_changed"},
+		} {
+			if _, err := tx.AppendRun(r); err != nil {
+				return fmt.Errorf("run %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStatusPageInChromium loads the status page of a daemon on the sim
+// board in headless Chromium: one chart per reading, the rule's threshold
+// on its reading's chart, pause and resume through the buttons, and the
+// screenshots at phone and desktop widths (into docs/img with
+// VIGIL_SCREENSHOTS=1). It also checks /metrics with promtool.
+func TestStatusPageInChromium(t *testing.T) {
+	chromiumtest.Bin(t)
+	dir := t.TempDir()
+	port := mosquittotest.FreePort(t)
+	cfg := webConfig(t, dir, port)
+	seedDay(t, dir, time.Now())
+	d := startDaemon(t, cfg)
+	d.waitLog(t, regexp.MustCompile(`msg="status page" url=http://127\.0\.0\.1:\d+/`), 20*time.Second)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+
+	// Wait for a sample, so every reading is in the snapshot.
+	var st struct {
+		Snapshot *struct {
+			Readings map[string]any `json:"readings"`
+		} `json:"snapshot"`
+		PausedUntil string `json:"paused_until"`
+		Series      []struct {
+			Key string `json:"key"`
+		} `json:"series"`
+	}
+	apiStatus := func() {
+		t.Helper()
+		st.PausedUntil = ""
+		body := get(t, base+"/api/status")
+		if err := json.Unmarshal(body, &st); err != nil {
+			t.Fatalf("/api/status: %v\n%s", err, body)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		apiStatus()
+		if st.Snapshot != nil && len(st.Snapshot.Readings) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sample in /api/status within 20s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(st.Series) == 0 {
+		t.Error("/api/status has no series")
+	}
+	// vigil history asks the daemon: the seeded day plus its own samples.
+	out, errOut, code := runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
+	if rows := strings.Count(out, "\n") - 1; code != 0 || rows < 1440 {
+		t.Errorf("history from the daemon: exit %d, %d rows, want >= 1440; %s", code, rows, errOut)
+	}
+
+	b := chromiumtest.Start(t)
+	b.Size(1280, 900, false)
+	b.Navigate(base + "/")
+	b.WaitFor(`document.querySelectorAll('svg.chart').length > 0`, 10*time.Second)
+
+	// The inline style sheet is allowed by its hash in the CSP: applied.
+	var margin string
+	b.Eval(`getComputedStyle(document.body).marginTop`, &margin)
+	if margin != "0px" {
+		t.Errorf("body margin = %q: the style sheet was blocked (CSP hash?)", margin)
+	}
+	var charts int
+	b.Eval(`document.querySelectorAll('svg.chart').length`, &charts)
+	if charts != len(st.Snapshot.Readings) {
+		t.Errorf("%d charts for %d readings", charts, len(st.Snapshot.Readings))
+	}
+	for key := range st.Snapshot.Readings {
+		var n int
+		b.Eval(fmt.Sprintf(`document.querySelectorAll('.reading[data-key=%q] svg.chart').length`, key), &n)
+		if n != 1 {
+			t.Errorf("reading %s has %d charts, want 1", key, n)
+		}
+	}
+	var th []string
+	b.Eval(`[...document.querySelectorAll('.reading[data-key="air.temperature"] line.threshold')].map(l => l.dataset.rule)`, &th)
+	if len(th) != 1 || th[0] != "too_hot" {
+		t.Errorf("air.temperature thresholds = %v, want [too_hot]", th)
+	}
+	var shaded int
+	b.Eval(`document.querySelectorAll('.reading[data-key="air.temperature"] rect.firing').length`, &shaded)
+	if shaded != 1 {
+		t.Errorf("air.temperature has %d firing periods shaded, want 1 (the seeded one)", shaded)
+	}
+	b.Eval(`document.querySelectorAll('.reading[data-key="air.humidity"] line.threshold').length`, &charts)
+	if charts != 1 {
+		t.Errorf("air.humidity has %d threshold lines, want 1 (too_dry)", charts)
+	}
+
+	shots := t.TempDir()
+	if os.Getenv("VIGIL_SCREENSHOTS") != "" {
+		shots = filepath.Join("..", "..", "docs", "img")
+	}
+	shoot := func(name string) {
+		t.Helper()
+		var buf bytes.Buffer
+		b.Screenshot(&buf, false)
+		if buf.Len() < 1000 || !bytes.HasPrefix(buf.Bytes(), []byte("\x89PNG")) {
+			t.Fatalf("screenshot %s: %d bytes, not a PNG", name, buf.Len())
+		}
+		if err := os.WriteFile(filepath.Join(shots, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s: %d KB", name, buf.Len()/1024)
+	}
+	shoot("status-desktop.png")
+	b.Size(390, 844, true)
+	b.Navigate(base + "/")
+	shoot("status-phone.png")
+
+	// Pause through the button, see it, then resume.
+	b.Size(1280, 900, false)
+	b.Navigate(base + "/")
+	b.Eval(`document.getElementById('pause').click()`, nil)
+	b.WaitFor(`location.search === '?done=pause' && document.querySelector('#pause-state .paused')`, 10*time.Second)
+	apiStatus()
+	if st.PausedUntil == "" {
+		t.Error("after clicking pause, /api/status has no paused_until")
+	}
+	b.Eval(`document.getElementById('resume').click()`, nil)
+	b.WaitFor(`location.search === '?done=resume' && document.querySelector('#pause-state .ok')`, 10*time.Second)
+	apiStatus()
+	if st.PausedUntil != "" {
+		t.Errorf("after clicking resume, paused_until = %q", st.PausedUntil)
+	}
+	d.waitLog(t, regexp.MustCompile(`msg="status page command" cmd=pause`), 5*time.Second)
+
+	// A POST without the token is refused.
+	resp, err := http.PostForm(base+"/do/pause", map[string][]string{"minutes": {"5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /do/pause without csrf: %s, want 403", resp.Status)
+	}
+
+	t.Run("metrics parse", func(t *testing.T) {
+		checkMetrics(t, get(t, base+"/metrics"))
+	})
+}
+
+func get(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s\n%s", url, resp.Status, body)
+	}
+	return body
+}
+
+// checkMetrics runs promtool check metrics. promtool also lints, and the
+// library's process metrics carry no HELP text: those lint lines are
+// expected, anything else (a parse error above all) fails.
+func checkMetrics(t *testing.T, body []byte) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not found and CI is set: install prometheus (make test-deps)")
+		}
+		t.Skip("promtool not found: apt-get install prometheus")
+	}
+	for _, want := range []string{`vigil_reading{reading="air.temperature",unit="°C"}`, `vigil_rule_firing{rule="too_hot"}`, "vigil_paused 0", "process_resident_memory_bytes"} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("/metrics has no %s", want)
+		}
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" && !strings.HasSuffix(line, " no help text") {
+			t.Errorf("promtool: %s", line)
+		}
+	}
+	if code != 0 && code != 3 { // 3: lint problems only
+		t.Errorf("promtool check metrics exit %d:\n%s", code, out)
+	}
+}
+
+// TestStatusPageOffLoopbackNeedsPassword: listening beyond loopback without
+// http.password_file is a config error, exit 78, before anything starts.
+func TestStatusPageOffLoopbackNeedsPassword(t *testing.T) {
+	dir := t.TempDir()
+	cfg := webConfig(t, dir, 18080)
+	raw, _ := os.ReadFile(cfg)
+	if err := os.WriteFile(cfg, bytes.Replace(raw, []byte(`listen = "127.0.0.1:18080"`), []byte(`listen = "0.0.0.0:18080"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runVigil(t, "-c", cfg, "run")
+	if code != 78 {
+		t.Fatalf("vigil run exit %d, want 78; stderr:\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, `http.listen: "0.0.0.0:18080" is reachable from the network: set http.password_file`) {
+		t.Errorf("stderr does not name the key and the fix:\n%s", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state")); err == nil {
+		t.Error("a config error created the state directory")
+	}
+}
+
+// TestHistoryExport reads the seeded day from the state file with no
+// daemon running: CSV, JSON and a filter, and the file is left as it was.
+func TestHistoryExport(t *testing.T) {
+	dir := t.TempDir()
+	cfg := webConfig(t, dir, 18081)
+	seedDay(t, dir, time.Now())
+	db := filepath.Join(dir, "state", "vigil.db")
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runVigil(t, "-c", cfg, "history", "air.temperature", "--since", "6h", "--csv")
+	if code != 0 {
+		t.Fatalf("history --csv exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "time,reading,value,unit" || len(lines) < 359 || len(lines) > 361 {
+		t.Errorf("history --csv: header %q and %d rows, want 360 one-minute rows", lines[0], len(lines)-1)
+	}
+	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00,air\.temperature,[0-9.]+,°C$`).MatchString(lines[1]) {
+		t.Errorf("history --csv row %q: want Europe/Berlin times", lines[1])
+	}
+	out, errOut, code = runVigil(t, "-c", cfg, "history", "air", "--json")
+	if code != 0 {
+		t.Fatalf("history --json exit %d: %s", code, errOut)
+	}
+	var h struct {
+		Series []struct {
+			Key    string `json:"key"`
+			Points []any  `json:"points"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Series) != 3 || h.Series[0].Key != "air.humidity" || len(h.Series[0].Points) < 1439 {
+		t.Errorf("history air --json: %d series, first %q", len(h.Series), h.Series[0].Key)
+	}
+	if _, errOut, code = runVigil(t, "-c", cfg, "history", "soil"); code != 1 || !strings.Contains(errOut, `no reading "soil"`) {
+		t.Errorf("history soil: exit %d, %s", code, errOut)
+	}
+	after, _ := os.ReadFile(db)
+	if !bytes.Equal(before, after) {
+		t.Error("vigil history changed the state file")
+	}
+}

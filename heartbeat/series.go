@@ -1,0 +1,91 @@
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/store"
+)
+
+// Series is the history of one reading, oldest point first.
+type Series struct {
+	Key    string      `json:"key"` // sensor.quantity
+	Unit   device.Unit `json:"unit"`
+	Points []Point     `json:"points"`
+}
+
+// Point is one reading in a Series, at its wall-clock time.
+type Point struct {
+	Time  time.Time `json:"t"`
+	Value float64   `json:"v"`
+}
+
+// History returns every reading's history since since, from the persisted
+// ring, the samples the next heartbeat will persist and the latest sample,
+// sorted by key. A daemon's history runs up to its last sample; an engine
+// on a read-only state file has only what was persisted.
+func (e *Engine) History(ctx context.Context, since time.Time) ([]Series, error) {
+	var stored []device.Snapshot
+	if err := e.deps.DB.View(func(tx *store.Tx) error {
+		var err error
+		stored, err = tx.History(since)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	byKey := map[string]*Series{}
+	last := map[string]time.Time{}
+	add := func(s device.Snapshot) {
+		if s.Time.Before(since) {
+			return
+		}
+		for k, v := range s.Readings {
+			if t, ok := last[k]; ok && !s.Time.After(t) {
+				continue // already have it, or out of order
+			}
+			sr := byKey[k]
+			if sr == nil {
+				sr = &Series{Key: k}
+				byKey[k] = sr
+			}
+			sr.Unit = v.Unit
+			sr.Points = append(sr.Points, Point{Time: s.Time, Value: v.Value})
+			last[k] = s.Time
+		}
+	}
+	for _, s := range stored {
+		add(s)
+	}
+	for _, s := range e.pending {
+		add(s)
+	}
+	if e.last != nil {
+		add(*e.last)
+	}
+	out := make([]Series, 0, len(byKey))
+	for _, s := range byKey {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// Alerts returns up to n of the last queued alerts, newest first.
+func (e *Engine) Alerts(ctx context.Context, n int) ([]alert.Alert, error) {
+	var as []alert.Alert
+	err := e.deps.DB.View(func(tx *store.Tx) error {
+		var err error
+		as, err = tx.Alerts(n)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read alert log: %w", err)
+	}
+	return as, nil
+}

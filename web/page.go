@@ -1,0 +1,369 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/heartbeat"
+)
+
+// pageCSS is the page's only style sheet, inline and allowed by its hash in
+// the Content-Security-Policy.
+const pageCSS = `
+:root{--bg:#f6f7f9;--card:#fff;--ink:#1b1f24;--mute:#5c6670;--line:#2563eb;--th:#dc2626;--fire:rgba(220,38,38,.13);--grid:#e3e6ea;--ok:#15803d;--warn:#b45309}
+@media (prefers-color-scheme:dark){:root{--bg:#111417;--card:#1b1f24;--ink:#e8eaed;--mute:#9aa4ae;--line:#60a5fa;--th:#f87171;--fire:rgba(248,113,113,.18);--grid:#2c323a;--ok:#4ade80;--warn:#fbbf24}}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
+header,main{max-width:1240px;margin:0 auto;padding:12px 16px}
+header{display:flex;flex-wrap:wrap;gap:8px 20px;align-items:center}
+h1{font-size:20px;margin:0}h2{font-size:16px;margin:20px 0 8px}
+.facts{display:flex;flex-wrap:wrap;gap:4px 16px;color:var(--mute);font-size:14px}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:13px;font-weight:600;border:1px solid currentColor}
+.ok{color:var(--ok)}.pending,.paused{color:var(--warn)}.firing,.failed{color:var(--th)}.unknown{color:var(--mute)}
+form{display:inline}
+.actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-left:auto}
+button,select{font:inherit;padding:6px 14px;border-radius:6px;border:1px solid var(--mute);background:var(--card);color:var(--ink);cursor:pointer}
+button.primary{background:var(--line);border-color:var(--line);color:#fff}
+.done{background:var(--card);border-left:4px solid var(--ok);padding:6px 12px;margin:0 0 8px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:12px}
+.card{background:var(--card);border-radius:10px;padding:10px 12px;box-shadow:0 1px 2px rgba(0,0,0,.08)}
+.card .top{display:flex;justify-content:space-between;align-items:baseline;gap:8px;flex-wrap:wrap}
+.key{font-weight:600}.val{font-size:22px;font-weight:600}
+.rules{font-size:13px;margin-top:2px}.rules .badge{margin-right:4px}
+.err{color:var(--th);font-size:13px}
+svg.chart{width:100%;height:auto;display:block;margin-top:6px}
+.chart .frame{fill:none;stroke:var(--grid)}.chart .grid{stroke:var(--grid)}
+.chart .line{fill:none;stroke:var(--line);stroke-width:1.8;stroke-linejoin:round}
+.chart .threshold{stroke:var(--th);stroke-width:1.2;stroke-dasharray:6 4}
+.chart .firing{fill:var(--fire)}
+.chart text{fill:var(--mute);font-size:12px}.chart .thlabel{fill:var(--th)}
+table{width:100%;border-collapse:collapse;background:var(--card);border-radius:10px;font-size:14px}
+th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--grid);vertical-align:top}
+th{color:var(--mute);font-weight:600}
+.scroll{overflow-x:auto}
+footer{color:var(--mute);font-size:12px;text-align:center;padding:16px}
+@media (max-width:600px){.grid{grid-template-columns:1fr}.actions{margin-left:0}.hide-s{display:none}}
+`
+
+// writePage writes the page. It is plain Go rather than html/template:
+// text/template calls methods through reflection, which keeps every
+// exported method in the binary and cost 2.4 MB on linux/arm64. Every
+// value from outside goes through esc.
+func writePage(b *bytes.Buffer, d *pageData) {
+	esc := html.EscapeString
+	w := func(parts ...string) {
+		for _, p := range parts {
+			b.WriteString(p)
+		}
+	}
+	w(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>vigil · `, esc(d.St.Device), `</title>
+<style>`, pageCSS, `</style></head>
+<body>
+<header>
+<h1>vigil · `, esc(d.St.Device), `</h1>
+<div class="facts">
+<span id="pause-state">`)
+	if d.Paused {
+		w(`<span class="badge paused">paused</span> until `, esc(d.PausedUntil))
+	} else {
+		w(`<span class="badge ok">watching</span>`)
+	}
+	w("</span>\n<span>", esc(d.St.Mode), "</span>\n")
+	if d.NextRun != "" {
+		w("<span>next run ", esc(d.NextRun), "</span>\n")
+	}
+	w("<span>LLM ", strconv.Itoa(d.St.BudgetCalls), "/", strconv.Itoa(d.St.BudgetMax), " calls today</span>\n")
+	for _, o := range d.Outbox {
+		w("<span>", esc(o), "</span>\n")
+	}
+	w("<span>", esc(d.Now), "</span>\n</div>\n<div class=\"actions\">\n")
+	tok := `<input type="hidden" name="csrf" value="` + esc(d.Token) + `">`
+	if d.CanPause {
+		w(`<form method="post" action="/do/pause">`, tok, `
+<select name="minutes" aria-label="pause for"><option value="30">30 min</option><option value="60" selected>1 hour</option><option value="240">4 hours</option><option value="1440">1 day</option></select>
+<button id="pause"`, pick(!d.Paused, ` class="primary"`, ""), `>Pause</button></form>
+`)
+	}
+	if d.CanResume {
+		w(`<form method="post" action="/do/resume">`, tok, `<button id="resume"`, pick(d.Paused, ` class="primary"`, ""), ">Resume</button></form>\n")
+	}
+	if d.CanCheck {
+		w(`<form method="post" action="/do/check">`, tok, "<button id=\"check\">Check now</button></form>\n")
+	}
+	w("</div>\n</header>\n<main>\n")
+	if d.Done != "" {
+		w(`<p class="done">`, esc(d.Done), "</p>\n")
+	}
+	section := func(id, title string, rs []readingView) {
+		if len(rs) == 0 {
+			return
+		}
+		if title != "" {
+			w("<h2>", title, "</h2>\n")
+		}
+		w(`<section class="grid" id="`, id, "\">\n")
+		for _, r := range rs {
+			w(`<div class="card reading" data-key="`, esc(r.Key), `">
+<div class="top"><span class="key">`, esc(r.Key), `</span><span class="val">`, esc(r.Value), "</span></div>\n")
+			if len(r.Rules) > 0 {
+				w(`<div class="rules">`)
+				for _, ru := range r.Rules {
+					w(`<span class="badge `, esc(ru.State), `" title="`, esc(ru.Seen), `">`, esc(ru.Name), ": ", esc(ru.State), "</span>")
+				}
+				w("</div>\n")
+			}
+			w(string(r.Chart), "\n</div>\n")
+		}
+		w("</section>\n")
+	}
+	if len(d.Readings)+len(d.Board) == 0 {
+		w("<p>No readings yet.</p>\n")
+	}
+	section("readings", "", d.Readings)
+	if len(d.SensorErrors) > 0 {
+		w("<h2>Sensor errors</h2><ul class=\"err\">")
+		for _, e := range d.SensorErrors {
+			w("<li>", esc(e), "</li>")
+		}
+		w("</ul>\n")
+	}
+	w(`<h2>Alerts</h2>
+<div class="scroll"><table id="alerts"><tr><th>time</th><th>severity</th><th class="hide-s">source</th><th>alert</th></tr>
+`)
+	for _, a := range d.Alerts {
+		w("<tr><td>", esc(a.Time), `</td><td class="`, esc(a.Class), `">`, esc(a.Severity), `</td><td class="hide-s">`, esc(a.Source), "</td><td>", esc(a.Text), "</td></tr>\n")
+	}
+	if len(d.Alerts) == 0 {
+		w("<tr><td colspan=\"4\">No alerts.</td></tr>\n")
+	}
+	w(`</table></div>
+<h2>Runs</h2>
+<div class="scroll"><table id="runs"><tr><th>time</th><th>outcome</th><th>reason</th><th>tokens</th><th class="hide-s">duration</th></tr>
+`)
+	for _, r := range d.Runs {
+		w("<tr><td>", esc(r.Time), `</td><td class="`, esc(r.Outcome), `">`, esc(r.Outcome), "</td><td>", esc(r.Reason), "</td><td>",
+			strconv.Itoa(r.Tokens), `</td><td class="hide-s">`, esc(r.Duration), "</td></tr>\n")
+	}
+	if len(d.Runs) == 0 {
+		w("<tr><td colspan=\"5\">No runs yet.</td></tr>\n")
+	}
+	w("</table></div>\n")
+	section("board", "Board", d.Board)
+	w(`</main>
+<footer>vigil · rendered `, esc(d.Now), ` · charts show 24 hours; dashed lines are rule thresholds, shading is a rule firing</footer>
+</body></html>
+`)
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+type readingView struct {
+	Key, Value, Error string
+	Rules             []heartbeat.RuleStatus
+	Chart             string // SVG
+}
+
+type alertView struct{ Time, Severity, Class, Source, Text string }
+
+type runView struct {
+	Time, Outcome, Reason, Duration string
+	Tokens                          int
+}
+
+type pageData struct {
+	St                        heartbeat.Status
+	Now, NextRun, PausedUntil string
+	Paused                    bool
+	Outbox                    []string
+	CanPause, CanResume       bool
+	CanCheck                  bool
+	Token, Done               string
+	Readings, Board           []readingView
+	SensorErrors              []string
+	Alerts                    []alertView
+	Runs                      []runView
+}
+
+var doneText = map[string]string{
+	"pause":  "Heartbeats paused; the rules keep running.",
+	"resume": "Heartbeats resumed.",
+	"check":  "Check ran: see the runs below.",
+}
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	if s.refuse(w, "status") {
+		return
+	}
+	var buf bytes.Buffer
+	if err := s.Render(r.Context(), &buf, r.URL.Query().Get("done")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// Render writes the page (done names the button just pressed, if any).
+func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) error {
+	now := s.opts.Now()
+	loc := s.opts.Location
+	st, err := s.src.Status(ctx)
+	if err != nil {
+		return err
+	}
+	from := now.Add(-chartWindow)
+	series, err := s.src.History(ctx, from)
+	if err != nil {
+		return err
+	}
+	alerts, err := s.src.Alerts(ctx, timelineLen)
+	if err != nil {
+		return err
+	}
+	when := func(t time.Time) string { return stamp(t, now, loc) }
+	d := pageData{St: st, Now: now.In(loc).Format("2006-01-02 15:04 MST"),
+		Token: s.csrf, Done: doneText[done],
+		CanPause: s.allowed("pause"), CanResume: s.allowed("resume"), CanCheck: s.allowed("check")}
+	if !st.NextRun.IsZero() {
+		d.NextRun = when(st.NextRun)
+	}
+	if !st.PausedUntil.IsZero() {
+		d.Paused, d.PausedUntil = true, when(st.PausedUntil)
+	}
+	for _, name := range sortedKeys(st.Outbox) {
+		d.Outbox = append(d.Outbox, fmt.Sprintf("%s queue %d", name, st.Outbox[name]))
+	}
+	spans := firingSpans(st, alerts)
+	byKey := map[string]heartbeat.Series{}
+	for _, sr := range series {
+		byKey[sr.Key] = sr
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	if st.Snapshot != nil {
+		for k := range st.Snapshot.Readings {
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, name := range sortedKeys(st.Snapshot.Errors) {
+			d.SensorErrors = append(d.SensorErrors, name+": "+st.Snapshot.Errors[name])
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		rv := readingView{Key: k, Value: "–"}
+		if st.Snapshot != nil {
+			if v, ok := st.Snapshot.Readings[k]; ok {
+				rv.Value = heartbeat.FormatValue(v)
+			}
+		}
+		var lines []RuleLine
+		var kspans []Span
+		for _, ri := range s.opts.Rules {
+			if !slices.Contains(ri.Keys, k) {
+				continue
+			}
+			for _, rs := range st.Rules {
+				if rs.Name == ri.Name {
+					rv.Rules = append(rv.Rules, rs)
+				}
+			}
+			for _, th := range ri.Thresholds {
+				if th.Key == k {
+					lines = append(lines, RuleLine{Rule: ri.Name, Threshold: th})
+				}
+			}
+			for _, sp := range spans {
+				if sp.Rule == ri.Name {
+					kspans = append(kspans, sp)
+				}
+			}
+		}
+		rv.Chart = Chart(byKey[k], lines, kspans, from, now, loc)
+		if strings.HasPrefix(k, "board.") && len(rv.Rules) == 0 {
+			d.Board = append(d.Board, rv) // the board's health, below the logs
+		} else {
+			d.Readings = append(d.Readings, rv)
+		}
+	}
+	for _, a := range alerts {
+		text := a.Summary
+		if a.State == alert.StateResolved {
+			text = "resolved: " + text
+		}
+		d.Alerts = append(d.Alerts, alertView{Time: when(a.Time), Severity: a.Severity.String(),
+			Class: map[bool]string{true: "firing", false: "pending"}[a.Severity == alert.Critical], Source: a.Source, Text: text})
+	}
+	for _, ru := range st.Runs {
+		d.Runs = append(d.Runs, runView{Time: when(ru.Start), Outcome: ru.Outcome, Reason: ru.Reason,
+			Tokens: ru.Tokens, Duration: (time.Duration(ru.DurationMS) * time.Millisecond).String()})
+	}
+	writePage(buf, &d)
+	return nil
+}
+
+// firingSpans pairs each rule's firing and resolved alerts from the alert
+// log (newest first) into periods, and adds the period a rule is firing in
+// now.
+func firingSpans(st heartbeat.Status, alerts []alert.Alert) []Span {
+	var out []Span
+	open := map[string]time.Time{} // rule -> the resolve seen (walking back)
+	for _, a := range alerts {
+		if a.Source != alert.SourceRule || a.Rule == "" {
+			continue
+		}
+		switch a.State {
+		case alert.StateResolved:
+			open[a.Rule] = a.Time
+		case alert.StateFiring:
+			if to, ok := open[a.Rule]; ok {
+				out = append(out, Span{Rule: a.Rule, From: a.Time, To: to})
+				delete(open, a.Rule)
+			}
+		}
+	}
+	for _, rs := range st.Rules {
+		if rs.State == heartbeat.RuleFiring && !rs.Since.IsZero() {
+			out = append(out, Span{Rule: rs.Name, From: rs.Since})
+		}
+	}
+	return out
+}
+
+// stamp formats t in loc: the clock time today, else with the date.
+func stamp(t, now time.Time, loc *time.Location) string {
+	t = t.In(loc)
+	y, m, dd := t.Date()
+	if ny, nm, nd := now.In(loc).Date(); y == ny && m == nm && dd == nd {
+		return t.Format("15:04")
+	}
+	return t.Format("Jan 2 15:04")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

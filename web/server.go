@@ -1,0 +1,280 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/rule"
+)
+
+// Source is what the page shows: the engine, or a fake in tests.
+type Source interface {
+	Status(ctx context.Context) (heartbeat.Status, error)
+	History(ctx context.Context, since time.Time) ([]heartbeat.Series, error)
+	Alerts(ctx context.Context, n int) ([]alert.Alert, error)
+}
+
+// Controller runs the page's buttons.
+type Controller interface {
+	Pause(ctx context.Context, d time.Duration) (string, error)
+	Resume(ctx context.Context) (string, error)
+	Check(ctx context.Context) (string, error)
+}
+
+// RuleInfo is what the page knows of a configured rule.
+type RuleInfo struct {
+	Name       string
+	Keys       []string         // the readings it watches
+	Thresholds []rule.Threshold // drawn as lines on their charts
+}
+
+// Options configure a Server.
+type Options struct {
+	Allowed  []string // [manage] remote: the verbs the page may run
+	Username string   // basic auth, when Password is set
+	Password string
+	Location *time.Location // device time zone for every time shown
+	Rules    []RuleInfo
+	Now      func() time.Time // wall clock
+	Log      *slog.Logger
+}
+
+// Limits on requests; the http.Server in cmd adds the timeouts.
+const (
+	MaxHeaderBytes = 8 << 10
+	maxFormBytes   = 4 << 10
+	pauseDefault   = 60 * time.Minute
+	chartWindow    = 24 * time.Hour
+	sparkWindow    = time.Hour
+	timelineLen    = 20
+)
+
+// StatusView is `vigil status --json` and /api/status: the engine's status
+// with the last hour of every reading.
+type StatusView struct {
+	heartbeat.Status
+	Series []heartbeat.Series `json:"series"`
+}
+
+// Server serves the status page. It holds no goroutine and no timer.
+type Server struct {
+	src  Source
+	ctl  Controller
+	opts Options
+	csrf string // per start: a POST must carry it
+	mux  *http.ServeMux
+}
+
+// New returns a Server with a fresh CSRF token.
+func New(src Source, ctl Controller, opts Options) (*Server, error) {
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		return nil, errors.New("web: Options.Now is required")
+	}
+	var tok [18]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return nil, fmt.Errorf("web: csrf token: %w", err)
+	}
+	s := &Server{src: src, ctl: ctl, opts: opts, csrf: base64.RawURLEncoding.EncodeToString(tok[:])}
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", s.page)
+	m.HandleFunc("GET /api/status", s.apiStatus)
+	m.HandleFunc("GET /api/history", s.apiHistory)
+	m.HandleFunc("GET /metrics", s.metrics)
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	m.HandleFunc("POST /do/{verb}", s.do)
+	s.mux = m
+	return s, nil
+}
+
+// csp allows the page's one inline style sheet (by its hash), no script, no
+// frames, and forms that post back to this server.
+var csp = "default-src 'none'; style-src 'sha256-" + styleHash() + "'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func styleHash() string {
+	sum := sha256.Sum256([]byte(pageCSS))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// ServeHTTP sets the security headers and checks basic auth (except for
+// /healthz, which says nothing but "ok").
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	if s.opts.Password != "" && r.URL.Path != "/healthz" {
+		u, p, ok := r.BasicAuth()
+		uok := subtle.ConstantTimeCompare([]byte(u), []byte(s.opts.Username)) == 1
+		pok := subtle.ConstantTimeCompare([]byte(p), []byte(s.opts.Password)) == 1
+		if !ok || !uok || !pok {
+			h.Set("WWW-Authenticate", `Basic realm="vigil", charset="UTF-8"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) allowed(verb string) bool { return slices.Contains(s.opts.Allowed, verb) }
+
+// refuse answers 403 when [manage] remote does not list verb.
+func (s *Server) refuse(w http.ResponseWriter, verb string) bool {
+	if s.allowed(verb) {
+		return false
+	}
+	http.Error(w, fmt.Sprintf("%q is not in [manage] remote", verb), http.StatusForbidden)
+	return true
+}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	s.opts.Log.Warn("status page", "path", r.URL.Path, "err", err)
+	http.Error(w, err.Error(), http.StatusInternalServerError)
+}
+
+// View gathers the status and the last hour of history.
+func View(ctx context.Context, src Source, now time.Time) (StatusView, error) {
+	st, err := src.Status(ctx)
+	if err != nil {
+		return StatusView{}, err
+	}
+	series, err := src.History(ctx, now.Add(-sparkWindow))
+	if err != nil {
+		return StatusView{}, err
+	}
+	return StatusView{Status: st, Series: series}, nil
+}
+
+func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
+	if s.refuse(w, "status") {
+		return
+	}
+	v, err := View(r.Context(), s.src, s.opts.Now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// ParseSince reads a window such as 6h or 90m: at least a minute, at most
+// a week.
+func ParseSince(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Minute || d > 7*24*time.Hour {
+		return 0, fmt.Errorf("since must be a duration from 1m to 168h, as in 6h (got %q)", s)
+	}
+	return d, nil
+}
+
+func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
+	if s.refuse(w, "status") {
+		return
+	}
+	q := r.URL.Query()
+	window := 24 * time.Hour
+	if v := q.Get("since"); v != "" {
+		d, err := ParseSince(v)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		window = d
+	}
+	since := s.opts.Now().Add(-window)
+	series, err := s.src.History(r.Context(), since)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	series = Filter(series, q.Get("reading"))
+	if q.Get("format") == "csv" {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		_ = WriteCSV(w, series, s.opts.Location)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = WriteJSON(w, series, since, s.opts.Location)
+}
+
+// do runs a button: a POST with the per-start CSRF token, then back to the
+// page (303), so the page needs no script.
+func (s *Server) do(w http.ResponseWriter, r *http.Request) {
+	verb := r.PathValue("verb")
+	if !slices.Contains([]string{"pause", "resume", "check"}, verb) {
+		http.NotFound(w, r)
+		return
+	}
+	if s.refuse(w, verb) {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {
+		http.Error(w, "stale or missing form token: reload the page", http.StatusForbidden)
+		return
+	}
+	var msg string
+	var err error
+	switch verb {
+	case "pause":
+		d := pauseDefault
+		if m := r.PostForm.Get("minutes"); m != "" {
+			n, perr := strconv.Atoi(m)
+			if perr != nil || n < 1 || n > 7*24*60 {
+				http.Error(w, fmt.Sprintf("minutes must be a whole number from 1 to 10080 (got %q)", m), http.StatusBadRequest)
+				return
+			}
+			d = time.Duration(n) * time.Minute
+		}
+		msg, err = s.ctl.Pause(r.Context(), d)
+	case "resume":
+		msg, err = s.ctl.Resume(r.Context())
+	case "check":
+		msg, err = s.ctl.Check(r.Context())
+	}
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("%s: %w", verb, err))
+		return
+	}
+	s.opts.Log.Info("status page command", "cmd", verb, "result", firstLine(msg))
+	http.Redirect(w, r, "/?done="+verb, http.StatusSeeOther)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// Token returns the per-start CSRF token (for tests).
+func (s *Server) Token() string { return s.csrf }

@@ -1,0 +1,253 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/rule"
+)
+
+// fakeEngine is a Source and Controller with a day of history for the sim
+// board's readings.
+type fakeEngine struct {
+	now    time.Time
+	series []heartbeat.Series
+	paused time.Time
+	calls  []string
+}
+
+func newFake(now time.Time, readings int) *fakeEngine {
+	f := &fakeEngine{now: now}
+	keys := []string{"air.temperature", "air.humidity", "air.pressure"}
+	for i := 3; i < readings; i++ {
+		keys = append(keys, "board.r"+string(rune('a'+i)))
+	}
+	for ki, k := range keys[:readings] {
+		s := heartbeat.Series{Key: k, Unit: device.Celsius}
+		for m := 24 * 60; m > 0; m-- {
+			s.Points = append(s.Points, heartbeat.Point{Time: now.Add(-time.Duration(m) * time.Minute), Value: float64(ki) + float64(m%97)/10})
+		}
+		f.series = append(f.series, s)
+	}
+	return f
+}
+
+func (f *fakeEngine) Status(ctx context.Context) (heartbeat.Status, error) {
+	snap := &device.Snapshot{Time: f.now, Readings: map[string]device.Value{}}
+	for _, s := range f.series {
+		snap.Readings[s.Key] = device.Value{Value: s.Points[len(s.Points)-1].Value, Unit: s.Unit}
+	}
+	return heartbeat.Status{Device: "fake", Mode: "rules-only", Now: f.now, PausedUntil: f.paused, Snapshot: snap,
+		Outbox: map[string]int{"log": 0}, BudgetMax: 96,
+		Rules: []heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring, Since: f.now.Add(-time.Hour)}}}, nil
+}
+
+func (f *fakeEngine) History(ctx context.Context, since time.Time) ([]heartbeat.Series, error) {
+	return f.series, nil
+}
+
+func (f *fakeEngine) Alerts(ctx context.Context, n int) ([]alert.Alert, error) {
+	return []alert.Alert{{ID: "a1", Time: f.now.Add(-time.Hour), Severity: alert.Critical, Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring, Summary: "hot <b>"}}, nil
+}
+
+func (f *fakeEngine) Pause(ctx context.Context, d time.Duration) (string, error) {
+	f.calls = append(f.calls, "pause "+d.String())
+	f.paused = f.now.Add(d)
+	return "paused", nil
+}
+
+func (f *fakeEngine) Resume(ctx context.Context) (string, error) {
+	f.calls = append(f.calls, "resume")
+	f.paused = time.Time{}
+	return "resumed", nil
+}
+
+func (f *fakeEngine) Check(ctx context.Context) (string, error) {
+	f.calls = append(f.calls, "check")
+	return "ok", nil
+}
+
+func newTestServer(t testing.TB, f *fakeEngine, opts Options) *Server {
+	t.Helper()
+	opts.Now = func() time.Time { return f.now }
+	opts.Rules = []RuleInfo{{Name: "too_hot", Keys: []string{"air.temperature"}, Thresholds: []rule.Threshold{{Key: "air.temperature", Op: ">", Value: 35}}}}
+	s, err := New(f, f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func do(t *testing.T, h http.Handler, method, target string, form url.Values, user, pass string) *http.Response {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	r := httptest.NewRequest(method, target, body)
+	if form != nil {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if user != "" {
+		r.SetBasicAuth(user, pass)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Result()
+}
+
+func TestPageHeadersAndContent(t *testing.T) {
+	f := newFake(t0, 3)
+	s := newTestServer(t, f, Options{Allowed: []string{"status", "pause", "resume", "check"}})
+	resp := do(t, s, "GET", "/", nil, "", "")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET / = %s", resp.Status)
+	}
+	if got := resp.Header.Get("X-Frame-Options"); got != "DENY" {
+		t.Errorf("X-Frame-Options = %q", got)
+	}
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "style-src 'sha256-" + styleHash() + "'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(string(body), "<script") {
+		t.Error("the page has a script")
+	}
+	for _, want := range []string{`<style>` + pageCSS + `</style>`, `class="threshold" data-rule="too_hot"`, `class="firing"`, "hot &lt;b&gt;", `name="csrf" value="` + s.Token() + `"`, `id="pause"`, `id="check"`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(body), `<svg class="chart"`); n != 3 {
+		t.Errorf("%d charts, want 3", n)
+	}
+}
+
+func TestButtonsFollowManageRemote(t *testing.T) {
+	f := newFake(t0, 1)
+	s := newTestServer(t, f, Options{Allowed: []string{"status", "resume"}})
+	body, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
+	if strings.Contains(string(body), `id="pause"`) || strings.Contains(string(body), `id="check"`) || !strings.Contains(string(body), `id="resume"`) {
+		t.Error("the page shows buttons [manage] remote does not allow, or hides resume")
+	}
+	tok := url.Values{"csrf": {s.Token()}}
+	tests := []struct {
+		name, target string
+		form         url.Values
+		code         int
+		calls        int
+	}{
+		{"not allowed", "/do/pause", tok, http.StatusForbidden, 0},
+		{"unknown verb", "/do/reboot", tok, http.StatusNotFound, 0},
+		{"no token", "/do/resume", url.Values{}, http.StatusForbidden, 0},
+		{"wrong token", "/do/resume", url.Values{"csrf": {"x" + s.Token()}}, http.StatusForbidden, 0},
+		{"too big", "/do/resume", url.Values{"csrf": {s.Token()}, "pad": {strings.Repeat("x", 5000)}}, http.StatusBadRequest, 0},
+		{"allowed", "/do/resume", tok, http.StatusSeeOther, 1},
+	}
+	for _, tt := range tests {
+		f.calls = nil
+		resp := do(t, s, "POST", tt.target, tt.form, "", "")
+		if resp.StatusCode != tt.code || len(f.calls) != tt.calls {
+			t.Errorf("%s: POST %s = %d with calls %v, want %d and %d calls", tt.name, tt.target, resp.StatusCode, f.calls, tt.code, tt.calls)
+		}
+	}
+	s2 := newTestServer(t, f, Options{Allowed: []string{"pause"}})
+	for _, p := range []string{"/", "/api/status", "/api/history", "/metrics"} {
+		if resp := do(t, s2, "GET", p, nil, "", ""); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET %s without status in [manage] remote = %d, want 403", p, resp.StatusCode)
+		}
+	}
+}
+
+func TestPauseButton(t *testing.T) {
+	f := newFake(t0, 1)
+	s := newTestServer(t, f, Options{Allowed: []string{"status", "pause"}})
+	resp := do(t, s, "POST", "/do/pause", url.Values{"csrf": {s.Token()}, "minutes": {"240"}}, "", "")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?done=pause" {
+		t.Fatalf("POST /do/pause = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if len(f.calls) != 1 || f.calls[0] != "pause 4h0m0s" {
+		t.Errorf("calls = %v", f.calls)
+	}
+	body, _ := io.ReadAll(do(t, s, "GET", "/?done=pause", nil, "", "").Body)
+	if !strings.Contains(string(body), `<span class="badge paused">paused</span>`) || !strings.Contains(string(body), "Heartbeats paused") {
+		t.Error("the page does not show the pause")
+	}
+	if resp := do(t, s, "POST", "/do/pause", url.Values{"csrf": {s.Token()}, "minutes": {"-1"}}, "", ""); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("pause -1 minutes = %d, want 400", resp.StatusCode)
+	}
+}
+
+func TestBasicAuth(t *testing.T) {
+	f := newFake(t0, 1)
+	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Username: "vigil", Password: "s3cret"})
+	tests := []struct {
+		path, user, pass string
+		code             int
+	}{
+		{"/", "", "", 401},
+		{"/", "vigil", "wrong", 401},
+		{"/", "other", "s3cret", 401},
+		{"/", "vigil", "s3cret", 200},
+		{"/metrics", "", "", 401},
+		{"/healthz", "", "", 200},
+	}
+	for _, tt := range tests {
+		if resp := do(t, s, "GET", tt.path, nil, tt.user, tt.pass); resp.StatusCode != tt.code {
+			t.Errorf("GET %s as %q/%q = %d, want %d", tt.path, tt.user, tt.pass, resp.StatusCode, tt.code)
+		}
+	}
+}
+
+func TestAPIHistory(t *testing.T) {
+	f := newFake(t0, 3)
+	s := newTestServer(t, f, Options{Allowed: []string{"status"}})
+	resp := do(t, s, "GET", "/api/history?reading=air.pressure&format=csv", nil, "", "")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !bytes.HasPrefix(body, []byte("time,reading,value,unit\n")) || bytes.Contains(body, []byte("air.temperature")) {
+		t.Errorf("csv: %d %.200s", resp.StatusCode, body)
+	}
+	if resp := do(t, s, "GET", "/api/history?since=1s", nil, "", ""); resp.StatusCode != 400 {
+		t.Errorf("since=1s = %d, want 400", resp.StatusCode)
+	}
+}
+
+func TestChartGolden(t *testing.T) {
+	h := knownHistory()
+	svg := Chart(h[1], []RuleLine{{Rule: "too_hot", Threshold: rule.Threshold{Key: "air.temperature", Op: ">", Value: 30}}},
+		[]Span{{Rule: "too_hot", From: t0.Add(50 * time.Minute)}}, t0, t0.Add(time.Hour), time.UTC)
+	golden(t, "chart.svg", []byte(svg+"\n"))
+	gap := Chart(h[0], nil, nil, t0, t0.Add(time.Hour), time.UTC)
+	if n := strings.Count(gap, "M"); n != 2 {
+		t.Errorf("humidity with a 10-minute gap: %d line starts, want 2", n)
+	}
+}
+
+// BenchmarkRenderStatusPage renders / for the sim board: 16 readings with
+// a day of one-minute history each.
+func BenchmarkRenderStatusPage(b *testing.B) {
+	f := newFake(t0, 16)
+	s := newTestServer(b, f, Options{Allowed: []string{"status", "pause", "resume", "check"}})
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := s.Render(context.Background(), &buf, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "page-bytes")
+}
