@@ -15,7 +15,9 @@ import (
 // CLI behaviour a person at a shell sees: help, flag placement, commands
 // that need no config, and exit codes. The real binary runs every case.
 
-// runIn runs the binary in dir with env (on top of a clean VIGIL_CONFIG).
+// runIn runs the binary in dir ("" for this one) with env on top of this
+// process's, without an LLM key or $VIGIL_CONFIG, and returns its stdout,
+// stderr and exit code.
 func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(vigilBin, args...)

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -179,7 +177,7 @@ severity = "warning"
 	d.kill()
 
 	// -v shows each sample and rule evaluation.
-	dv := startDaemonArgs(t, "-v", "-c", cfg, "run")
+	dv := startChild(t, nil, "-v", "-c", cfg, "run")
 	dv.waitLog(t, regexp.MustCompile(`(?s)msg=sample .*air\.temperature=.*msg="rule evaluated" rule=never event=none`), 10*time.Second)
 }
 
@@ -199,31 +197,4 @@ func writeFile(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// startDaemonArgs is startDaemon with the whole command line given.
-func startDaemonArgs(t *testing.T, args ...string) *child {
-	t.Helper()
-	d := &child{done: make(chan struct{})}
-	d.cmd = exec.Command(vigilBin, args...)
-	d.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NOTIFY_SOCKET=")
-	stderr, err := d.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			d.mu.Lock()
-			d.log.WriteString(sc.Text() + "\n")
-			d.mu.Unlock()
-		}
-		d.cmd.Wait()
-		close(d.done)
-	}()
-	t.Cleanup(func() { d.kill() })
-	return d
 }

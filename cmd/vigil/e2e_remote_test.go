@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -124,7 +122,7 @@ api_url = %q
 		t.Errorf("vigil pause 1441 (no daemon): exit %d, %q %q", code, out, errOut)
 	}
 	for range 5 {
-		out, errOut, _ := runVigilEnv(t, []string{"VIGIL_TEST_KEY=sk-test"}, "-c", cfg, "check", "--json")
+		out, errOut, _ := runIn(t, "", []string{"VIGIL_TEST_KEY=sk-test"}, "-c", cfg, "check", "--json")
 		var cj checkJSON
 		if err := json.Unmarshal([]byte(out), &cj); err != nil {
 			t.Fatalf("vigil check --json (no daemon): %v\n%s%s", err, out, errOut)
@@ -160,21 +158,4 @@ api_url = %q
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// runVigilEnv is runVigil with extra environment variables.
-func runVigilEnv(t *testing.T, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(vigilBin, args...)
-	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY="), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
 }

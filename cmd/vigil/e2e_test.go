@@ -71,8 +71,15 @@ type child struct {
 
 func startDaemon(t *testing.T, cfgPath string, env ...string) *child {
 	t.Helper()
+	return startChild(t, env, "-c", cfgPath, "run")
+}
+
+// startChild starts the binary with args (and env on top of this
+// process's, without an LLM key or a notify socket) and captures its log.
+func startChild(t *testing.T, env []string, args ...string) *child {
+	t.Helper()
 	d := &child{done: make(chan struct{})}
-	d.cmd = exec.Command(vigilBin, "-c", cfgPath, "run")
+	d.cmd = exec.Command(vigilBin, args...)
 	d.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NOTIFY_SOCKET=")
 	d.cmd.Env = append(d.cmd.Env, env...)
 	stderr, err := d.cmd.StderrPipe()
@@ -129,18 +136,7 @@ func (d *child) waitLog(t *testing.T, re *regexp.Regexp, timeout time.Duration) 
 
 func runVigil(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(vigilBin, args...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runIn(t, "", nil, args...)
 }
 
 func TestRunFiresAndResolvesAndAnswersStatus(t *testing.T) {
