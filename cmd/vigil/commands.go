@@ -172,10 +172,7 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 
 func writeStatus(w io.Writer, st heartbeat.Status) {
 	fmt.Fprintf(w, "device:   %s (%s)\n", st.Device, st.Mode)
-	clock := "synced"
-	if !st.ClockPlausible {
-		clock = "NOT synced (earlier than the build date)"
-	}
+	clock := clockWord(st.ClockPlausible, clockSynced())
 	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(time.RFC3339), clock)
 	if !st.NextRun.IsZero() {
 		fmt.Fprintf(w, "next run: %s\n", st.NextRun.Format(time.RFC3339))
