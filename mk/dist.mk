@@ -76,9 +76,11 @@ $(NFPM): tools/go.mod tools/go.sum
 
 deb: dist $(NFPM)
 	@rm -f $(DIST_DIR)/vigil_*.deb
+	@gzip -9nc docs/vigil.1 >$(DIST_DIR)/vigil.1.gz
 	@set -e; for t in $(DEB_TARGETS); do \
 		name=$${t%%:*}; darch=$${t#*:}; \
 		VIGIL_BIN=$(DIST_DIR)/vigil-linux-$$name VIGIL_DEB_ARCH=$$darch VIGIL_VERSION='$(DEB_VERSION)' \
+		VIGIL_MAN=$(DIST_DIR)/vigil.1.gz \
 		SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
 			$(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST_DIR)/ >/dev/null; \
 		deb=$(DIST_DIR)/vigil_$(DEB_VERSION)-1_$$darch.deb; \

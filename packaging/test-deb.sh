@@ -40,7 +40,12 @@ expected='-rwxr-xr-x ./usr/bin/vigil
 -rw-r--r-- ./etc/vigil/config.toml
 -rw-r--r-- ./etc/vigil/HEARTBEAT.md
 -rw-r--r-- ./usr/share/doc/vigil/copyright
--rw-r--r-- ./usr/share/doc/vigil/install.md'
+-rw-r--r-- ./usr/share/doc/vigil/install.md
+-rw-r--r-- ./usr/share/doc/vigil/README.md
+-rw-r--r-- ./usr/share/doc/vigil/alerts.md
+-rw-r--r-- ./usr/share/doc/vigil/hardware.md
+-rw-r--r-- ./usr/share/doc/vigil/config.toml.example
+-rw-r--r-- ./usr/share/man/man1/vigil.1.gz'
 
 for t in $DEB_TARGETS; do
 	name=${t%%:*} darch=${t#*:}
@@ -58,6 +63,19 @@ for t in $DEB_TARGETS; do
 	done
 	files=$(grep -vc '^d' "$tmp/contents")
 	[ "$files" -eq "$(echo "$expected" | wc -l)" ] || fail "$deb: $files files, expected exactly: $expected"
+
+	# HTTPS (LLM, Telegram, mqtts://, wss://) needs the CA bundle.
+	dpkg-deb --info "$deb" | grep -Eq '^ Depends: (.*, )?ca-certificates(,|$| )' ||
+		fail "$deb: dpkg-deb -I shows no Depends: ca-certificates: $(dpkg-deb --info "$deb" | grep Depends || echo none)"
+	# The man page is docs/vigil.1, gzipped; the docs are the repository's.
+	dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/man/man1/vigil.1.gz | gzip -dc | cmp -s - docs/vigil.1 ||
+		fail "$deb: /usr/share/man/man1/vigil.1.gz is not docs/vigil.1"
+	for d in README.md alerts.md hardware.md install.md; do
+		src=docs/$d
+		[ "$d" = README.md ] && src=README.md
+		dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/vigil/$d" | cmp -s - "$src" ||
+			fail "$deb: /usr/share/doc/vigil/$d is not $src"
+	done
 
 	rm -rf "$tmp/ctl"
 	dpkg-deb --control "$deb" "$tmp/ctl"
