@@ -65,9 +65,9 @@ func (e *env) logger() *slog.Logger {
 			}
 			return a
 		}
-		return slog.New(newJournalHandler(e.stderr, opts))
+		return slog.New(hintHandler{newJournalHandler(e.stderr, opts)})
 	}
-	return slog.New(slog.NewTextHandler(e.stderr, opts))
+	return slog.New(hintHandler{slog.NewTextHandler(e.stderr, opts)})
 }
 
 // profile resolves the board profile; "auto" detects it and says so when the
