@@ -73,6 +73,8 @@ test: test-deps lint
 	$(MAKE) --no-print-directory test-dist
 	@echo "== deb: the packages, and a lifecycle in a scratch root"
 	$(MAKE) --no-print-directory test-deb
+	@echo "== board: the arm64 .deb on Debian under real systemd (qemu-system-aarch64; ~3 min, ~9 min the first time)"
+	$(MAKE) --no-print-directory test-board
 	@echo "== reliability (short)"
 	$(MAKE) --no-print-directory reliability-short
 
