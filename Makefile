@@ -2,6 +2,7 @@
 #
 #   make run    the daemon on the simulated board with ./config.toml (no network needed)
 #   make test   install what the tests need (mosquitto, qemu-user-static) and run every test
+#   make test-board  boot the arm64 .deb on Debian under real systemd (qemu-system; mk/dist.mk)
 
 GO       ?= go
 BIN      ?= bin/vigil
@@ -49,7 +50,7 @@ test-deps:
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y $$missing; \
 	fi
 
 # Everything: unit, integration and end-to-end tests (a real mosquitto, real
@@ -58,11 +59,30 @@ test-deps:
 # .deb packages, the short form of the reliability suite (power cuts
 # against a real mosquitto, LLM and clock faults, hostile input) and of the
 # fleet benchmark (5 daemons on one broker).
+#
+# Each long phase starts with an "== " line. go test prints each package's
+# closing line (ok/FAIL) as it finishes; cmd/vigil, whose end-to-end tests
+# run for minutes, goes on its own through scripts/testprogress, which
+# prints its slow tests as they pass, every failure, and what still runs
+# after 30 quiet seconds, then go test's own closing line.
 test: test-deps lint
-	PATH="$$PATH:/usr/sbin" $(GO) test -count=1 ./...
+	@echo "== go test: every package but cmd/vigil"
+	PATH="$$PATH:/usr/sbin" $(GO) test -count=1 $$($(GO) list ./... | grep -v '/cmd/vigil$$')
+	@echo "== go test: cmd/vigil (the end-to-end tests, about 4 minutes)"
+	PATH="$$PATH:/usr/sbin" $(GO) run ./scripts/testprogress -count=1 ./cmd/vigil
+	@echo "== qemu-user: the hardware-facing packages on arm64, arm6, riscv64"
 	$(MAKE) --no-print-directory test-qemu
-	$(MAKE) --no-print-directory test-systemd test-dist test-deb
+	@echo "== systemd unit"
+	$(MAKE) --no-print-directory test-systemd
+	@echo "== dist: the cross-built binaries under qemu-user"
+	$(MAKE) --no-print-directory test-dist
+	@echo "== deb: the packages, and a lifecycle in a scratch root"
+	$(MAKE) --no-print-directory test-deb
+	@echo "== board: the arm64 .deb on Debian under real systemd (qemu-system-aarch64; ~3 min, ~9 min the first time)"
+	$(MAKE) --no-print-directory test-board
+	@echo "== reliability (short)"
 	$(MAKE) --no-print-directory reliability-short
+	@echo "== fleet (short): 5 daemons on one broker"
 	$(MAKE) --no-print-directory fleet-bench-short
 
 # The hardware-facing packages under qemu-user for each target architecture.

@@ -13,6 +13,11 @@
 #                            (installs systemd-analyze when apt can)
 #   make test-deb            inspect every .deb; install, upgrade, remove and
 #                            purge the amd64 one in a scratch root
+#   make test-board          boot the arm64 .deb on Debian bookworm under real
+#                            systemd (mmdebstrap + qemu-system-aarch64, cached
+#                            in BOARD_DIR): install, READY, a sandboxed
+#                            board.clock_synced read, journal priorities,
+#                            offline at stop and after a shutdown, purge
 #
 # Which binary for which board: arm6 (GOARM=6) runs on every 32-bit Raspberry
 # Pi OS, Pi Zero/Zero W/1 included (a GOARM=7 binary dies there with "Illegal
@@ -56,7 +61,7 @@ DEB_VERSION := $(shell v='$(VERSION)'; \
 	printf '%s' "$$v" | tr -c 'A-Za-z0-9.+~' '+')
 endif
 
-.PHONY: dist deb check-reproducible test-dist test-systemd test-deb
+.PHONY: dist deb check-reproducible test-dist test-systemd test-deb test-board
 
 # GOAMD64/GOARM64/GORISCV64 are pinned to the defaults (empty), so a
 # developer's environment cannot change what the binaries need from the CPU.
@@ -80,9 +85,11 @@ $(NFPM): tools/go.mod tools/go.sum
 
 deb: dist $(NFPM)
 	@rm -f $(DIST_DIR)/vigil_*.deb
+	@gzip -9nc docs/vigil.1 >$(DIST_DIR)/vigil.1.gz
 	@set -e; for t in $(DEB_TARGETS); do \
 		name=$${t%%:*}; darch=$${t#*:}; \
 		VIGIL_BIN=$(DIST_DIR)/vigil-linux-$$name VIGIL_DEB_ARCH=$$darch VIGIL_VERSION='$(DEB_VERSION)' \
+		VIGIL_MAN=$(DIST_DIR)/vigil.1.gz \
 		SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
 			$(NFPM) package --config packaging/nfpm.yaml --packager deb --target $(DIST_DIR)/ >/dev/null; \
 		deb=$(DIST_DIR)/vigil_$(DEB_VERSION)-1_$$darch.deb; \
@@ -127,7 +134,7 @@ test-systemd:
 		if command -v apt-get >/dev/null 2>&1; then \
 			if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
 			echo "installing: systemd (for systemd-analyze)"; \
-			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends systemd >/dev/null; \
+			$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends systemd; \
 		else \
 			echo "SKIP test-systemd: no systemd-analyze and no apt-get"; exit 0; \
 		fi; \
@@ -137,5 +144,11 @@ test-systemd:
 test-deb: deb
 	@DIST_DIR='$(DIST_DIR)' DEB_VERSION='$(DEB_VERSION)' DEB_TARGETS='$(DEB_TARGETS)' GO='$(GO)' \
 		sh packaging/test-deb.sh
+
+# Needs root; the Debian root, kernel and images go to BOARD_DIR, never git.
+BOARD_DIR ?= /var/tmp/vigil-board
+test-board: deb
+	@DIST_DIR='$(DIST_DIR)' DEB_VERSION='$(DEB_VERSION)' BOARD_DIR='$(BOARD_DIR)' \
+		sh packaging/test-board.sh
 
 .DEFAULT_GOAL := $(dist_mk_default_goal)

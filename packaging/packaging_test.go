@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -188,7 +189,7 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	for _, name := range []string{"postinst", "prerm", "postrm", "test-dist.sh", "test-deb.sh"} {
+	for _, name := range []string{"postinst", "prerm", "postrm", "test-dist.sh", "test-deb.sh", "test-board.sh"} {
 		b, err := os.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s missing", name)
@@ -205,6 +206,108 @@ func TestScripts(t *testing.T) {
 		}
 		if fi, err := os.Stat(name); err == nil && fi.Mode()&0o111 == 0 {
 			t.Errorf("%s is not executable", name)
+		}
+	}
+}
+
+// TestDocsSelfContained: what the repository and the .deb ship refers to
+// nothing outside them (there once was a "SPEC" that neither contained),
+// and every relative link in the Markdown docs leads to a file that exists.
+func TestDocsSelfContained(t *testing.T) {
+	files := []string{"../README.md", "../config.toml", "config.toml", "HEARTBEAT.md", "../docs/vigil.1"}
+	md, err := filepath.Glob("../docs/*.md")
+	if err != nil || len(md) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	files = append(files, md...)
+	spec := regexp.MustCompile(`\bSPEC\b`)
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if spec.MatchString(line) {
+				t.Errorf("%s:%d refers to a SPEC the repository does not contain: %s", f, i+1, line)
+			}
+			for _, m := range link.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+					t.Errorf("%s:%d links to %s, which does not exist", f, i+1, target)
+				}
+			}
+		}
+	}
+}
+
+// TestManPage: docs/vigil.1 (installed as vigil(1)) renders without a
+// warning and has an entry for every command in the README's table.
+func TestManPage(t *testing.T) {
+	src, err := os.ReadFile("../docs/vigil.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := regexp.MustCompile("(?m)^\\| `vigil ([a-z-]+)").FindAllSubmatch(readme, -1)
+	if len(cmds) < 5 {
+		t.Fatalf("found %d commands in the README's table", len(cmds))
+	}
+	for _, c := range cmds {
+		entry := regexp.MustCompile(`(?m)^\.(B|BR|BI) "?` + regexp.QuoteMeta(string(c[1])) + `\b`)
+		if !entry.Match(src) {
+			t.Errorf("vigil.1 has no entry for %q (in the README's command table)", c[1])
+		}
+	}
+	man, err := exec.LookPath("man")
+	if err != nil {
+		t.Skip("no man here to render vigil.1")
+	}
+	cmd := exec.Command(man, "--warnings", "-l", "../docs/vigil.1")
+	cmd.Env = append(os.Environ(), "MANPAGER=cat", "MANWIDTH=80")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("man -l docs/vigil.1: %v\n%s", err, stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("man --warnings -l docs/vigil.1 warns:\n%s", stderr.String())
+	}
+	if !strings.Contains(out.String(), "vigil - on-device watch agent") {
+		t.Errorf("rendered vigil.1 has no NAME line:\n%s", out.String())
+	}
+}
+
+// TestHomeAssistantVersion: docs/alerts.md states the Home Assistant
+// version the discovery payload really needs. default_entity_id is
+// accepted from 2025.10 on (older versions reject the key), the device
+// message (cmps) from 2024.11.
+func TestHomeAssistantVersion(t *testing.T) {
+	src, err := os.ReadFile("../transport/mqtt/discovery.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../docs/alerts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := "2024.11"
+	if bytes.Contains(src, []byte(`json:"default_entity_id`)) {
+		need = "2025.10"
+	}
+	claims := regexp.MustCompile(`(\d{4}\.\d+)\*?\*? or later`).FindAllSubmatch(doc, -1)
+	if len(claims) == 0 {
+		t.Fatal("docs/alerts.md states no Home Assistant version (\"YYYY.M or later\")")
+	}
+	for _, c := range claims {
+		if string(c[1]) != need {
+			t.Errorf("docs/alerts.md says Home Assistant %s or later; the discovery payload needs %s", c[1], need)
 		}
 	}
 }

@@ -219,10 +219,7 @@ func configuredQueues(db *store.DB, cfg *config.Config, outbox map[string]int) e
 
 func writeStatus(w io.Writer, st heartbeat.Status) {
 	fmt.Fprintf(w, "device:   %s (%s)\n", st.Device, st.Mode)
-	clock := "synced"
-	if !st.ClockPlausible {
-		clock = "NOT synced (earlier than the build date)"
-	}
+	clock := clockWord(st.ClockPlausible, clockSynced())
 	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(timeLayout), clock)
 	if !st.NextRun.IsZero() {
 		fmt.Fprintf(w, "next run: %s\n", st.NextRun.Format(timeLayout))

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
@@ -156,6 +157,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 		log.Warn("no checklist: heartbeats will not call the LLM until it exists", "err", err)
 	}
 	wd := newWatchdog(log, cfg.Heartbeat.SampleInterval.Duration)
+	defer onWatchdogAbort(log, wd.interval, wd.lastProgress, os.Exit)()
 	a, err := e.build(ctx, cfg, log, buildOptions{sensors: true, thinker: true, transports: true, store: storeDaemon, watchdog: wd.ping})
 	if err != nil {
 		return err
@@ -310,7 +312,16 @@ type watchdog struct {
 	mu       sync.Mutex
 	interval time.Duration
 	last     time.Time
+	progress atomic.Int64 // UnixNano of the last ping call
 	log      *slog.Logger
+}
+
+// lastProgress is when a loop last reported progress (zero: never).
+func (w *watchdog) lastProgress() time.Time {
+	if n := w.progress.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 func newWatchdog(log *slog.Logger, sample time.Duration) *watchdog {
@@ -328,6 +339,7 @@ func newWatchdog(log *slog.Logger, sample time.Duration) *watchdog {
 }
 
 func (w *watchdog) ping() {
+	w.progress.Store(time.Now().UnixNano())
 	if w.interval == 0 {
 		return
 	}

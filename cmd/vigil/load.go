@@ -105,16 +105,18 @@ func (e *env) logger() *slog.Logger {
 		level = slog.LevelDebug
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if os.Getenv("JOURNAL_STREAM") != "" {
-		// journald stamps every line itself.
+	if toJournal(e.stderr) {
+		// journald stamps every line itself, and files it at the
+		// priority its "<N>" prefix names.
 		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey && len(groups) == 0 {
 				return slog.Attr{}
 			}
 			return a
 		}
+		return slog.New(hintHandler{newJournalHandler(e.stderr, opts)})
 	}
-	return slog.New(slog.NewTextHandler(e.stderr, opts))
+	return slog.New(hintHandler{slog.NewTextHandler(e.stderr, opts)})
 }
 
 // profile resolves the board profile; "auto" detects it and says so when the

@@ -65,6 +65,9 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	if !errors.Is(err, errSilent) {
 		fmt.Fprintf(stderr, "vigil: %v\n", err)
+		if hint := x509Hint(err); hint != "" {
+			fmt.Fprintf(stderr, "vigil: hint: %s\n", hint)
+		}
 	}
 	if code == exitUsage {
 		fmt.Fprintln(stderr, "run 'vigil help' for usage")

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/heartbeat"
+)
+
+func TestStatusClockWord(t *testing.T) {
+	for _, c := range []struct {
+		plausible, synced bool
+		want              string
+	}{
+		{true, true, "clock:    2026-05-01T12:00:00Z, synced\n"},
+		{true, false, "clock:    2026-05-01T12:00:00Z, plausible (not synchronised by NTP as far as the kernel knows)\n"},
+		{false, false, "clock:    2026-05-01T12:00:00Z, NOT plausible (earlier than the build date)\n"},
+		{false, true, "clock:    2026-05-01T12:00:00Z, NOT plausible (earlier than the build date)\n"},
+	} {
+		old := clockSynced
+		clockSynced = func() bool { return c.synced }
+		var b bytes.Buffer
+		writeStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible})
+		clockSynced = old
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("plausible=%v synced=%v: status\n%s\nwant the line %q", c.plausible, c.synced, b.String(), c.want)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A recorded `go test -json` stream: a fast pass, a slow pass with a
+// subtest, a failure with output, and the package's closing lines.
+const stream = `{"Action":"start","Package":"p"}
+{"Action":"run","Package":"p","Test":"TestFast"}
+{"Action":"output","Package":"p","Test":"TestFast","Output":"=== RUN   TestFast\n"}
+{"Action":"pass","Package":"p","Test":"TestFast","Elapsed":0.01}
+{"Action":"run","Package":"p","Test":"TestSlow"}
+{"Action":"run","Package":"p","Test":"TestSlow/sub"}
+{"Action":"fail","Package":"p","Test":"TestSlow/sub","Elapsed":0.5}
+{"Action":"pass","Package":"p","Test":"TestSlow","Elapsed":3.25}
+{"Action":"run","Package":"p","Test":"TestBad"}
+{"Action":"output","Package":"p","Test":"TestBad","Output":"=== RUN   TestBad\n"}
+{"Action":"output","Package":"p","Test":"TestBad","Output":"    bad_test.go:9: want 1, got 2\n"}
+{"Action":"output","Package":"p","Test":"TestBad","Output":"--- FAIL: TestBad (0.00s)\n"}
+{"Action":"fail","Package":"p","Test":"TestBad","Elapsed":0}
+# a line that is not JSON
+{"Action":"output","Package":"p","Output":"FAIL\n"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t3.300s\n"}
+{"Action":"fail","Package":"p","Elapsed":3.3}
+`
+
+func TestPrinter(t *testing.T) {
+	var b bytes.Buffer
+	p := newPrinter(&b, time.Now)
+	failed := p.run(strings.NewReader(stream))
+	want := `--- PASS: TestSlow (3.25s)
+--- FAIL: TestBad (0.00s)
+    bad_test.go:9: want 1, got 2
+--- FAIL: TestBad (0.00s)
+# a line that is not JSON
+FAIL
+FAIL	p	3.300s
+`
+	if b.String() != want {
+		t.Errorf("printed:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if !failed {
+		t.Error("a failed test and package: run reported no failure")
+	}
+
+	b.Reset()
+	ok := `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestA","Elapsed":0.1}
+{"Action":"output","Package":"p","Output":"PASS\n"}
+{"Action":"output","Package":"p","Output":"ok  \tp\t0.2s\n"}
+{"Action":"pass","Package":"p","Elapsed":0.2}
+`
+	if newPrinter(&b, time.Now).run(strings.NewReader(ok)) {
+		t.Error("a passing package reported as failed")
+	}
+	if b.String() != "ok  \tp\t0.2s\n" {
+		t.Errorf("passing package printed %q, want only go test's closing line", b.String())
+	}
+}
+
+func TestTickNamesWhatRuns(t *testing.T) {
+	var b bytes.Buffer
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPrinter(&b, func() time.Time { return now })
+	p.handle(event{Action: "run", Package: "p", Test: "TestLong"})
+	now = now.Add(45 * time.Second)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { p.tick(stop, 60*time.Millisecond); close(done) }()
+	time.Sleep(100 * time.Millisecond) // clock pinned 45s on: quiet long enough
+	close(stop)
+	<-done
+	if !strings.Contains(b.String(), "... still running: TestLong 45s\n") {
+		t.Errorf("tick printed %q, want the running test and its time", b.String())
+	}
+}
