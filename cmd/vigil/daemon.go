@@ -11,8 +11,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"

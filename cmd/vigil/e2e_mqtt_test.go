@@ -175,7 +175,7 @@ func quiet(t *testing.T, r *mosquittotest.Subscriber, topic string, d time.Durat
 }
 
 // checkDiscovery validates a device discovery message against Home
-// Assistant's documented schema (device-based discovery, HA 2024.11+): dev
+// Assistant's documented schema (device-based discovery, HA 2025.10+ for default_entity_id): dev
 // with identifiers, o with a name, and components each with a platform, a
 // unique_id, a default_entity_id of the platform's domain, the status topic
 // as availability; a problem binary_sensor; every reading a sensor.

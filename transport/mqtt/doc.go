@@ -22,7 +22,8 @@
 // after a lost PUBACK may deliver an alert twice, with the same id.
 //
 // Home Assistant discovery uses one device message on
-// <discovery>/device/<id>/config (Home Assistant 2024.11 and later) with the
+// <discovery>/device/<id>/config (Home Assistant 2025.10 and later, for
+// default_entity_id; the device message itself dates from 2024.11) with the
 // abbreviated keys dev, o, cmps and p; every component carries unique_id,
 // default_entity_id (domain.object_id) and the status topic as availability.
 package mqtt
