@@ -33,13 +33,14 @@ dist_mk_default_goal := $(.DEFAULT_GOAL)
 DIST_DIR ?= dist
 # nfpm is built from tools/go.mod, which pins it; the main go.mod stays small.
 NFPM ?= bin/nfpm
-# Size budgets (SI megabytes): every binary under 10 MB. Every MB counts on a
-# Pi Zero. Issue 11 set 9.5 MB for arm64 with paho and net/http back (8.85 MB
-# then); the status page of issue 15 (net/http's server side, the page, and
+# Size budgets (SI megabytes): arm64 under 10 MB, the others (32-bit ARM and
+# amd64 binaries are larger) under 11 MB. Every MB counts on a Pi Zero.
+# Issue 11 set 9.5 MB for arm64 with paho and net/http back (8.85 MB then);
+# the status page of issue 15 (net/http's server side, the page, and
 # VictoriaMetrics/metrics for /metrics) added 1.0 MB, which only hand-written
 # HTTP serving or metrics exposition would save: not worth it, so the budget
 # moved instead.
-DIST_MAX_BYTES ?= 10000000
+DIST_MAX_BYTES ?= 11000000
 DIST_MAX_BYTES_ARM64 ?= 10000000
 
 # dist target name -> Debian architecture.
