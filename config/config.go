@@ -168,7 +168,7 @@ type Manage struct {
 }
 
 // RemoteVerbs are the commands [manage] remote may allow.
-var RemoteVerbs = []string{"status", "pause", "resume", "check"}
+var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert"}
 
 // Allows reports whether [manage] remote allows verb.
 func (m Manage) Allows(verb string) bool {

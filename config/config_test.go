@@ -343,7 +343,7 @@ func TestErrors(t *testing.T) {
 		{"http listen without a port", "[http]\nlisten = \"127.0.0.1\"\n",
 			`config.toml:2: http.listen: must be host:port, as in 127.0.0.1:8080 (got "127.0.0.1")`},
 		{"manage remote unknown verb", "[manage]\nremote = [\"status\", \"reboot\"]\n",
-			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check)`},
+			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check, test-alert)`},
 		{"manage remote twice", "[manage]\nremote = [\"pause\", \"pause\"]\n",
 			`config.toml:2: manage.remote: remote[1]: "pause" is listed twice`},
 		{"several, in file order", "[[sensor]]\nname = \"a\"\ndriver = \"x\"\n[heartbeat]\ninterval = \"1s\"\n[device]\nid = \"A\"\nfoo = 1\n",

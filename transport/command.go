@@ -35,11 +35,12 @@ const (
 	ChannelSocket   = "socket"
 	ChannelMQTT     = "mqtt"
 	ChannelTelegram = "telegram"
+	ChannelWeb      = "web" // the status page's buttons
 )
 
 // Source says who sent a command, for the audit log and `vigil status`.
 type Source struct {
-	Channel string // cli | socket | mqtt | telegram
+	Channel string // cli | socket | mqtt | telegram | web
 	Topic   string // mqtt: the command topic
 	Chat    int64  // telegram: the chat
 	User    int64  // telegram: the sender (0 when Telegram gave none)

@@ -101,6 +101,9 @@ func writePage(b *bytes.Buffer, d *pageData) {
 	if d.CanCheck {
 		w(`<form method="post" action="/do/check">`, tok, "<button id=\"check\">Check now</button></form>\n")
 	}
+	if d.CanTestAlert {
+		w(`<form method="post" action="/do/test-alert">`, tok, "<button id=\"test-alert\">Send a test alert</button></form>\n")
+	}
 	w("</div>\n</header>\n<main>\n")
 	if d.Done != "" {
 		w(`<p class="done">`, esc(d.Done), "</p>\n")
@@ -193,6 +196,7 @@ type pageData struct {
 	Outbox                    []string
 	CanPause, CanResume       bool
 	CanCheck                  bool
+	CanTestAlert              bool
 	Token, Done               string
 	Readings, Board           []readingView
 	SensorErrors              []string
@@ -239,7 +243,8 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 	when := func(t time.Time) string { return stamp(t, now, loc) }
 	d := pageData{St: st, Now: now.In(loc).Format("2006-01-02 15:04 MST"),
 		Token: s.csrf, Done: doneText[done],
-		CanPause: s.allowed("pause"), CanResume: s.allowed("resume"), CanCheck: s.allowed("check")}
+		CanPause: s.allowed("pause"), CanResume: s.allowed("resume"), CanCheck: s.allowed("check"),
+		CanTestAlert: s.allowed("test-alert")}
 	if !st.NextRun.IsZero() {
 		d.NextRun = when(st.NextRun)
 	}

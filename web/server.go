@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // Source is what the page shows: the engine, or a fake in tests.
@@ -33,6 +34,7 @@ type Controller interface {
 	Pause(ctx context.Context, d time.Duration) (string, error)
 	Resume(ctx context.Context) (string, error)
 	Check(ctx context.Context) (string, error)
+	TestAlert(ctx context.Context) (string, error)
 }
 
 // RuleInfo is what the page knows of a configured rule.
@@ -228,7 +230,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 // page (303), so the page needs no script.
 func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 	verb := r.PathValue("verb")
-	if !slices.Contains([]string{"pause", "resume", "check"}, verb) {
+	if !slices.Contains([]string{"pause", "resume", "check", "test-alert"}, verb) {
 		http.NotFound(w, r)
 		return
 	}
@@ -244,24 +246,32 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "stale or missing form token: reload the page", http.StatusForbidden)
 		return
 	}
+	ctx := transport.WithSource(r.Context(), transport.Source{Channel: transport.ChannelWeb})
 	var msg string
 	var err error
 	switch verb {
 	case "pause":
+		// The range is the commands' own, the same on every channel.
 		d := pauseDefault
 		if m := r.PostForm.Get("minutes"); m != "" {
 			n, perr := strconv.Atoi(m)
-			if perr != nil || n < 1 || n > 7*24*60 {
-				http.Error(w, fmt.Sprintf("minutes must be a whole number from 1 to 10080 (got %q)", m), http.StatusBadRequest)
+			if perr != nil {
+				http.Error(w, fmt.Sprintf("minutes must be a whole number (got %q)", m), http.StatusBadRequest)
 				return
 			}
 			d = time.Duration(n) * time.Minute
 		}
-		msg, err = s.ctl.Pause(r.Context(), d)
+		msg, err = s.ctl.Pause(ctx, d)
 	case "resume":
-		msg, err = s.ctl.Resume(r.Context())
+		msg, err = s.ctl.Resume(ctx)
 	case "check":
-		msg, err = s.ctl.Check(r.Context())
+		msg, err = s.ctl.Check(ctx)
+	case "test-alert":
+		msg, err = s.ctl.TestAlert(ctx)
+	}
+	if errors.Is(err, transport.ErrPauseRange) {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("%s: %w", verb, err))

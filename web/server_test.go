@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // fakeEngine is a Source and Controller with a day of history for the sim
@@ -61,6 +63,9 @@ func (f *fakeEngine) Alerts(ctx context.Context, n int) ([]alert.Alert, error) {
 }
 
 func (f *fakeEngine) Pause(ctx context.Context, d time.Duration) (string, error) {
+	if err := transport.CheckPause(d); err != nil { // as the commands do
+		return "", err
+	}
 	f.calls = append(f.calls, "pause "+d.String())
 	f.paused = f.now.Add(d)
 	return "paused", nil
@@ -75,6 +80,14 @@ func (f *fakeEngine) Resume(ctx context.Context) (string, error) {
 func (f *fakeEngine) Check(ctx context.Context) (string, error) {
 	f.calls = append(f.calls, "check")
 	return "ok", nil
+}
+
+func (f *fakeEngine) TestAlert(ctx context.Context) (string, error) {
+	if transport.SourceOf(ctx).Channel != transport.ChannelWeb {
+		return "", errors.New("the page's commands must carry the web source")
+	}
+	f.calls = append(f.calls, "test-alert")
+	return "test alert queued", nil
 }
 
 func newTestServer(t testing.TB, f *fakeEngine, opts Options) *Server {
@@ -250,4 +263,26 @@ func BenchmarkRenderStatusPage(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(buf.Len()), "page-bytes")
+}
+
+// TestTestAlertButton: the button shows only when [manage] remote allows
+// test-alert, and a press queues one test alert under the web source.
+func TestTestAlertButton(t *testing.T) {
+	f := newFake(t0, 1)
+	off := newTestServer(t, f, Options{Allowed: []string{"status", "pause", "resume", "check"}})
+	if body, _ := io.ReadAll(do(t, off, "GET", "/", nil, "", "").Body); strings.Contains(string(body), `id="test-alert"`) {
+		t.Error("the test-alert button shows although [manage] remote does not allow it")
+	}
+	if resp := do(t, off, "POST", "/do/test-alert", url.Values{"csrf": {off.Token()}}, "", ""); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /do/test-alert not allowed = %d, want 403", resp.StatusCode)
+	}
+	on := newTestServer(t, f, Options{Allowed: []string{"status", "test-alert"}})
+	if body, _ := io.ReadAll(do(t, on, "GET", "/", nil, "", "").Body); !strings.Contains(string(body), `id="test-alert"`) {
+		t.Error("no test-alert button although [manage] remote allows it")
+	}
+	f.calls = nil
+	resp := do(t, on, "POST", "/do/test-alert", url.Values{"csrf": {on.Token()}}, "", "")
+	if resp.StatusCode != http.StatusSeeOther || len(f.calls) != 1 || f.calls[0] != "test-alert" {
+		t.Errorf("POST /do/test-alert = %d with calls %v, want 303 and one test-alert", resp.StatusCode, f.calls)
+	}
 }

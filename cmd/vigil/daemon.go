@@ -19,6 +19,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
@@ -433,6 +434,17 @@ func (c *commands) Resume(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return "heartbeats resumed", nil
+}
+
+// TestAlert queues an info test alert for every transport (the status
+// page's button; `vigil test-alert` has its own flags).
+func (c *commands) TestAlert(ctx context.Context) (string, error) {
+	c.accept(ctx, "test-alert", true)
+	a, err := c.app.engine.TestAlert(ctx, alert.Info, "")
+	if err != nil {
+		return "", err
+	}
+	return testAlertText(a, "the daemon is delivering it"), nil
 }
 
 func (c *commands) Sensors(ctx context.Context) (string, error) {
