@@ -14,10 +14,10 @@ func TestStatusClockWord(t *testing.T) {
 		plausible, synced bool
 		want              string
 	}{
-		{true, true, "clock:    2026-05-01T12:00:00Z, synced\n"},
-		{true, false, "clock:    2026-05-01T12:00:00Z, plausible (not synchronised by NTP as far as the kernel knows)\n"},
-		{false, false, "clock:    2026-05-01T12:00:00Z, NOT plausible (earlier than the build date)\n"},
-		{false, true, "clock:    2026-05-01T12:00:00Z, NOT plausible (earlier than the build date)\n"},
+		{true, true, "clock:    2026-05-01 12:00:00 +00:00, synced\n"},
+		{true, false, "clock:    2026-05-01 12:00:00 +00:00, plausible (not synchronised by NTP as far as the kernel knows)\n"},
+		{false, false, "clock:    2026-05-01 12:00:00 +00:00, NOT plausible (earlier than the build date)\n"},
+		{false, true, "clock:    2026-05-01 12:00:00 +00:00, NOT plausible (earlier than the build date)\n"},
 	} {
 		old := clockSynced
 		clockSynced = func() bool { return c.synced }
