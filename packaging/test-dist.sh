@@ -102,7 +102,7 @@ FAIL: $name: $size bytes, over its budget of $budget bytes"
 		fail "$name: config check packaging/config.toml: exit $?: $(cat "$dir/out")"
 
 	# One heartbeat on the simulated board, rules-only (no key, no network),
-	# delivering nothing; the state file lands next to the temp config.
+	# delivering nothing and writing nothing: a dry run creates no state.
 	run "$name" "$bin" -c "$dir/config.toml" check --dry-run --json >"$dir/check.json" 2>"$dir/check.err" ||
 		fail "$name: check --dry-run: exit $?: $(cat "$dir/check.err")"
 	outcome=$(sed -n 's/.*"outcome": *"\([a-z_]*\)".*/\1/p' "$dir/check.json" | head -n 1)
@@ -111,7 +111,11 @@ FAIL: $name: $size bytes, over its budget of $budget bytes"
 	*) fail "$name: check --dry-run outcome \"$outcome\": $(cat "$dir/check.json" "$dir/check.err")" ;;
 	esac
 	reason=$(sed -n 's/.*"reason": *"\([a-z_]*\)".*/\1/p' "$dir/check.json" | head -n 1)
-	[ -s "$dir/.state/vigil.db" ] || fail "$name: check --dry-run left no state file in $dir/.state"
+	[ ! -e "$dir/.state" ] || fail "$name: check --dry-run created $dir/.state (a dry run writes nothing)"
+	# A real one writes the state file, bbolt on this CPU.
+	run "$name" "$bin" -c "$dir/config.toml" check --json >"$dir/check2.json" 2>"$dir/check2.err" ||
+		fail "$name: check: exit $?: $(cat "$dir/check2.err")"
+	[ -s "$dir/.state/vigil.db" ] || fail "$name: check left no state file in $dir/.state"
 
 	# Every simulated sensor reads, through the same code as real ones.
 	run "$name" "$bin" -c "$dir/config.toml" sensors --json >"$dir/sensors.json" 2>"$dir/sensors.err" ||
@@ -120,7 +124,7 @@ FAIL: $name: $size bytes, over its budget of $budget bytes"
 		grep -q "\"$key\"" "$dir/sensors.json" || fail "$name: sensors --json has no $key: $(cat "$dir/sensors.json")"
 	done
 
-	printf '%-8s ok  %-38s %s; config check, sensors ok; check --dry-run: %s (%s)\n' \
+	printf '%-8s ok  %-38s %s; config check, sensors, check ok; check --dry-run: %s (%s), no state written\n' \
 		"$name" "${emu:-native}" "$(echo "$out" | sed -n 4p)" "$outcome" "$reason"
 done
 
