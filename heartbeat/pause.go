@@ -36,16 +36,15 @@ func (e *Engine) pausedLocked(mono time.Time) bool {
 	return true
 }
 
-// setPauseLocked pauses heartbeats for d. Caller holds e.mu. The end is a
-// whole second, so the answer to `pause` (which prints Until) and `status`
-// (which prints the end the monotonic deadline gives, rounded to the
-// second) name the same second.
+// setPauseLocked pauses heartbeats for d. Caller holds e.mu. The pause
+// lasts exactly d on the monotonic clock; whoever prints its end (the
+// answer to `pause`, `status`) rounds Until to the second, so both name the
+// same second.
 func (e *Engine) setPauseLocked(d time.Duration, by string) store.Pause {
-	wall := e.deps.Wall()
-	until := wall.Add(d).UTC().Round(time.Second)
-	p := store.Pause{Set: wall.UTC().Round(time.Millisecond), Until: until, Duration: d, By: by}
+	wall := e.deps.Wall().UTC().Round(time.Millisecond)
+	p := store.Pause{Set: wall, Until: wall.Add(d), Duration: d, By: by}
 	e.pause = &p
-	e.pauseEnd = e.deps.Clock.Now().Add(until.Sub(wall))
+	e.pauseEnd = e.deps.Clock.Now().Add(d)
 	return p
 }
 
