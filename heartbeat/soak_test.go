@@ -214,10 +214,10 @@ func TestSoak(t *testing.T) {
 	full := min(fullDay, days)
 	grewAfter := final - sizes[full]
 	hwmGrew := (marks[len(marks)-1] - marks[full]) * 4096
-	t.Logf("SOAK days=%d heartbeats=%d samples=%d commits=%d commits_per_heartbeat=%.3f llm_calls=%d alerts=%d delivered=%d runs_kept=%d history_kept=%d size_day%d=%d size_final=%d max_size=%d grew_after_day%d=%d pages_day%d=%d pages_final=%d max_pages=%d wall=%s",
+	t.Logf("SOAK days=%d heartbeats=%d samples=%d commits=%d commits_per_heartbeat=%.3f llm_calls=%d alerts=%d delivered=%d runs_kept=%d history_kept=%d full_day=%d size_full=%d size_final=%d max_size=%d grew_after_full=%d pages_full=%d pages_final=%d max_pages=%d wall=%s",
 		days, heartbeats, samples, commits, float64(commits)/float64(heartbeats), thinker.calls,
 		st.Counters["alerts"], delivered, len(runs), len(hist), full, sizes[full], final,
-		maxOf(sizes), fullDay, grewAfter, full, marks[full], marks[len(marks)-1], maxOf(marks), time.Since(began).Round(time.Millisecond))
+		maxOf(sizes), grewAfter, marks[full], marks[len(marks)-1], maxOf(marks), time.Since(began).Round(time.Millisecond))
 	if len(runs) != store.DefaultRunCap {
 		t.Errorf("run ring holds %d runs after %d heartbeats, want %d", len(runs), heartbeats, store.DefaultRunCap)
 	}

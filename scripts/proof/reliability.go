@@ -179,13 +179,13 @@ func (e *relEnv) soak(ctx context.Context) {
 	}
 	k := m[0]
 	e.add("soak", fmt.Sprintf("%s simulated days of 1-minute heartbeats: state file stops growing", days), ok,
-		"%s bytes after the rings filled (day 2) and %s bytes at the end; pages in use %s → %s",
-		k["size_day2"], k["size_final"], k["pages_day2"], k["pages_final"])
+		"%s bytes after the rings filled (day %s) and %s bytes at the end; pages in use %s → %s",
+		k["size_full"], k["full_day"], k["size_final"], k["pages_full"], k["pages_final"])
 	e.section(func(r *report) {
 		r.h(2, "Soak")
 		r.p("`go test ./heartbeat -run TestSoak %s`, state file in %s: 1-minute heartbeats and 30-second samples on the fake clock, a daily temperature cycle with two excursions a day that fire and resolve a rule, an LLM that alerts on one call in 20 and pauses on one in 50, deliveries acknowledged every ten minutes, a restart every 30 days. bbolt's file grows in power-of-two steps, so the high-water mark of allocated pages (read from the meta page) is shown too.", strings.Join(flags[1:], " "), dirNote)
-		r.table([]string{"days", "heartbeats", "samples", "commits", "commits/heartbeat", "LLM calls", "alerts", "runs kept", "history kept", "size day 2", "size at end", "pages day 2", "pages at end", "wall time"},
-			[][]string{{k["days"], k["heartbeats"], k["samples"], k["commits"], k["commits_per_heartbeat"], k["llm_calls"], k["alerts"], k["runs_kept"], k["history_kept"], k["size_day2"], k["size_final"], k["pages_day2"], k["pages_final"], k["wall"]}})
+		r.table([]string{"days", "heartbeats", "samples", "commits", "commits/heartbeat", "LLM calls", "alerts", "runs kept", "history kept", "rings full on day", "size then", "size at end", "pages then", "pages at end", "wall time"},
+			[][]string{{k["days"], k["heartbeats"], k["samples"], k["commits"], k["commits_per_heartbeat"], k["llm_calls"], k["alerts"], k["runs_kept"], k["history_kept"], k["full_day"], k["size_full"], k["size_final"], k["pages_full"], k["pages_final"], k["wall"]}})
 	})
 }
 
