@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
 )
@@ -42,14 +40,7 @@ func TestProviderNoAnswerIsAFailedRun(t *testing.T) {
 			}))
 			defer srv.Close()
 			h := newHarness(t, func(c *Config) { c.MaxQuiet = time.Minute })
-			a, err := agent.New(agent.Config{Provider: tt.provider, BaseURL: srv.URL + "/v1", Model: "m", APIKey: "sk-test",
-				RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond}, nil, clockwork.NewRealClock(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.thinker = nil
-			h.restart()
-			h.e.deps.Thinker = a
+			h.useAgent(tt.provider, srv.URL+"/v1", 0)
 			h.clock.Advance(30 * time.Minute)
 			h.sample()
 			res := h.tick()

@@ -74,6 +74,22 @@ func (w *wallClock) Now() time.Time {
 
 func (w *wallClock) jump(d time.Duration) { w.mu.Lock(); w.offset += d; w.mu.Unlock() }
 
+// useAgent replaces the harness's fake thinker with the real agent on
+// provider at baseURL (test key, model "m", millisecond retries) and
+// restarts the engine with it.
+func (h *harness) useAgent(provider, baseURL string, timeout time.Duration) {
+	h.t.Helper()
+	a, err := agent.New(agent.Config{Provider: provider, BaseURL: baseURL, Model: "m", APIKey: "sk-test",
+		Timeout: timeout, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond},
+		nil, clockwork.NewRealClock(), nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.thinker = nil
+	h.restart()
+	h.e.deps.Thinker = a
+}
+
 type harness struct {
 	t       *testing.T
 	clock   *clockwork.FakeClock

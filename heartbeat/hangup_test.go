@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
 )
@@ -35,15 +33,7 @@ func TestHeartbeatFailsWhenServerHangsUpAfterReading(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := newHarness(t, func(c *Config) { c.MaxQuiet = time.Minute })
-	a, err := agent.New(agent.Config{Provider: agent.ProviderOpenAI, BaseURL: srv.URL + "/v1", Model: "m", APIKey: "sk-test",
-		Timeout: 5 * time.Second, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond},
-		nil, clockwork.NewRealClock(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.thinker = nil
-	h.restart()
-	h.e.deps.Thinker = a
+	h.useAgent(agent.ProviderOpenAI, srv.URL+"/v1", 5*time.Second)
 
 	h.clock.Advance(30 * time.Minute)
 	h.sample()

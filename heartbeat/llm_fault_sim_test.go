@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
 )
@@ -174,15 +172,7 @@ func TestLLMFaults(t *testing.T) {
 	srv := &faultServer{rng: rand.New(rand.NewPCG(*llmFaultSeed, 0x5e4e)), ep: epHealthy, day: map[string]int{}, now: h.wall.Now}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	a, err := agent.New(agent.Config{Provider: agent.ProviderOpenAI, BaseURL: ts.URL + "/v1", Model: "m", APIKey: "sk-test",
-		Timeout: 150 * time.Millisecond, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond},
-		nil, clockwork.NewRealClock(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.thinker = nil
-	h.restart()
-	h.e.deps.Thinker = a
+	h.useAgent(agent.ProviderOpenAI, ts.URL+"/v1", 150*time.Millisecond)
 
 	ticks := *llmFaultDays * 48
 	ep, left := epHealthy, 3
