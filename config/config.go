@@ -65,7 +65,16 @@ type Heartbeat struct {
 	FailureAlertAfter      int      `toml:"failure_alert_after"`      // default 3
 	MaxLLMCallsPerDay      int      `toml:"max_llm_calls_per_day"`    // default 96
 	MaxAlertsPerHour       int      `toml:"max_alerts_per_hour"`      // flood guard, default 30
-	Active                 *Window  `toml:"-"`                        // parsed ActiveHours, nil = always
+	// Schedule is an alternative to Interval: times of day ("07:30") in
+	// the device timezone, or one cron expression. Empty: use Interval.
+	Schedule []string `toml:"schedule"`
+	// ModelMay lists what the model may change about its own heartbeat:
+	// "pause" (default), "interval" (within IntervalMin..IntervalMax) and
+	// "notes" (the remember tool).
+	ModelMay    []string `toml:"model_may"`
+	IntervalMin Duration `toml:"interval_min"` // default 10m: the model's lower bound
+	IntervalMax Duration `toml:"interval_max"` // default 6h: the model's upper bound
+	Active      *Window  `toml:"-"`            // parsed ActiveHours, nil = always
 }
 
 // Window is a daily time window in the device timezone; it may wrap midnight.
@@ -87,7 +96,11 @@ type LLM struct {
 	// MaxOutputTokens caps each answer (max_tokens on both protocols).
 	MaxOutputTokens int    `toml:"max_output_tokens"` // default 1024
 	ScoutModel      string `toml:"scout_model"`
-	APIKey          Secret `toml:"-"` // resolved
+	// MaxRetries is how often one request is retried on 429, 5xx or a
+	// timeout; RetryBackoff the first wait, doubling, Retry-After honoured.
+	MaxRetries   int      `toml:"max_retries"`   // default 2
+	RetryBackoff Duration `toml:"retry_backoff"` // default 1s
+	APIKey       Secret   `toml:"-"`             // resolved
 }
 
 // Sensor is one [[sensor]] table.
@@ -131,6 +144,7 @@ type Rule struct {
 	Message  string   `toml:"message"`  // template with {sensor.quantity}
 	For      Duration `toml:"for"`
 	Renotify Duration `toml:"renotify"` // 0: never re-notify while firing
+	Enabled  bool     `toml:"enabled"`  // default true; false: not evaluated
 	Line     int      `toml:"-"`
 }
 
@@ -167,8 +181,13 @@ type Manage struct {
 	Remote []string `toml:"remote"`
 }
 
-// RemoteVerbs are the commands [manage] remote may allow.
-var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert"}
+// RemoteVerbs are the commands [manage] remote may allow. "set" also
+// covers Telegram's /toggle (it sets rule.<name>.enabled); "checklist"
+// covers showing, setting and resetting the checklist.
+var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert", "get", "set", "unset", "checklist", "logs", "notes"}
+
+// ModelMayValues are what heartbeat.model_may may list.
+var ModelMayValues = []string{"pause", "interval", "notes"}
 
 // Allows reports whether [manage] remote allows verb.
 func (m Manage) Allows(verb string) bool {

@@ -47,6 +47,9 @@ func TestDefaults(t *testing.T) {
 			AlertCooldown:          Duration{6 * time.Hour},
 			FailureAlertAfter:      3,
 			MaxLLMCallsPerDay:      96, MaxAlertsPerHour: 30,
+			ModelMay:    []string{"pause"},
+			IntervalMin: Duration{10 * time.Minute},
+			IntervalMax: Duration{6 * time.Hour},
 		},
 		LLM: LLM{
 			Provider:        "openai",
@@ -57,6 +60,8 @@ func TestDefaults(t *testing.T) {
 			MaxSteps:        6,
 			MaxToolCalls:    12,
 			MaxOutputTokens: 1024,
+			MaxRetries:      2,
+			RetryBackoff:    Duration{time.Second},
 		},
 		MQTT: MQTT{
 			TopicPrefix:     "vigil",
@@ -343,7 +348,7 @@ func TestErrors(t *testing.T) {
 		{"http listen without a port", "[http]\nlisten = \"127.0.0.1\"\n",
 			`config.toml:2: http.listen: must be host:port, as in 127.0.0.1:8080 (got "127.0.0.1")`},
 		{"manage remote unknown verb", "[manage]\nremote = [\"status\", \"reboot\"]\n",
-			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check, test-alert)`},
+			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check, test-alert, get, set, unset, checklist, logs, notes)`},
 		{"manage remote twice", "[manage]\nremote = [\"pause\", \"pause\"]\n",
 			`config.toml:2: manage.remote: remote[1]: "pause" is listed twice`},
 		{"several, in file order", "[[sensor]]\nname = \"a\"\ndriver = \"x\"\n[heartbeat]\ninterval = \"1s\"\n[device]\nid = \"A\"\nfoo = 1\n",

@@ -138,6 +138,9 @@ func defaults() *Config {
 			FailureAlertAfter:      3,
 			MaxLLMCallsPerDay:      96,
 			MaxAlertsPerHour:       30,
+			ModelMay:               []string{"pause"},
+			IntervalMin:            Duration{10 * time.Minute},
+			IntervalMax:            Duration{6 * time.Hour},
 		},
 		LLM: LLM{
 			Provider:        "openai",
@@ -145,6 +148,8 @@ func defaults() *Config {
 			MaxSteps:        6,
 			MaxToolCalls:    12,
 			MaxOutputTokens: 1024,
+			MaxRetries:      2,
+			RetryBackoff:    Duration{time.Second},
 		},
 		MQTT: MQTT{
 			TopicPrefix:     "vigil",
@@ -237,7 +242,7 @@ func (p *parser) decode(src string) error {
 			}
 		case "rule":
 			for i, prim := range p.array(prim, key) {
-				c.Rules = append(c.Rules, Rule{Severity: "warning", Line: p.line(at(key, i))})
+				c.Rules = append(c.Rules, Rule{Severity: "warning", Enabled: true, Line: p.line(at(key, i))})
 				p.table(prim, at(key, i), &c.Rules[i])
 			}
 		default:

@@ -146,6 +146,21 @@ func (p *parser) validateHeartbeat() {
 	if h.MaxLLMCallsPerDay < 1 {
 		p.bad(k("max_llm_calls_per_day"), "must be at least 1 (got %d)", h.MaxLLMCallsPerDay)
 	}
+	seen := map[string]bool{}
+	for i, v := range h.ModelMay {
+		if !slices.Contains(ModelMayValues, v) {
+			p.bad(k("model_may"), "model_may[%d]: unknown %q (known: %s)", i, v, strings.Join(ModelMayValues, ", "))
+		} else if seen[v] {
+			p.bad(k("model_may"), "model_may[%d]: %q is listed twice", i, v)
+		}
+		seen[v] = true
+	}
+	if h.IntervalMin.Duration < time.Minute {
+		p.bad(k("interval_min"), "must be at least 1m (got %q)", h.IntervalMin)
+	}
+	if h.IntervalMax.Duration < h.IntervalMin.Duration {
+		p.bad(k("interval_max"), "must not be below interval_min %s (got %q)", h.IntervalMin, h.IntervalMax)
+	}
 }
 
 func (p *parser) validateLLM() {
@@ -187,6 +202,12 @@ func (p *parser) validateLLM() {
 	}
 	if l.MaxOutputTokens < 16 || l.MaxOutputTokens > 65536 {
 		p.bad(k("max_output_tokens"), "must be between 16 and 65536 (got %d)", l.MaxOutputTokens)
+	}
+	if l.MaxRetries < 0 || l.MaxRetries > 10 {
+		p.bad(k("max_retries"), "must be between 0 and 10 (got %d)", l.MaxRetries)
+	}
+	if l.RetryBackoff.Duration < 10*time.Millisecond || l.RetryBackoff.Duration > 5*time.Minute {
+		p.bad(k("retry_backoff"), "must be between 10ms and 5m (got %q)", l.RetryBackoff)
 	}
 }
 

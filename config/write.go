@@ -39,6 +39,10 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.int("failure_alert_after", int64(h.FailureAlertAfter))
 	t.int("max_alerts_per_hour", int64(h.MaxAlertsPerHour))
 	t.int("max_llm_calls_per_day", int64(h.MaxLLMCallsPerDay))
+	t.strs("schedule", h.Schedule)
+	t.strs("model_may", h.ModelMay)
+	t.dur("interval_min", h.IntervalMin)
+	t.dur("interval_max", h.IntervalMax)
 
 	l := c.LLM
 	t.table("llm")
@@ -53,6 +57,8 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.int("max_steps", int64(l.MaxSteps))
 	t.int("max_tool_calls", int64(l.MaxToolCalls))
 	t.int("max_output_tokens", int64(l.MaxOutputTokens))
+	t.int("max_retries", int64(l.MaxRetries))
+	t.dur("retry_backoff", l.RetryBackoff)
 
 	for _, s := range c.Sensors {
 		t.blank()
@@ -121,6 +127,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		t.str("message", r.Message)
 		t.dur("for", r.For)
 		t.dur("renotify", r.Renotify)
+		t.bool("enabled", r.Enabled)
 	}
 
 	m := c.MQTT
@@ -185,6 +192,13 @@ func (t *tomlWriter) raw(key, val string)     { t.line(tomlKey(key) + " = " + va
 func (t *tomlWriter) str(key, val string)     { t.raw(key, tomlString(val)) }
 func (t *tomlWriter) bool(key string, v bool) { t.raw(key, strconv.FormatBool(v)) }
 func (t *tomlWriter) int(key string, v int64) { t.raw(key, strconv.FormatInt(v, 10)) }
+func (t *tomlWriter) strs(key string, v []string) {
+	q := make([]string, len(v))
+	for i, s := range v {
+		q[i] = tomlString(s)
+	}
+	t.raw(key, "["+strings.Join(q, ", ")+"]")
+}
 func (t *tomlWriter) dur(key string, d Duration) {
 	t.raw(key, tomlString(d.String()))
 }

@@ -39,4 +39,31 @@ type Commands interface {
 	Pause(ctx context.Context, d time.Duration) (string, error)
 	Resume(ctx context.Context) (string, error)
 	Sensors(ctx context.Context) (string, error)
+
+	// Run-time settings (an overlay in the state file over config.toml):
+	// Get with key "" lists every settable key with its value and origin.
+	// Set and Unset validate as config.toml is validated and apply at once.
+	// Toggle flips rule.<name>.enabled (a Set).
+	Get(ctx context.Context, key string) (string, error)
+	Set(ctx context.Context, key, value string) (string, error)
+	Unset(ctx context.Context, key string) (string, error)
+	Toggle(ctx context.Context, rule string) (string, error)
+	// Checklist shows (ChecklistShow), replaces (ChecklistSet, with text)
+	// or drops (ChecklistReset) the checklist set from afar.
+	Checklist(ctx context.Context, op, text string) (string, error)
+	// Logs lists the last n runs and accepted commands (n <= 0: a default).
+	Logs(ctx context.Context, n int) (string, error)
+	// Notes lists the model's notes, or clears them.
+	Notes(ctx context.Context, clear bool) (string, error)
 }
+
+// Checklist operations for Commands.Checklist.
+const (
+	ChecklistShow  = "show"
+	ChecklistSet   = "set"
+	ChecklistReset = "reset"
+)
+
+// ErrNotAllowed is wrapped by Commands for a verb that [manage] remote does
+// not allow on the channel that sent it.
+var ErrNotAllowed = errors.New("not allowed")

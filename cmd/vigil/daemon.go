@@ -457,3 +457,18 @@ func (c *commands) Sensors(ctx context.Context) (string, error) {
 	writeSnapshot(&b, st.Snapshot)
 	return b.String(), nil
 }
+
+// errNotYet answers the issue 14 verbs until their implementation lands.
+var errNotYet = errors.New("not available in this build yet")
+
+func (c *commands) Get(ctx context.Context, key string) (string, error) { return "", errNotYet }
+func (c *commands) Set(ctx context.Context, key, value string) (string, error) {
+	return "", errNotYet
+}
+func (c *commands) Unset(ctx context.Context, key string) (string, error)   { return "", errNotYet }
+func (c *commands) Toggle(ctx context.Context, rule string) (string, error) { return "", errNotYet }
+func (c *commands) Checklist(ctx context.Context, op, text string) (string, error) {
+	return "", errNotYet
+}
+func (c *commands) Logs(ctx context.Context, n int) (string, error)       { return "", errNotYet }
+func (c *commands) Notes(ctx context.Context, clear bool) (string, error) { return "", errNotYet }

@@ -5,6 +5,7 @@ package transporttest
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -84,4 +85,47 @@ func (f *Commands) Sensors(ctx context.Context) (string, error) {
 		return f.SensorsReply, nil
 	}
 	return "air.temperature 21.4 °C", nil
+}
+
+func (f *Commands) Get(ctx context.Context, key string) (string, error) {
+	f.record(ctx, "get "+key)
+	return "heartbeat.interval = 30m (default)", nil
+}
+
+func (f *Commands) Set(ctx context.Context, key, value string) (string, error) {
+	f.record(ctx, "set "+key+" "+value)
+	return key + " set to " + value, nil
+}
+
+func (f *Commands) Unset(ctx context.Context, key string) (string, error) {
+	f.record(ctx, "unset "+key)
+	return key + " unset", nil
+}
+
+func (f *Commands) Toggle(ctx context.Context, rule string) (string, error) {
+	f.record(ctx, "toggle "+rule)
+	return "rule." + rule + ".enabled set to false", nil
+}
+
+func (f *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
+	if op == transport.ChecklistSet {
+		f.record(ctx, "checklist set "+strconv.Itoa(len(text)))
+		return "checklist set", nil
+	}
+	f.record(ctx, "checklist "+op)
+	return "checklist: " + op, nil
+}
+
+func (f *Commands) Logs(ctx context.Context, n int) (string, error) {
+	f.record(ctx, "logs "+strconv.Itoa(n))
+	return "12:00 ok", nil
+}
+
+func (f *Commands) Notes(ctx context.Context, clear bool) (string, error) {
+	if clear {
+		f.record(ctx, "notes clear")
+		return "notes cleared", nil
+	}
+	f.record(ctx, "notes")
+	return "no notes", nil
 }
