@@ -57,9 +57,10 @@ var (
 	bucketCursors  = []byte("cursors")      // transport name -> last acknowledged seq
 	bucketTelegram = []byte("telegram")     // offsetKey, chatKeyPrefix+configured id -> new id
 	bucketAlertLog = []byte("alertlog")     // seq -> alert (JSON), every alert queued, for the timeline
+	bucketSettings = []byte("settings")     // setting key -> Setting (JSON), the run-time overlay
 
 	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
-		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog}
+		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog, bucketSettings}
 )
 
 // Keys in the meta and telegram buckets.
