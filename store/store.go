@@ -58,9 +58,11 @@ var (
 	bucketTelegram = []byte("telegram")     // offsetKey, chatKeyPrefix+configured id -> new id
 	bucketAlertLog = []byte("alertlog")     // seq -> alert (JSON), every alert queued, for the timeline
 	bucketSettings = []byte("settings")     // setting key -> Setting (JSON), the run-time overlay
+	bucketNotes    = []byte("notes")        // seq -> Note (JSON), the model's notes, a ring of MaxNotes
 
 	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
-		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog, bucketSettings}
+		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog,
+		bucketSettings, bucketNotes}
 )
 
 // Keys in the meta and telegram buckets.
