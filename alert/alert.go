@@ -61,6 +61,14 @@ func (s *Severity) UnmarshalText(b []byte) error {
 // SourceSystem.
 const RuleTest = "test"
 
+// Rules of the info alerts that audit a change made at run time (vigil set,
+// unset, checklist, notes clear), whose Source is SourceSystem.
+const (
+	RuleSetting   = "setting"
+	RuleChecklist = "checklist"
+	RuleNotes     = "notes"
+)
+
 // Alert sources.
 const (
 	SourceLLM    = "llm"

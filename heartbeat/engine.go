@@ -45,6 +45,10 @@ type Rule struct {
 	Spec     rule.Spec
 	Severity alert.Severity
 	Message  string // template with {sensor.quantity}
+	// Disabled rules are not evaluated (rule.<name>.enabled = false). One
+	// that is firing when it gets disabled resolves at the next sample with
+	// a resolved alert saying so, so no firing alert is left open.
+	Disabled bool
 }
 
 // Config holds the engine's settings, resolved by cmd from config.toml.

@@ -81,7 +81,16 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	for _, r := range e.cfg.Rules {
 		rr := e.rules[r.Spec.Name]
 		next := rr.state
-		ev := rule.Step(&rr.rule.Spec, &next, env, mono)
+		var ev rule.Event
+		switch {
+		case r.Disabled && !rr.state.Firing:
+			rr.state.PendingSince = time.Time{}
+			continue
+		case r.Disabled:
+			next, ev = rule.State{}, rule.Resolve
+		default:
+			ev = rule.Step(&rr.rule.Spec, &next, env, mono)
+		}
 		if debug {
 			e.log.Debug("rule evaluated", "rule", r.Spec.Name, "event", eventName(ev),
 				"firing", next.Firing, "pending", !next.PendingSince.IsZero())
@@ -94,6 +103,9 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		summary := rule.Render(r.Message, env.format)
 		if r.Message == "" {
 			summary = fmt.Sprintf("%s: %s", r.Spec.Name, r.Spec.When.String())
+		}
+		if r.Disabled {
+			summary = fmt.Sprintf("%s disabled while firing: no longer watched (%s)", r.Spec.Name, summary)
 		}
 		var a alert.Alert
 		switch ev {

@@ -44,12 +44,14 @@ const (
 	RulePending = "pending" // the condition holds, waiting for its `for`
 	RuleFiring  = "firing"
 	RuleUnknown = "unknown" // no sample yet, or a reading it needs is missing
+	// RuleDisabled: rule.<name>.enabled is false; it is not evaluated.
+	RuleDisabled = "disabled"
 )
 
 // RuleStatus is one rule's state and what it last saw.
 type RuleStatus struct {
 	Name  string    `json:"name"`
-	State string    `json:"state"`           // RuleOK, RulePending, RuleFiring or RuleUnknown
+	State string    `json:"state"`           // RuleOK, RulePending, RuleFiring, RuleUnknown or RuleDisabled
 	Since time.Time `json:"since,omitzero"`  // firing or pending since (wall clock, device time zone)
 	Seen  string    `json:"seen,omitempty"`  // the readings it last saw: "air.temperature=38.1 °C"; empty before the first sample
 	Error string    `json:"error,omitempty"` // why a sensor it needs gave no reading
@@ -126,6 +128,10 @@ func (e *Engine) ruleStatus() []RuleStatus {
 		rr := e.rules[r.Spec.Name]
 		rs := RuleStatus{Name: r.Spec.Name, State: RuleUnknown}
 		switch {
+		case r.Disabled && !rr.state.Firing:
+			rs.State = RuleDisabled
+			out = append(out, rs)
+			continue
 		case rr.state.Firing:
 			rs.State, rs.Since = RuleFiring, wallOf(e, rr.state.Since).In(e.cfg.Location)
 		case env == nil:

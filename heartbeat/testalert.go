@@ -49,3 +49,31 @@ func transportText(only string) string {
 	}
 	return only
 }
+
+// Notice queues an info system alert (source system, rule kind) through the
+// real outbox, bypassing the flood guard like TestAlert: the audit of an
+// accepted change ("heartbeat.interval set to 10m by cli"), which every
+// transport delivers.
+func (e *Engine) Notice(ctx context.Context, kind, summary string) (alert.Alert, error) {
+	e.mu.Lock()
+	a := e.newAlert(alert.Info, alert.SourceSystem, kind, alert.StateFiring, summary)
+	st := e.state
+	st.Counters = cloneCounters(e.state.Counters)
+	st.Counters["alerts"]++
+	st.LastAlert, st.LastAlertAt = a.Summary, a.Time
+	err := e.deps.DB.Update(func(tx *store.Tx) error {
+		if err := e.enqueue(tx, []alert.Alert{a}, &st); err != nil {
+			return err
+		}
+		return tx.PutState(st)
+	})
+	if err == nil {
+		e.state = st
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return alert.Alert{}, fmt.Errorf("queue %s notice: %w", kind, err)
+	}
+	e.wakeAll()
+	return a, nil
+}

@@ -372,6 +372,9 @@ func (e *Engine) input(wall time.Time) (agent.Input, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		rr := e.rules[n]
+		if rr.rule.Disabled && !rr.state.Firing {
+			continue // not watched: nothing for the model to weigh
+		}
 		rs := agent.RuleStatus{Name: n, When: rr.rule.Spec.When.String(), Firing: rr.state.Firing}
 		if rr.state.Firing {
 			rs.Since = wallOf(e, rr.state.Since)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -472,7 +471,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	if _, err := e.flags("config check", args, nil, 0); err != nil {
 		return err
 	}
-	cfg, err := e.loadConfig()
+	cfg, _, err := e.loadOverlaid(ctx, e.logger())
 	if err != nil {
 		return err
 	}
@@ -489,17 +488,21 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 			return configErr(err)
 		}
 	}
-	if _, err := os.Stat(cfg.Heartbeat.Checklist); err == nil {
-		_, empty, err := checklistFunc(cfg.Heartbeat.Checklist)()
+	if path, over := checklistInForce(cfg); fileExists(path) {
+		_, empty, err := checklistFunc(cfg)()
 		if err != nil {
 			return configErr(err)
 		}
+		if over {
+			fmt.Fprintf(e.stderr, "checklist %s set from afar is in force instead of %s ('vigil checklist reset' removes it)\n", path, cfg.Heartbeat.Checklist)
+		}
 		if empty {
-			fmt.Fprintf(e.stderr, "checklist %s is empty (headings and comments only): heartbeats will not call the LLM\n", cfg.Heartbeat.Checklist)
+			fmt.Fprintf(e.stderr, "checklist %s is empty (headings and comments only): heartbeats will not call the LLM\n", path)
 		}
 	} else {
 		fmt.Fprintf(e.stderr, "checklist %s does not exist yet: 'vigil run' writes a template there\n", cfg.Heartbeat.Checklist)
 	}
+	writeOverridden(e.stdout, cfg)
 	if err := cfg.WriteTOML(e.stdout); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -26,12 +27,17 @@ import (
 // per connection. Only the owner can connect (mode 0600).
 
 type ctlRequest struct {
-	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history
+	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history | get | set | unset | settings | checklist | notes
 	Minutes   int    `json:"minutes,omitempty"`
 	SinceS    int64  `json:"since_s,omitempty"` // history: the window in seconds
 	DryRun    bool   `json:"dry_run,omitempty"`
 	Severity  string `json:"severity,omitempty"`  // test-alert
 	Transport string `json:"transport,omitempty"` // test-alert: only this one
+	Key       string `json:"key,omitempty"`       // get, set, unset
+	Value     string `json:"value,omitempty"`     // set
+	Op        string `json:"op,omitempty"`        // checklist: show, set, reset
+	Body      string `json:"body,omitempty"`      // checklist set: the text
+	Clear     bool   `json:"clear,omitempty"`     // notes clear
 	// StateDir is the state directory the CLI's config names. A daemon
 	// watching another one answers OtherState and does nothing, so a
 	// shared socket location (/run/vigil) never reaches the wrong daemon.
@@ -47,6 +53,12 @@ type ctlResponse struct {
 	// Series is the history: of the last hour with status, of the
 	// window asked for with history.
 	Series []heartbeat.Series `json:"series,omitempty"`
+	// Values answers get; Settings answers settings (the stored overlay).
+	Values   []settingView   `json:"values,omitempty"`
+	Settings []store.Setting `json:"settings,omitempty"`
+	// ConfigError marks an error the config validator gave (a refused
+	// set): the CLI exits 78 with it.
+	ConfigError bool `json:"config_error,omitempty"`
 }
 
 type ctlServer struct {
@@ -233,7 +245,48 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 		}
 		return ctlResponse{Text: testAlertText(a, "the daemon is delivering it")}
 	}
+	return s.doManage(ctx, req)
+}
+
+// doManage answers the management verbs (overlay.go).
+func (s *ctlServer) doManage(ctx context.Context, req ctlRequest) ctlResponse {
+	text := func(t string, err error) ctlResponse {
+		if err != nil {
+			return errResponse(err)
+		}
+		return ctlResponse{Text: t}
+	}
+	c := s.cmds
+	switch req.Cmd {
+	case "get":
+		c.accept(ctx, strings.TrimSpace("get "+req.Key), false)
+		views, err := settingViews(c.app.cfg, req.Key)
+		if err != nil {
+			return errResponse(configErr(err))
+		}
+		return ctlResponse{Values: views}
+	case "settings":
+		st, err := c.app.db.Settings()
+		if err != nil {
+			return errResponse(err)
+		}
+		return ctlResponse{Settings: st}
+	case "set":
+		return text(c.Set(ctx, req.Key, req.Value))
+	case "unset":
+		return text(c.Unset(ctx, req.Key))
+	case "checklist":
+		return text(c.Checklist(ctx, req.Op, req.Body))
+	case "notes":
+		return text(c.Notes(ctx, req.Clear))
+	}
 	return ctlResponse{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
+}
+
+// errResponse carries err, marking a config error so the CLI exits 78.
+func errResponse(err error) ctlResponse {
+	var ee *exitError
+	return ctlResponse{Error: err.Error(), ConfigError: errors.As(err, &ee) && ee.code == exitConfig}
 }
 
 // errNoDaemon means no daemon for this state directory answers on any of
@@ -282,6 +335,9 @@ func ctlCallPath(ctx context.Context, path string, req ctlRequest, timeout time.
 		return ctlResponse{}, fmt.Errorf("control socket %s: bad answer: %w", path, err)
 	}
 	if resp.Error != "" && !resp.OtherState {
+		if resp.ConfigError {
+			return resp, configErr(errors.New(resp.Error))
+		}
 		return resp, errors.New(resp.Error)
 	}
 	return resp, nil

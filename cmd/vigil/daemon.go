@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,11 @@ type app struct {
 	live         []*liveTransport // network transports; their loops run under runCtx
 	runCtx       context.Context  // the daemon's context, set by cmdRun
 	closers      []func() error
+
+	// base is what cfg was built from before the overlay (overlay.go); a
+	// set re-validates against it. setMu orders sets, unsets and reloads.
+	base  *configBase
+	setMu sync.Mutex
 }
 
 func (a *app) Close() error {
@@ -146,7 +152,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	singleProc()
-	cfg, err := e.loadConfig()
+	cfg, base, err := e.loadOverlaid(ctx, e.logger())
 	if err != nil {
 		return err
 	}
@@ -164,6 +170,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
+	a.base = base
 
 	mode := "llm"
 	if !cfg.LLMEnabled() {
@@ -458,17 +465,75 @@ func (c *commands) Sensors(ctx context.Context) (string, error) {
 	return b.String(), nil
 }
 
-// errNotYet answers the issue 14 verbs until their implementation lands.
-var errNotYet = errors.New("not available in this build yet")
+// The management verbs (issue 14). Each is gated by its channel (gate) and
+// the changes are audited (see overlay.go).
 
-func (c *commands) Get(ctx context.Context, key string) (string, error) { return "", errNotYet }
+func (c *commands) Get(ctx context.Context, key string) (string, error) {
+	if err := c.gate(ctx, "get"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, strings.TrimSpace("get "+key), false)
+	views, err := settingViews(c.app.cfg, key)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	writeSettings(&b, views)
+	return b.String(), nil
+}
+
 func (c *commands) Set(ctx context.Context, key, value string) (string, error) {
-	return "", errNotYet
+	if err := c.gate(ctx, "set"); err != nil {
+		return "", err
+	}
+	return c.set(ctx, key, value)
 }
-func (c *commands) Unset(ctx context.Context, key string) (string, error)   { return "", errNotYet }
-func (c *commands) Toggle(ctx context.Context, rule string) (string, error) { return "", errNotYet }
+
+func (c *commands) Unset(ctx context.Context, key string) (string, error) {
+	if err := c.gate(ctx, "unset"); err != nil {
+		return "", err
+	}
+	return c.unset(ctx, key)
+}
+
+// Toggle flips rule.<name>.enabled; it needs "set".
+func (c *commands) Toggle(ctx context.Context, rule string) (string, error) {
+	if err := c.gate(ctx, "set"); err != nil {
+		return "", err
+	}
+	key := "rule." + rule + ".enabled"
+	if err := config.CheckSettable(key, c.app.cfg); err != nil {
+		return "", err
+	}
+	cur, err := c.app.cfg.Get(key)
+	if err != nil {
+		return "", err
+	}
+	return c.set(ctx, key, strconv.FormatBool(cur != "true"))
+}
+
 func (c *commands) Checklist(ctx context.Context, op, text string) (string, error) {
-	return "", errNotYet
+	if err := c.gate(ctx, "checklist"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "checklist "+op, false)
+	return c.checklist(ctx, op, text)
 }
-func (c *commands) Logs(ctx context.Context, n int) (string, error)       { return "", errNotYet }
-func (c *commands) Notes(ctx context.Context, clear bool) (string, error) { return "", errNotYet }
+
+func (c *commands) Logs(ctx context.Context, n int) (string, error) {
+	if err := c.gate(ctx, "logs"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "logs", false)
+	return c.logs(ctx, n)
+}
+
+func (c *commands) Notes(ctx context.Context, clear bool) (string, error) {
+	if err := c.gate(ctx, "notes"); err != nil {
+		return "", err
+	}
+	if !clear {
+		c.accept(ctx, "notes", false)
+	}
+	return c.notes(ctx, clear)
+}

@@ -202,17 +202,25 @@ func openEmpty() (*store.DB, func() error, error) {
 	}, nil
 }
 
-// checklistFunc reads HEARTBEAT.md on every run, so edits apply without a restart.
-func checklistFunc(path string) heartbeat.ChecklistFunc {
+// checklistFunc reads the checklist in force on every run, so edits apply
+// without a restart: the one set from afar (vigil checklist set) while it
+// exists in the state directory, else heartbeat.checklist.
+func checklistFunc(cfg *config.Config) heartbeat.ChecklistFunc {
+	over, path := checklistOverride(cfg), cfg.Heartbeat.Checklist
 	return func() (string, bool, error) {
-		f, err := os.Open(path)
+		p := over
+		f, err := os.Open(over)
+		if errors.Is(err, fs.ErrNotExist) {
+			p = path
+			f, err = os.Open(path)
+		}
 		if err != nil {
 			return "", true, fmt.Errorf("open checklist: %w", err)
 		}
 		defer f.Close()
 		text, empty, err := config.ParseChecklist(f)
 		if err != nil {
-			return "", true, fmt.Errorf("%s: %w", path, err)
+			return "", true, fmt.Errorf("%s: %w", p, err)
 		}
 		return text, empty, nil
 	}
@@ -251,7 +259,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		FloodWindow:            time.Hour,
 		BuildTime:              buildTime(),
 		Deadbands:              map[string]float64{},
-		Checklist:              checklistFunc(hb.Checklist),
+		Checklist:              checklistFunc(cfg),
 	}
 	if hb.Enabled {
 		ec.Interval = hb.Interval.Duration
@@ -279,7 +287,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		if err != nil {
 			return ec, configErr(fmt.Errorf("rule.%s.severity: %w", r.Name, err))
 		}
-		ec.Rules = append(ec.Rules, heartbeat.Rule{Spec: spec, Severity: sev, Message: r.Message})
+		ec.Rules = append(ec.Rules, heartbeat.Rule{Spec: spec, Severity: sev, Message: r.Message, Disabled: !r.Enabled})
 	}
 	return ec, nil
 }

@@ -99,6 +99,7 @@ type env struct {
 	// do so when it did not.
 	configSet      bool
 	stdout, stderr io.Writer
+	stdin          io.Reader // nil: os.Stdin (vigil checklist set -)
 	// helpSink, when set, receives a command's flag set on --help instead
 	// of printing the help: the man page is generated from it.
 	helpSink **flag.FlagSet
@@ -166,6 +167,16 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 			return e.cmdConfigCheck(ctx, []string{"--help"})
 		}
 		return usageErr("unknown command 'config %s' (want 'config check')", firstOr(rest, ""))
+	case "get":
+		return e.cmdGet(ctx, rest)
+	case "set":
+		return e.cmdSet(ctx, rest)
+	case "unset":
+		return e.cmdUnset(ctx, rest)
+	case "checklist":
+		return e.cmdChecklist(ctx, rest)
+	case "notes":
+		return e.cmdNotes(ctx, rest)
 	case "version":
 		return e.cmdVersion(rest)
 	case "fleet":

@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,6 +31,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -117,13 +117,38 @@ func (t *liveTransport) replace(parent context.Context, next wiredTransport) {
 	t.start(parent)
 }
 
-// reload re-reads and applies the config (see the policy at the top).
+// reload re-reads and applies the config with the run-time overlay (see
+// the policy at the top and in overlay.go).
 func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
-	cfg, err := e.loadForReload()
+	a.setMu.Lock()
+	defer a.setMu.Unlock()
+	cfg, base, err := e.loadForReload(a.db, log)
+	if err == nil {
+		err = a.apply(cfg, log, "config reloaded")
+	}
 	if err != nil {
 		log.Error("config reload rejected: still running on the previous config", "err", err)
 		return
 	}
+	a.base = base
+}
+
+// applyChange applies a config changed by set or unset (the caller holds
+// setMu). Outside the daemon (the CLI on the state file) there is nothing
+// running to change.
+func (a *app) applyChange(ctx context.Context, cfg *config.Config) {
+	if a.runCtx == nil {
+		a.cfg = cfg
+		return
+	}
+	if err := a.apply(cfg, a.log, "setting applied"); err != nil {
+		a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
+	}
+}
+
+// apply puts a validated config into the running daemon, touching only what
+// changed, and logs msg with what changed. An error changes nothing.
+func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	old := a.cfg
 	var later []string
 	keep := func(name string, changed bool, restore func()) {
@@ -142,29 +167,26 @@ func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
 	}
 	ec, err := engineConfig(cfg)
 	if err != nil {
-		log.Error("config reload rejected: still running on the previous config", "err", err)
-		return
+		return err
 	}
 	changed := diffConfig(old, cfg)
 	if len(changed) == 0 {
-		log.Info("config reloaded", "changed", "nothing")
-		return
+		log.Info(msg, "changed", "nothing")
+		return nil
 	}
 
 	// Build everything that can fail before touching the running daemon.
 	thinker := a.thinker
 	if !reflect.DeepEqual(old.LLM, cfg.LLM) {
 		if thinker, err = newThinker(cfg, a.db, a.clock, log); err != nil {
-			log.Error("config reload rejected: still running on the previous config", "err", err)
-			return
+			return err
 		}
 	}
 	var next map[string]wiredTransport
 	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || !reflect.DeepEqual(old.Telegram, cfg.Telegram) {
 		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, a.clock, log)
 		if err != nil {
-			log.Error("config reload rejected: still running on the previous config", "err", err)
-			return
+			return err
 		}
 		next = map[string]wiredTransport{}
 		for _, t := range w.transports {
@@ -195,25 +217,36 @@ func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
 		}
 	}
 	a.cfg = cfg
-	log.Info("config reloaded", "changed", strings.Join(changed, ", "))
+	log.Info(msg, "changed", strings.Join(changed, ", "))
+	return nil
 }
 
-// loadForReload reads config.toml and checks the checklist the way start
-// and `vigil config check` do.
-func (e *env) loadForReload() (*config.Config, error) {
-	cfg, err := e.loadConfig()
+// loadForReload reads config.toml and the environment, applies the
+// overlay from the daemon's state file, and checks the checklist the way
+// start and `vigil config check` do.
+func (e *env) loadForReload(db *store.DB, log *slog.Logger) (*config.Config, *configBase, error) {
+	base, err := e.readBase()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	overlay, err := db.Settings()
+	if err != nil {
+		log.Error("read the run-time settings: reloading without them", "err", err)
+		overlay = nil
+	}
+	cfg, _, err := base.resolve(overlay, log)
+	if err != nil {
+		return nil, nil, err
 	}
 	if _, err := engineConfig(cfg); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := os.Stat(cfg.Heartbeat.Checklist); err == nil {
-		if _, _, err := checklistFunc(cfg.Heartbeat.Checklist)(); err != nil {
-			return nil, err
+	if path, _ := checklistInForce(cfg); fileExists(path) {
+		if _, _, err := checklistFunc(cfg)(); err != nil {
+			return nil, nil, err
 		}
 	}
-	return cfg, nil
+	return cfg, base, nil
 }
 
 // sameSensors reports whether two [[sensor]] lists open the same sensors;
