@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+const overlayRules = `
+[[sensor]]
+name = "air"
+driver = "bme280"
+
+[[rule]]
+name = "too_hot"
+when = "air.temperature > 100"
+`
+
+// newOverlayApp wires an app on a fresh state file as the CLI does without
+// a daemon (the real store, engine and commands), from config.toml with
+// extra appended.
+func newOverlayApp(t *testing.T, extra string) *app {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{globals: globals{config: writeConfig(t, dir, overlayRules+extra)}, stdout: io.Discard, stderr: io.Discard}
+	ctx := context.Background()
+	cfg, base, err := e.loadOverlaid(ctx, discardLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.build(ctx, cfg, discardLog, buildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.base = base
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// infoAlerts lists the summaries of the info system alerts queued.
+func infoAlerts(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	var out []string
+	err := db.View(func(tx *store.Tx) error {
+		es, err := tx.Pending("log", 100)
+		for _, e := range es {
+			if e.Alert.Source == alert.SourceSystem && e.Alert.Severity == alert.Info {
+				out = append(out, e.Alert.Summary)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var (
+	mqttSet     = transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/e2e/cmd/set"}
+	telegramSrc = transport.Source{Channel: transport.ChannelTelegram, Chat: 1, User: 123}
+)
+
+// TestRemoteSetGatedByManage: MQTT and Telegram may set only when
+// [manage] remote lists "set" (toggle too), get only with "get"; the CLI
+// and the socket always may. A refused change stores and queues nothing;
+// an accepted one is stored with its source and queued as an info alert.
+func TestRemoteSetGatedByManage(t *testing.T) {
+	t.Run("default remote", func(t *testing.T) {
+		a := newOverlayApp(t, "")
+		ctx := transport.WithSource(context.Background(), mqttSet)
+		if _, err := a.cmds.Set(ctx, "heartbeat.interval", "10m"); !errors.Is(err, transport.ErrNotAllowed) {
+			t.Fatalf("mqtt Set with the default [manage] = %v, want ErrNotAllowed", err)
+		}
+		tctx := transport.WithSource(context.Background(), telegramSrc)
+		if _, err := a.cmds.Toggle(tctx, "too_hot"); !errors.Is(err, transport.ErrNotAllowed) {
+			t.Fatalf("telegram Toggle with the default [manage] = %v, want ErrNotAllowed", err)
+		}
+		for verb, call := range map[string]func(context.Context) (string, error){
+			"get":       func(ctx context.Context) (string, error) { return a.cmds.Get(ctx, "") },
+			"unset":     func(ctx context.Context) (string, error) { return a.cmds.Unset(ctx, "heartbeat.interval") },
+			"checklist": func(ctx context.Context) (string, error) { return a.cmds.Checklist(ctx, transport.ChecklistShow, "") },
+			"logs":      func(ctx context.Context) (string, error) { return a.cmds.Logs(ctx, 5) },
+			"notes":     func(ctx context.Context) (string, error) { return a.cmds.Notes(ctx, false) },
+		} {
+			if _, err := call(tctx); !errors.Is(err, transport.ErrNotAllowed) {
+				t.Errorf("telegram %s with the default [manage] = %v, want ErrNotAllowed", verb, err)
+			}
+		}
+		if st, _ := a.db.Settings(); len(st) != 0 {
+			t.Errorf("a refused set stored %+v", st)
+		}
+		if got := infoAlerts(t, a.db); len(got) != 0 {
+			t.Errorf("a refused set queued %q", got)
+		}
+		// The local socket may, whatever [manage] says.
+		sctx := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+		if _, err := a.cmds.Set(sctx, "heartbeat.interval", "10m"); err != nil {
+			t.Fatalf("socket Set: %v", err)
+		}
+	})
+	t.Run("remote allows set", func(t *testing.T) {
+		a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"get\", \"set\"]\n")
+		ctx := transport.WithSource(context.Background(), mqttSet)
+		txt, err := a.cmds.Set(ctx, "heartbeat.interval", "10m")
+		if err != nil || !strings.Contains(txt, "set to 10m") {
+			t.Fatalf("mqtt Set = %q, %v", txt, err)
+		}
+		tctx := transport.WithSource(context.Background(), telegramSrc)
+		if _, err := a.cmds.Toggle(tctx, "too_hot"); err != nil {
+			t.Fatalf("telegram Toggle: %v", err)
+		}
+		if _, err := a.cmds.Set(tctx, "heartbeat.interval", "30s"); err == nil || !strings.Contains(err.Error(), `heartbeat.interval: must be at least 1m (got "30s")`) {
+			t.Fatalf("telegram Set 30s = %v, want the validator's message", err)
+		}
+		got, err := a.cmds.Get(tctx, "")
+		if err != nil || !strings.Contains(got, "by mqtt vigil/e2e/cmd/set") || !strings.Contains(got, "rule.too_hot.enabled") {
+			t.Fatalf("telegram Get = %q, %v", got, err)
+		}
+		st, _ := a.db.Settings()
+		if len(st) != 2 || st[0].Key != "heartbeat.interval" || st[0].By != "mqtt vigil/e2e/cmd/set" ||
+			st[1].Key != "rule.too_hot.enabled" || st[1].Value != "false" || st[1].By != "telegram chat 1 user 123" {
+			t.Fatalf("stored %+v", st)
+		}
+		want := []string{"heartbeat.interval set to 10m by mqtt vigil/e2e/cmd/set", "rule.too_hot.enabled set to false by telegram chat 1 user 123"}
+		if got := infoAlerts(t, a.db); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("info alerts %q, want %q", got, want)
+		}
+		if _, err := a.cmds.Unset(tctx, "heartbeat.interval"); !errors.Is(err, transport.ErrNotAllowed) {
+			t.Errorf("telegram Unset without \"unset\" = %v, want ErrNotAllowed", err)
+		}
+	})
+}
+
+// TestModelSetBounded: the model may set only heartbeat.interval, only
+// when model_may lists "interval", and only within interval_min..max.
+func TestModelSetBounded(t *testing.T) {
+	ctx := transport.WithSource(context.Background(), transport.Source{Channel: channelModel})
+	a := newOverlayApp(t, "")
+	if _, err := a.cmds.Set(ctx, "heartbeat.interval", "20m"); !errors.Is(err, transport.ErrNotAllowed) {
+		t.Fatalf("model Set with model_may = [pause] = %v, want ErrNotAllowed", err)
+	}
+	a = newOverlayApp(t, "")
+	a.cfg.Heartbeat.ModelMay = []string{"pause", "interval"}
+	for _, tt := range []struct {
+		key, value string
+		ok         bool
+	}{
+		{"heartbeat.interval", "20m", true},
+		{"heartbeat.interval", "5m", false},
+		{"heartbeat.interval", "7h", false},
+		{"llm.model", "gpt-4o", false},
+	} {
+		_, err := a.cmds.Set(ctx, tt.key, tt.value)
+		if (err == nil) != tt.ok {
+			t.Errorf("model Set(%s, %s) = %v, want ok %v", tt.key, tt.value, err, tt.ok)
+		}
+	}
+	if st, _ := a.db.Settings(); len(st) != 1 || st[0].By != "model" || st[0].Value != "20m" {
+		t.Errorf("stored %+v, want the one 20m by model", st)
+	}
+}
+
+// TestOverlayEntryNoLongerValid: a stored entry for a rule the file no
+// longer has is left out with one ERROR naming it and who set it; the
+// config still loads, and the entry stays stored.
+func TestOverlayEntryNoLongerValid(t *testing.T) {
+	a := newOverlayApp(t, "")
+	sctx := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+	for _, kv := range [][2]string{{"rule.too_hot.enabled", "false"}, {"heartbeat.interval", "10m"}} {
+		if _, err := a.cmds.Set(sctx, kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored, _ := a.db.Settings()
+	path := a.base.name
+	b, _ := os.ReadFile(path)
+	noRule := strings.Replace(string(b), "[[rule]]\nname = \"too_hot\"\nwhen = \"air.temperature > 100\"\n", "", 1)
+	if noRule == string(b) {
+		t.Fatal("could not remove the rule from the test config")
+	}
+	base := &configBase{name: filepath.Join(t.TempDir(), "config.toml"), data: []byte(noRule)}
+	var logBuf strings.Builder
+	log := newTextLog(&logBuf)
+	cfg, used, err := base.resolve(stored, log)
+	if err != nil {
+		t.Fatalf("resolve with a stale entry: %v", err)
+	}
+	if v, _ := cfg.Get("heartbeat.interval"); v != "10m" || len(used) != 1 {
+		t.Errorf("interval %s, used %+v: want the valid entry kept", v, used)
+	}
+	if n := strings.Count(logBuf.String(), "level=ERROR"); n != 1 ||
+		!strings.Contains(logBuf.String(), "key=rule.too_hot.enabled") || !strings.Contains(logBuf.String(), "set_by=socket") {
+		t.Errorf("want one ERROR naming rule.too_hot.enabled and socket, got:\n%s", logBuf.String())
+	}
+}
+
+func newTextLog(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
