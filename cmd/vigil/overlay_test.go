@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/store"
@@ -205,3 +206,63 @@ func TestOverlayEntryNoLongerValid(t *testing.T) {
 }
 
 func newTextLog(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestChecklistLogsNotes: the checklist set from afar is what the engine
+// reads while it exists, an empty one says so, reset goes back; logs lists
+// the accepted commands; notes lists and clears the model's notes.
+func TestChecklistLogsNotes(t *testing.T) {
+	a := newOverlayApp(t, "")
+	ctx := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+	fileText := "# file\n- the file's item\n"
+	if err := os.WriteFile(a.cfg.Heartbeat.Checklist, []byte(fileText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := checklistFunc(a.cfg)
+	if txt, _, err := read(); err != nil || !strings.Contains(txt, "the file's item") {
+		t.Fatalf("checklist before set = %q, %v", txt, err)
+	}
+	out, err := a.cmds.Checklist(ctx, transport.ChecklistSet, "# afar\n- the remote item\n")
+	if err != nil || strings.Contains(out, "will not call the LLM") {
+		t.Fatalf("Checklist set = %q, %v", out, err)
+	}
+	over := filepath.Join(a.cfg.Device.StateDir, "HEARTBEAT.md")
+	if fi, err := os.Stat(over); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("stat %s = %v, %v; want mode 0644", over, fi, err)
+	}
+	if txt, _, err := read(); err != nil || !strings.Contains(txt, "the remote item") {
+		t.Fatalf("checklist after set = %q, %v; want the one set from afar", txt, err)
+	}
+	if out, err := a.cmds.Checklist(ctx, transport.ChecklistShow, ""); err != nil || !strings.Contains(out, over) || !strings.Contains(out, "the remote item") {
+		t.Fatalf("Checklist show = %q, %v", out, err)
+	}
+	if out, err := a.cmds.Checklist(ctx, transport.ChecklistSet, "# only a heading\n<!-- and a comment -->\n"); err != nil || !strings.Contains(out, "will not call the LLM") {
+		t.Fatalf("Checklist set of a comment-only text = %q, %v; want it to say the LLM is not called", out, err)
+	}
+	if _, err := a.cmds.Checklist(ctx, transport.ChecklistSet, strings.Repeat("- x\n", 5000)); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("Checklist set of 20 KB = %v, want the size limit", err)
+	}
+	if out, err := a.cmds.Checklist(ctx, transport.ChecklistReset, ""); err != nil || !strings.Contains(out, a.cfg.Heartbeat.Checklist) {
+		t.Fatalf("Checklist reset = %q, %v", out, err)
+	}
+	if txt, _, err := read(); err != nil || !strings.Contains(txt, "the file's item") {
+		t.Fatalf("checklist after reset = %q, %v; want the file's", txt, err)
+	}
+
+	logs, err := a.cmds.Logs(ctx, 5)
+	if err != nil || !strings.Contains(logs, "no runs yet") || !strings.Contains(logs, "command checklist set by socket") {
+		t.Fatalf("Logs = %q, %v", logs, err)
+	}
+
+	if err := a.db.AddNote(store.Note{Time: a.clock.Now().Add(-time.Hour), Text: "fan was noisy"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := a.cmds.Notes(ctx, false); err != nil || !strings.Contains(out, "(1h0m0s ago) fan was noisy") {
+		t.Fatalf("Notes = %q, %v", out, err)
+	}
+	if out, err := a.cmds.Notes(ctx, true); err != nil || out != "1 notes cleared" {
+		t.Fatalf("Notes clear = %q, %v", out, err)
+	}
+	if ns, _ := a.db.Notes(); len(ns) != 0 {
+		t.Fatalf("notes after clear: %+v", ns)
+	}
+}
