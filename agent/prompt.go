@@ -153,7 +153,7 @@ func writeNotes(b *strings.Builder, in Input) {
 	if len(in.Notes) == 0 {
 		return
 	}
-	b.WriteString(notesHeading)
+	b.WriteString("\n" + notesHeading)
 	for _, n := range in.Notes {
 		b.WriteString("- ")
 		if !in.Now.IsZero() && !n.Time.IsZero() && !n.Time.After(in.Now) {
