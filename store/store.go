@@ -57,9 +57,11 @@ var (
 	bucketCursors  = []byte("cursors")      // transport name -> last acknowledged seq
 	bucketTelegram = []byte("telegram")     // offsetKey, chatKeyPrefix+configured id -> new id
 	bucketAlertLog = []byte("alertlog")     // seq -> alert (JSON), every alert queued, for the timeline
+	bucketNotes    = []byte("notes")        // seq -> Note (JSON), the model's notes, a ring of MaxNotes
 
 	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
-		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog}
+		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog,
+		bucketNotes}
 )
 
 // Keys in the meta and telegram buckets.
