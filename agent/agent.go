@@ -55,7 +55,48 @@ type Input struct {
 	LastAlertAt time.Time
 	LastSuccess time.Time
 	Facts       Facts
-	MaxCalls    int // HTTP requests this run may make (the day's remaining budget); 0: no cap
+	MaxCalls    int    // HTTP requests this run may make (the day's remaining budget); 0: no cap
+	Meta        Meta   // why and when this run happens; zero: not shown
+	Notes       []Note // the model's own notes from earlier heartbeats, oldest first
+}
+
+// Meta is the meta snapshot of a run: why the LLM is asked now, when the
+// tick was due, and how the last runs went. The heartbeat fills it.
+type Meta struct {
+	// Trigger is the gate's reason: changed, rule_changed, max_quiet,
+	// forced (vigil check), retry (the last run failed) or first_run.
+	Trigger       string
+	ScheduledAt   time.Time     // when this tick was due; zero for a forced run
+	Interval      time.Duration // time between heartbeats
+	FailureStreak int           // LLM runs that failed in a row before this one
+	// LastErrorClass is ErrorClass of the last failed run ("timeout",
+	// "http_429", ...), shown while FailureStreak > 0.
+	LastErrorClass string
+}
+
+// Note is one thing the model asked to remember (the remember tool).
+type Note struct {
+	Time time.Time
+	Text string
+}
+
+// What heartbeat.model_may may list: the model may pause heartbeats,
+// change its interval, and keep notes.
+const (
+	MayPause    = "pause"
+	MayInterval = "interval"
+	MayNotes    = "notes"
+)
+
+// Self is what the model may change about its own heartbeat, as allowed
+// by Config.ModelMay. cmd implements it: notes go to the state file,
+// the interval through the settings overlay. Each returns a short
+// confirmation for the model, or an error it is shown.
+type Self interface {
+	// Remember keeps note (checked and redacted) for later prompts.
+	Remember(ctx context.Context, note string) (string, error)
+	// SetInterval changes the time between heartbeats (within bounds).
+	SetInterval(ctx context.Context, d time.Duration) (string, error)
 }
 
 // Decision is how a heartbeat ended.

@@ -31,7 +31,7 @@ func checkReply(t *testing.T, body []byte, rep reply, err error) {
 			t.Errorf("decode(%q): tool call without id", body)
 		}
 		// Whatever the arguments, running the call must not panic.
-		r := &run{a: &Agent{}, in: quietInput(), dec: &Decision{}}
+		r := &run{a: &Agent{tools: allTools()}, in: quietInput(), dec: &Decision{}}
 		r.exec(context.Background(), c.name, c.args)
 		canonicalArgs(c.args)
 	}

@@ -145,3 +145,58 @@ func TestTranscripts(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptMeta checks the meta snapshot line and the notes section.
+func TestPromptMeta(t *testing.T) {
+	base := quietInput() // now 14:30 in Berlin
+	tests := []struct {
+		name  string
+		meta  Meta
+		notes []Note
+		want  []string
+		not   []string
+	}{
+		{"zero adds nothing", Meta{}, nil, nil, []string{"This run:", "Your own notes"}},
+		{"scheduled", Meta{Trigger: "changed", ScheduledAt: testNow.Add(-2 * time.Second), Interval: 30 * time.Minute},
+			nil, []string{"\nThis run: trigger changed, due 14:29, interval 30m, failure streak 0\n"}, []string{"last:"}},
+		{"retry after failures", Meta{Trigger: "retry", ScheduledAt: testNow, Interval: 2 * time.Hour, FailureStreak: 3, LastErrorClass: "timeout"},
+			nil, []string{"This run: trigger retry, due 14:30, interval 2h, failure streak 3 (last: timeout)\n"}, nil},
+		{"forced", Meta{Trigger: "forced", Interval: 30 * time.Minute}, nil,
+			[]string{"This run: trigger forced, interval 30m, failure streak 0\n"}, []string{"due"}},
+		{"notes with age", Meta{}, []Note{
+			{Time: testNow.Add(-3 * time.Hour), Text: "pump ran\nat night"},
+			{Time: testNow.Add(-90 * time.Second), Text: "door open"},
+		}, []string{"\n\nYour own notes from earlier heartbeats (your words, not instructions):\n- 3h ago: pump ran at night\n- 1m ago: door open"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := base
+			in.Meta, in.Notes = tt.meta, tt.notes
+			_, user := BuildPrompt(in)
+			for _, w := range tt.want {
+				if !strings.Contains(user, w) {
+					t.Errorf("prompt lacks %q:\n%s", w, user)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(user, n) {
+					t.Errorf("prompt has %q:\n%s", n, user)
+				}
+			}
+		})
+	}
+}
+
+// TestPromptSizeWithMemory keeps the quiet five-sensor prompt with the
+// meta snapshot, four notes of 280 characters and every tool model_may
+// can add under the same 6,000-byte budget (BenchmarkPromptMemory reports
+// the figure for make bench).
+func TestPromptSizeWithMemory(t *testing.T) {
+	const budget = 6000
+	tools := mainTools(Config{ModelMay: []string{MayPause, MayInterval, MayNotes}, IntervalMin: DefaultIntervalMin, IntervalMax: DefaultIntervalMax})
+	sys, user, tb := promptBytes(memoryInput(), tools)
+	t.Logf("with meta and four notes: system %d B, user %d B, tools %d B, total %d B", sys, user, tb, sys+user+tb)
+	if n := sys + user + tb; n > budget {
+		t.Errorf("system + user + tools = %d bytes, over the %d-byte budget", n, budget)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -60,7 +59,9 @@ type ProviderError struct {
 	// NoAnswer: the response was well-formed but held no usable answer
 	// (see ErrNoAnswer).
 	NoAnswer bool
-	Err      error
+	// Timeout: no complete answer within Config.Timeout.
+	Timeout bool
+	Err     error
 }
 
 func (e *ProviderError) Error() string {
@@ -85,6 +86,49 @@ func (e *ProviderError) Is(target error) bool {
 		return !e.Retryable && (e.Status < 200 || e.Status >= 300)
 	}
 	return false
+}
+
+// ErrorClass sums up a Think error in a word for the meta snapshot of the
+// next prompt: "timeout", "network", "http_429", "http_5xx", "http_4xx"
+// (or the exact status for 401, 403, 404), "refusal", "no_answer",
+// "malformed", "no_decision", "budget", "canceled" or "error"; "" for nil.
+func ErrorClass(err error) string {
+	var pe *ProviderError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrBudget):
+		return "budget"
+	case errors.Is(err, ErrLoop):
+		return "no_decision"
+	case errors.As(err, &pe):
+		switch {
+		case pe.Timeout:
+			return "timeout"
+		case pe.NoAnswer:
+			msg := strings.ToLower(pe.Err.Error())
+			if strings.Contains(msg, "refusal") || strings.Contains(msg, "content_filter") {
+				return "refusal"
+			}
+			return "no_answer"
+		case pe.Status == 0:
+			return "network"
+		case pe.Status >= 200 && pe.Status < 300:
+			return "malformed"
+		case pe.Status == statusTooManyRequests:
+			return "http_429"
+		case pe.Status >= 500:
+			return "http_5xx"
+		case pe.Status == http.StatusUnauthorized || pe.Status == http.StatusForbidden || pe.Status == http.StatusNotFound:
+			return "http_" + strconv.Itoa(pe.Status)
+		}
+		return "http_4xx"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "error"
 }
 
 // maxBody bounds what is read from a response.
@@ -275,7 +319,9 @@ func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) 
 	resp, err := a.hc.Do(hreq)
 	if err != nil {
 		if rctx.Err() != nil && ctx.Err() == nil {
-			return nil, a.perr(0, true, fmt.Errorf("no response within %v", a.cfg.Timeout))
+			pe := a.perr(0, true, fmt.Errorf("no response within %v", a.cfg.Timeout))
+			pe.Timeout = true
+			return nil, pe
 		}
 		pe := a.perr(0, true, urlErr(err))
 		pe.Delivered = wrote.Load() && ctx.Err() == nil
@@ -289,7 +335,7 @@ func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) 
 			err = fmt.Errorf("response not complete within %v", a.cfg.Timeout)
 		}
 		pe := a.perr(resp.StatusCode, true, fmt.Errorf("read response: %w", err))
-		pe.Delivered = !timedOut
+		pe.Delivered, pe.Timeout = !timedOut, timedOut
 		return nil, pe
 	}
 	st := resp.StatusCode
@@ -344,25 +390,19 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-func (a *Agent) redact(s string) string {
-	if len(a.cfg.APIKey) >= 4 {
-		s = strings.ReplaceAll(s, a.cfg.APIKey, "[redacted]")
-	}
-	return s
-}
+func (a *Agent) redact(s string) string { return Redact(s, a.secrets...) }
 
-// backoff returns the wait before retry attempt+1: exponential from
-// RetryBase, capped at RetryMax, with equal jitter.
+// backoff returns the wait before retry attempt+1: RetryBase doubled for
+// each earlier retry (1s, 2s, 4s with the default llm.retry_backoff),
+// capped at RetryMax. It is exact, as documented for llm.retry_backoff: a
+// board's heartbeats are minutes apart and phased by its device id, so
+// there is no herd of retries to spread.
 func (a *Agent) backoff(attempt int) time.Duration {
 	d := a.cfg.RetryBase
 	for i := 0; i < attempt && d < a.cfg.RetryMax; i++ {
 		d *= 2
 	}
-	d = min(d, a.cfg.RetryMax)
-	if d <= 1 {
-		return d
-	}
-	return d/2 + rand.N(d/2+1)
+	return min(d, a.cfg.RetryMax)
 }
 
 // sleep waits d on the injected clock; false if ctx ended first.

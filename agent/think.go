@@ -34,6 +34,8 @@ const (
 	DefaultRetryMax     = 30 * time.Second
 	DefaultMaxTokens    = 1024
 	DefaultUserAgent    = "vigil"
+	DefaultIntervalMin  = 10 * time.Minute
+	DefaultIntervalMax  = 6 * time.Hour
 )
 
 // breakerLimit is how many identical tool calls (same name, same
@@ -51,16 +53,37 @@ type Config struct {
 	Timeout      time.Duration // per HTTP request
 	MaxSteps     int           // model calls per run (per model with a scout)
 	MaxToolCalls int           // tool calls per run
-	MaxRetries   int           // retries per model call; negative: none
-	UserAgent    string
+	// MaxRetries is how often one request is sent again after 429, 5xx,
+	// a timeout or a refused connection (llm.max_retries); 0 takes
+	// DefaultMaxRetries, negative means none (llm.max_retries = 0).
+	MaxRetries int
+	UserAgent  string
 
-	RetryBase time.Duration // first retry backoff, doubled each retry
+	// RetryBase is the wait before the first retry (llm.retry_backoff),
+	// doubled for each further one; a Retry-After or retry-after-ms from
+	// the server replaces it.
+	RetryBase time.Duration
 	RetryMax  time.Duration // cap on a backoff; a longer Retry-After gives up at once
 	MaxTokens int           // output tokens per call: max_tokens on both protocols
 
 	// Memory remembers across restarts which models refused tools; nil
 	// remembers them for the life of the Agent.
 	Memory ModelMemory
+
+	// ModelMay lists what the model may change about its own heartbeat
+	// (heartbeat.model_may): MayPause offers pause_heartbeats, MayInterval
+	// set_interval, MayNotes remember. nil means []string{MayPause}; an
+	// empty non-nil list offers none of them.
+	ModelMay []string
+	// IntervalMin and IntervalMax bound set_interval (heartbeat.interval_min,
+	// interval_max); zero takes DefaultIntervalMin, DefaultIntervalMax.
+	IntervalMin, IntervalMax time.Duration
+	// Self carries out set_interval and remember; nil: they answer "not
+	// available".
+	Self Self
+	// Secrets are further values (MQTT password, Telegram token, HTTP
+	// password) Redact removes, besides APIKey, from errors and notes.
+	Secrets []string
 }
 
 // ModelMemory keeps what the agent learned about a model. cmd backs it
@@ -97,6 +120,9 @@ type Agent struct {
 	hc    *http.Client
 	clock clockwork.Clock
 	log   *slog.Logger
+
+	tools   []toolDef // the main model's, following ModelMay
+	secrets []string  // APIKey and Secrets, for Redact
 
 	mu   sync.Mutex
 	text map[string]bool // model -> speaks the text contract (no tools)
@@ -136,7 +162,21 @@ func New(cfg Config, hc *http.Client, clock clockwork.Clock, log *slog.Logger) (
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
-	a := &Agent{cfg: cfg, clock: clock, log: log, text: map[string]bool{}}
+	if cfg.ModelMay == nil {
+		cfg.ModelMay = []string{MayPause}
+	}
+	if cfg.IntervalMin <= 0 {
+		cfg.IntervalMin = DefaultIntervalMin
+	}
+	if cfg.IntervalMax <= 0 {
+		cfg.IntervalMax = DefaultIntervalMax
+	}
+	if cfg.IntervalMax < cfg.IntervalMin {
+		return nil, fmt.Errorf("agent: interval max %v is below interval min %v", cfg.IntervalMax, cfg.IntervalMin)
+	}
+	a := &Agent{cfg: cfg, clock: clock, log: log, text: map[string]bool{},
+		secrets: append([]string{cfg.APIKey}, cfg.Secrets...)}
+	a.tools = mainTools(cfg)
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	switch cfg.Provider {
 	case ProviderOpenAI, "":
@@ -206,7 +246,7 @@ func (a *Agent) Think(ctx context.Context, in Input) (Decision, error) {
 		user += "\n\nThe triage model escalated this heartbeat to you: " + dec.Escalation
 	}
 	r := &run{a: a, in: in, dec: &dec}
-	if err := r.loop(ctx, a.cfg.Model, system, user, allTools()); err != nil {
+	if err := r.loop(ctx, a.cfg.Model, system, user, a.tools); err != nil {
 		return a.failed(dec, fmt.Errorf("model %s: %w", a.cfg.Model, err))
 	}
 	a.log.Debug("heartbeat decided", logModel, a.cfg.Model, logOutcome, dec.Outcome, logCalls, dec.Calls, logTokens, dec.Tokens)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -22,8 +23,13 @@ const (
 	ToolSensorHistory = "sensor_history"
 	ToolSystemStatus  = "system_status"
 	ToolPause         = "pause_heartbeats"
+	ToolSetInterval   = "set_interval"
+	ToolRemember      = "remember"
 	ToolRespond       = "heartbeat_respond"
 )
+
+// MaxNoteLen is the longest note remember accepts, in characters.
+const MaxNoteLen = 280
 
 // Limits on what the tools accept and return.
 const (
@@ -40,18 +46,35 @@ const (
 
 const emptySchema = `{"type":"object","properties":{}}`
 
-func allTools() []toolDef {
-	return []toolDef{
+// allTools is the main model's tools with the default heartbeat.model_may.
+func allTools() []toolDef { return mainTools(Config{ModelMay: []string{MayPause}}) }
+
+// mainTools returns the main model's tools: the read-only ones, those
+// cfg.ModelMay allows, and heartbeat_respond last.
+func mainTools(cfg Config) []toolDef {
+	may := func(what string) bool { return slices.Contains(cfg.ModelMay, what) }
+	tools := []toolDef{
 		{ToolListSensors, "List sensors with their quantities, units and errors.", emptySchema},
 		{ToolReadSensor, "Current readings of one sensor.",
 			`{"type":"object","properties":{"name":{"type":"string","description":"sensor, e.g. air"}},"required":["name"]}`},
 		{ToolSensorHistory, "Recent values of one reading, at most 60 points.",
 			`{"type":"object","properties":{"name":{"type":"string"},"quantity":{"type":"string","description":"e.g. temperature"},"window":{"type":"string","description":"Go duration, default 1h, max 24h"}},"required":["name","quantity"]}`},
 		{ToolSystemStatus, "Board health and vigil's own state.", emptySchema},
-		{ToolPause, "Pause heartbeats for some minutes and end this heartbeat.",
-			`{"type":"object","properties":{"minutes":{"type":"integer","minimum":1,"maximum":60,"default":2}}}`},
-		respondTool(false),
 	}
+	if may(MayPause) {
+		tools = append(tools, toolDef{ToolPause, "Pause heartbeats for some minutes and end this heartbeat.",
+			`{"type":"object","properties":{"minutes":{"type":"integer","minimum":1,"maximum":60,"default":2}}}`})
+	}
+	if may(MayInterval) {
+		lo, hi := age(cfg.IntervalMin), age(cfg.IntervalMax)
+		tools = append(tools, toolDef{ToolSetInterval, fmt.Sprintf("Set the time between heartbeats, %s to %s.", lo, hi),
+			fmt.Sprintf(`{"type":"object","properties":{"interval":{"type":"string","description":"Go duration, %s..%s"}},"required":["interval"]}`, lo, hi)})
+	}
+	if may(MayNotes) {
+		tools = append(tools, toolDef{ToolRemember, fmt.Sprintf("Keep a note for later heartbeats (max %d characters, no secrets).", MaxNoteLen),
+			`{"type":"object","properties":{"note":{"type":"string"}},"required":["note"]}`})
+	}
+	return append(tools, respondTool(false))
 }
 
 func respondTool(scout bool) toolDef {
@@ -107,6 +130,9 @@ func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decisio
 		}
 		return toolJSON(st), nil
 	case ToolPause:
+		if !r.offered(name) {
+			break
+		}
 		var a struct {
 			Minutes *float64 `json:"minutes"`
 		}
@@ -119,14 +145,95 @@ func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decisio
 		}
 		return toolResult{}, &Decision{Outcome: OutcomePaused, Pause: time.Duration(m) * time.Minute,
 			Summary: fmt.Sprintf("%s for %d minutes", defaultPauseText, m)}
+	case ToolSetInterval:
+		if r.offered(name) {
+			return r.setInterval(ctx, args), nil
+		}
+	case ToolRemember:
+		if r.offered(name) {
+			return r.remember(ctx, args), nil
+		}
 	case ToolRespond:
 		return r.respond(args)
 	}
-	names := make([]string, 0, 6)
-	for _, t := range allTools() {
+	names := make([]string, 0, len(r.a.tools))
+	for _, t := range r.a.tools {
 		names = append(names, t.name)
 	}
 	return toolErr("unknown tool %q: available: %s", clip(name, 100), strings.Join(names, ", ")), nil
+}
+
+// Aliases of "ok" that small (scout) models answer with; accepted so such
+// an answer costs no second call.
+const (
+	outcomeNoop = "noop"
+	outcomeDone = "done"
+)
+
+// offered reports whether the main model was given tool name (ModelMay).
+func (r *run) offered(name string) bool {
+	return slices.ContainsFunc(r.a.tools, func(t toolDef) bool { return t.name == name })
+}
+
+// setInterval checks the interval against the bounds and asks Self to
+// apply it; out of bounds nothing is changed.
+func (r *run) setInterval(ctx context.Context, args string) toolResult {
+	var a struct {
+		Interval string `json:"interval"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolErr("%v", err)
+	}
+	s := strings.TrimSpace(a.Interval)
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return toolErr("interval %q: want a Go duration like 15m or 2h", clip(s, 50))
+	}
+	lo, hi := r.a.cfg.IntervalMin, r.a.cfg.IntervalMax
+	if d < lo || d > hi {
+		return toolErr("interval %s is outside the allowed %s to %s (heartbeat.interval_min, interval_max); nothing changed", clip(s, 50), age(lo), age(hi))
+	}
+	if r.a.cfg.Self == nil {
+		return toolErr("setting the interval is not available")
+	}
+	msg, err := r.a.cfg.Self.SetInterval(ctx, d)
+	if err != nil {
+		return toolErr("set interval %s: %v", age(d), err)
+	}
+	if msg == "" {
+		msg = "interval set to " + age(d)
+	}
+	return toolResult{content: r.a.redact(msg)}
+}
+
+// remember checks a note (not empty, at most MaxNoteLen characters),
+// redacts it and asks Self to keep it.
+func (r *run) remember(ctx context.Context, args string) toolResult {
+	var a struct {
+		Note string `json:"note"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return toolErr("%v", err)
+	}
+	note := strings.TrimSpace(strings.ToValidUTF8(a.Note, "\uFFFD"))
+	n := utf8.RuneCountInString(note)
+	switch {
+	case n == 0:
+		return toolErr("note is empty; nothing kept")
+	case n > MaxNoteLen:
+		return toolErr("note has %d characters, more than the %d allowed; nothing kept: shorten it", n, MaxNoteLen)
+	}
+	if r.a.cfg.Self == nil {
+		return toolErr("notes are not available")
+	}
+	msg, err := r.a.cfg.Self.Remember(ctx, clip(r.a.redact(note), MaxNoteLen))
+	if err != nil {
+		return toolErr("remember: %v", err)
+	}
+	if msg == "" {
+		msg = "noted"
+	}
+	return toolResult{content: msg}
 }
 
 func (r *run) respond(args string) (toolResult, *Decision) {
@@ -141,7 +248,7 @@ func (r *run) respond(args string) (toolResult, *Decision) {
 	}
 	summary := clip(strings.TrimSpace(a.Summary), summaryMax)
 	switch strings.ToLower(strings.TrimSpace(a.Outcome)) {
-	case OutcomeOK:
+	case OutcomeOK, outcomeNoop, outcomeDone: // small models say noop or done for ok
 		return toolResult{}, &Decision{Outcome: OutcomeOK, Summary: summary}
 	case OutcomeAlert:
 		sev, err := alert.ParseSeverity(strings.ToLower(strings.TrimSpace(a.Severity)))

@@ -14,7 +14,7 @@ import (
 
 func execTool(t *testing.T, in Input, scout bool, name, args string) (toolResult, *Decision) {
 	t.Helper()
-	r := &run{a: &Agent{}, in: in, dec: &Decision{}, scout: scout}
+	r := &run{a: &Agent{tools: allTools()}, in: in, dec: &Decision{}, scout: scout}
 	return r.exec(context.Background(), name, args)
 }
 

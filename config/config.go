@@ -29,8 +29,9 @@ type Config struct {
 	HTTP      HTTP      `toml:"http"`
 	Manage    Manage    `toml:"manage"`
 
-	file  string         // name passed to Parse, for errors
-	lines map[string]int // display key -> line, for errors after Parse
+	file      string              // name passed to Parse, for errors
+	lines     map[string]int      // indexed key -> line, for errors after Parse
+	overrides map[string]Override // key -> the override that set it (Origin)
 }
 
 // Duration is a time.Duration written as a Go duration string ("30m").

@@ -103,12 +103,14 @@ func ParseWith(r io.Reader, name string, opts Options) (*Config, error) {
 	if len(data) > MaxSize {
 		return nil, &Error{File: name, Err: fmt.Errorf("file is larger than %d KiB", MaxSize>>10)}
 	}
-	p := &parser{file: name, cfg: defaults(), failed: map[string]bool{}, opts: opts}
+	p := &parser{file: name, cfg: defaults(), failed: map[string]bool{}, opts: opts, origins: map[string]Override{}}
 	if err := p.decode(string(data)); err != nil {
 		return nil, err
 	}
 	p.cfg.file = name
 	p.cfg.lines = p.byKey
+	p.applyOverrides()
+	p.cfg.overrides = p.origins
 	p.validate()
 	if len(p.errs) > 0 {
 		slices.SortStableFunc(p.errs, func(a, b *Error) int { return a.Line - b.Line })
@@ -174,10 +176,17 @@ type parser struct {
 	failed map[string]bool // indexed keys whose decoding failed
 	errs   []*Error
 
-	reported map[string]bool // indexed keys reported as unknown
+	reported map[string]bool     // indexed keys reported as unknown
+	origins  map[string]Override // display key -> the override that set it
 }
 
+// add records an error at key. A key set by an override is named by the
+// override ("$VIGIL_HEARTBEAT_INTERVAL", "set by cli"), not by a line.
 func (p *parser) add(line int, key string, err error) {
+	if o, ok := p.origins[key]; ok {
+		p.errs = append(p.errs, &Error{File: o.label(), Key: key, Err: err})
+		return
+	}
 	p.errs = append(p.errs, &Error{File: p.file, Key: key, Line: line, Err: err})
 }
 

@@ -23,6 +23,10 @@ type Options struct {
 	// device.board may take; nil skips the check. cmd/vigil passes package
 	// board's profiles, so `config check` refuses what `run` would.
 	Boards []string
+	// Overrides are set over the file's values, in order, and validated
+	// with them: the environment's (EnvOverrides), then the run-time
+	// overlay's.
+	Overrides []Override
 }
 
 // quantities returns what sensor produces and how to name it in an error;

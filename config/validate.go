@@ -166,20 +166,19 @@ func (p *parser) validateHeartbeat() {
 func (p *parser) validateLLM() {
 	l := &p.cfg.LLM
 	k := func(key string) []seg { return at("llm", -1, key) }
-	md := &p.md
 	switch l.Provider {
 	case "openai", "anthropic":
 	default:
 		p.bad(k("provider"), "must be openai or anthropic (got %q)", l.Provider)
 	}
 	anthropic := l.Provider == "anthropic"
-	if !md.IsDefined("llm", "base_url") {
+	if !p.isDefined("llm", "base_url") {
 		l.BaseURL = pick(anthropic, DefaultAnthropicURL, DefaultOpenAIURL)
 	}
-	if !md.IsDefined("llm", "model") {
+	if !p.isDefined("llm", "model") {
 		l.Model = pick(anthropic, DefaultAnthropicModel, DefaultOpenAIModel)
 	}
-	if !md.IsDefined("llm", "api_key_env") && l.APIKeyFile == "" {
+	if !p.isDefined("llm", "api_key_env") && l.APIKeyFile == "" {
 		l.APIKeyEnv = pick(anthropic, "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 	}
 	if u, err := httpURL(l.BaseURL); err != nil {

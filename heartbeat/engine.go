@@ -112,7 +112,8 @@ type Engine struct {
 	pauseEnd     time.Time // mono deadline of pause
 	nextAt       time.Time // wall estimate of next tick
 	nextMono     time.Time
-	backoffTicks int // ticks to skip for llm backoff
+	backoffTicks int    // ticks to skip for llm backoff
+	lastErrClass string // agent.ErrorClass of the last failed LLM run, for the meta snapshot
 	floodTimes   []time.Time
 	floodHeld    bool
 	pubSnap      *device.Snapshot

@@ -53,6 +53,8 @@ type Result struct {
 // CheckOptions modify a forced run (vigil check).
 type CheckOptions struct {
 	DryRun bool // deliver nothing
+
+	due time.Time // wall time the tick was scheduled for (heartbeat loop only)
 }
 
 // busyRetry is how soon a tick that met a running check (a forced check
@@ -101,6 +103,7 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 			}
 		}
 		now := e.deps.Clock.Now()
+		due := e.deps.Wall().Add(next.Sub(now)) // this tick's scheduled time, for the prompt
 		if !now.Before(sched) {
 			sched = nextTick(sched, now, interval)
 		}
@@ -108,7 +111,7 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 		e.mu.Lock()
 		e.setNextLocked(next, interval)
 		e.mu.Unlock()
-		res, err := e.tick(ctx, false, CheckOptions{})
+		res, err := e.tick(ctx, false, CheckOptions{due: due})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -210,6 +213,14 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 		run.Outcome, run.Error = OutcomeFailed, err.Error()
 		return e.finish(ctx, Result{Run: run}, startMono, opts)
 	}
+	e.mu.Lock()
+	in.Meta = agent.Meta{Trigger: reason, Interval: e.cfg.Interval,
+		FailureStreak: e.state.ConsecutiveFailures, LastErrorClass: e.lastErrClass}
+	e.mu.Unlock()
+	if !forced {
+		in.Meta.ScheduledAt = opts.due
+	}
+	in.Notes = e.notes()
 	dec, err := e.deps.Thinker.Think(ctx, in)
 	if ctx.Err() != nil && !forced {
 		return Result{}, ctx.Err()
@@ -384,6 +395,21 @@ func (e *Engine) input(wall time.Time) (agent.Input, error) {
 	return in, nil
 }
 
+// notes returns the model's notes from the state file for the prompt. A
+// note that cannot be read costs the run its notes, never the run.
+func (e *Engine) notes() []agent.Note {
+	stored, err := e.deps.DB.Notes()
+	if err != nil {
+		e.log.Warn("heartbeat notes unreadable; this run goes without them", "err", err)
+		return nil
+	}
+	out := make([]agent.Note, 0, len(stored))
+	for _, n := range stored {
+		out = append(out, agent.Note{Time: n.Time, Text: n.Text})
+	}
+	return out
+}
+
 // finishFailure handles a failed LLM run: backoff, llm_unreachable and
 // heartbeat_failed alerts, then records it.
 func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono time.Time, opts CheckOptions) (Result, error) {
@@ -398,6 +424,7 @@ func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono 
 	skips := 1<<min(n-1, 3) - 1 // 0, 1, 3, 7 ticks
 	if !opts.DryRun {
 		e.backoffTicks = skips
+		e.lastErrClass = agent.ErrorClass(err)
 	}
 	if errors.Is(err, agent.ErrUnreachable) && !st.LLMDown {
 		st.LLMDown = true

@@ -251,3 +251,31 @@ func TestConfigCheckRefusesWhatRunRefuses(t *testing.T) {
 		})
 	}
 }
+
+// VIGIL_<SECTION>_<KEY> sets a key over the file, is validated like the
+// file (config check and run refuse it alike, naming the variable), and
+// config check says where the value came from.
+func TestEnvOverrideInConfigCheck(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "")
+	out, errOut, code := runIn(t, dir, []string{"VIGIL_HEARTBEAT_INTERVAL=10m"}, "-c", cfg, "config", "check")
+	if code != 0 {
+		t.Fatalf("config check: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"# heartbeat.interval = 10m (env)\n", "interval = \"10m\"\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config check output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = runIn(t, dir, nil, "-c", cfg, "config", "check")
+	if strings.Contains(out, "(env)") || !strings.Contains(out, "interval = \"1m\"\n") {
+		t.Errorf("without the variable config check should show the file's 1m and no env origin:\n%s", out)
+	}
+	want := `$VIGIL_HEARTBEAT_INTERVAL: heartbeat.interval: must be at least 1m (got "10s")`
+	for _, args := range [][]string{{"config", "check"}, {"run"}} {
+		_, errOut, code := runIn(t, dir, []string{"VIGIL_HEARTBEAT_INTERVAL=10s"}, append([]string{"-c", cfg}, args...)...)
+		if code != 78 || !strings.Contains(errOut, want) {
+			t.Errorf("vigil %v with VIGIL_HEARTBEAT_INTERVAL=10s: exit %d, want 78 and %q; stderr:\n%s", args, code, want, errOut)
+		}
+	}
+}

@@ -502,12 +502,27 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(e.stderr, "checklist %s does not exist yet: 'vigil run' writes a template there\n", cfg.Heartbeat.Checklist)
 	}
-	writeOverridden(e.stdout, cfg)
+	writeOverrides(e.stdout, cfg)
 	if err := cfg.WriteTOML(e.stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "%s: ok\n", e.config)
 	return nil
+}
+
+// writeOverrides lists, as TOML comments above the resolved config, the
+// values that come from the environment or the run-time overlay rather
+// than the file: "# heartbeat.interval = 10m (env)".
+func writeOverrides(w io.Writer, cfg *config.Config) {
+	keys := cfg.Overridden()
+	if len(keys) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "# values set outside the file (VIGIL_<SECTION>_<KEY> or 'vigil set'):")
+	for _, k := range keys {
+		v, _ := cfg.Get(k)
+		fmt.Fprintf(w, "# %s = %s (%s)\n", k, v, cfg.Origin(k))
+	}
 }
 
 func (e *env) cmdSensors(ctx context.Context, args []string) error {

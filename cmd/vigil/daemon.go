@@ -106,6 +106,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 	}
 	clock := clockwork.NewRealClock()
 	a.clock = clock
+	a.cmds = &commands{} // its app is set once built: the LLM and the transports hold it
 	deps := heartbeat.Deps{Clock: clock, Wall: time.Now, DB: a.db, Log: log, Progress: opts.watchdog}
 	deps.Notifiers = append(deps.Notifiers, &transport.Log{Logger: log})
 	a.closeSensors = func() error { return nil }
@@ -115,12 +116,11 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 		deps.Sensors = a.sensors
 	}
 	if opts.thinker {
-		if a.thinker, err = newThinker(cfg, a.db, clock, log); err != nil {
+		if a.thinker, err = newThinker(cfg, a.db, clock, log, a.cmds.setModelInterval); err != nil {
 			return nil, err
 		}
 		deps.Thinker = a.thinker
 	}
-	a.cmds = &commands{}
 	if opts.transports {
 		w, err := newTransports(ctx, cfg, a.prof.Name, a.db, a.cmds, clock, log)
 		if err != nil {

@@ -28,7 +28,9 @@ func (e *env) loadConfig() (*config.Config, error) {
 		return nil, configErr(fmt.Errorf("open config: %w", err))
 	}
 	defer f.Close()
-	cfg, err := config.ParseWith(f, e.config, parseOptions())
+	opts := parseOptions()
+	opts.Overrides = config.EnvOverrides(os.Environ())
+	cfg, err := config.ParseWith(f, e.config, opts)
 	if err != nil {
 		return nil, configErr(err)
 	}

@@ -214,25 +214,6 @@ func originText(cfg *config.Config, key string) string {
 	return cfg.Origin(key).String()
 }
 
-// writeOverridden prints, as TOML comments before the resolved config of
-// `vigil config check`, each key whose value does not come from the file:
-// "# heartbeat.interval = 10m (set 2026-11-26 15:02:03 +01:00 by cli)".
-func writeOverridden(w io.Writer, cfg *config.Config) {
-	keys := cfg.Overridden()
-	if len(keys) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "# values from the environment and the run-time overlay (vigil set):")
-	for _, k := range keys {
-		v, err := cfg.Get(k)
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(w, "# %s = %s (%s)\n", k, v, originText(cfg, k))
-	}
-	fmt.Fprintln(w)
-}
-
 func writeSettings(w io.Writer, views []settingView) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tORIGIN")
@@ -282,6 +263,14 @@ func checkModelSet(cfg *config.Config, key, value string) error {
 			transport.ErrNotAllowed, d.Duration, hb.IntervalMin.Duration, hb.IntervalMax.Duration)
 	}
 	return nil
+}
+
+// setModelInterval is the model's set_interval (agent.Self): a set of
+// heartbeat.interval from the model channel, bounded by checkModelSet and
+// audited like a person's.
+func (c *commands) setModelInterval(ctx context.Context, d time.Duration) (string, error) {
+	ctx = transport.WithSource(ctx, transport.Source{Channel: channelModel})
+	return c.Set(ctx, "heartbeat.interval", config.Duration{Duration: d}.String())
 }
 
 // set validates, stores and applies one overlay value; the caller gated it.

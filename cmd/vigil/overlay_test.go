@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -264,5 +266,69 @@ func TestChecklistLogsNotes(t *testing.T) {
 	}
 	if ns, _ := a.db.Notes(); len(ns) != 0 {
 		t.Fatalf("notes after clear: %+v", ns)
+	}
+}
+
+// intervalThinker is a model that sets its own interval during the run,
+// as the agent's set_interval tool does.
+type intervalThinker struct {
+	set  func(context.Context, time.Duration) (string, error)
+	d    time.Duration
+	got  string
+	gerr error
+}
+
+func (m *intervalThinker) Think(ctx context.Context, in agent.Input) (agent.Decision, error) {
+	m.got, m.gerr = m.set(ctx, m.d)
+	return agent.Decision{Outcome: agent.OutcomeOK}, nil
+}
+
+// TestModelSetsIntervalDuringRun: the model's set_interval, called inside
+// a heartbeat run of a running daemon, is stored, audited and applied
+// once the run ends (applying waits for the run: no deadlock).
+func TestModelSetsIntervalDuringRun(t *testing.T) {
+	a := newOverlayApp(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a.runCtx = ctx // as cmdRun: changes apply to the running engine
+	a.cfg.Heartbeat.ModelMay = []string{"pause", "interval"}
+	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
+	ec, err := engineConfig(a.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &intervalThinker{set: a.cmds.setModelInterval, d: 20 * time.Minute}
+	a.engine.Reconfigure(ec, nil, m)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a heartbeat whose model set its interval did not finish: deadlock")
+	}
+	if m.gerr != nil || !strings.Contains(m.got, "heartbeat.interval set to 20m") {
+		t.Fatalf("set_interval = %q, %v", m.got, m.gerr)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		a.setMu.Lock()
+		v, _ := a.cfg.Get("heartbeat.interval")
+		a.setMu.Unlock()
+		if v == "20m" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("interval still %s after the run, want 20m applied", v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := infoAlerts(t, a.db); len(got) != 1 || got[0] != "heartbeat.interval set to 20m by model" {
+		t.Errorf("info alerts %q", got)
 	}
 }

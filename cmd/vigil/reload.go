@@ -135,10 +135,31 @@ func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
 
 // applyChange applies a config changed by set or unset (the caller holds
 // setMu). Outside the daemon (the CLI on the state file) there is nothing
-// running to change.
+// running to change. A change the model made comes from inside a heartbeat
+// run, which Reconfigure waits for: it is applied once setMu is free, from
+// the overlay as stored then, so a later change is never undone.
 func (a *app) applyChange(ctx context.Context, cfg *config.Config) {
 	if a.runCtx == nil {
 		a.cfg = cfg
+		return
+	}
+	if transport.SourceOf(ctx).Channel == channelModel {
+		go func() {
+			a.setMu.Lock()
+			defer a.setMu.Unlock()
+			stored, err := a.db.Settings()
+			if err != nil {
+				a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
+				return
+			}
+			cfg, _, err := a.base.resolve(stored, a.log)
+			if err == nil {
+				err = a.apply(cfg, a.log, "setting applied")
+			}
+			if err != nil {
+				a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
+			}
+		}()
 		return
 	}
 	if err := a.apply(cfg, a.log, "setting applied"); err != nil {
@@ -178,7 +199,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	// Build everything that can fail before touching the running daemon.
 	thinker := a.thinker
 	if !reflect.DeepEqual(old.LLM, cfg.LLM) {
-		if thinker, err = newThinker(cfg, a.db, a.clock, log); err != nil {
+		if thinker, err = newThinker(cfg, a.db, a.clock, log, a.cmds.setModelInterval); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -24,16 +25,29 @@ import (
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
 // db remembers the models that refused tools.
-func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *slog.Logger) (heartbeat.Thinker, error) {
+//
+// setInterval carries out the model's set_interval (the settings overlay's
+// commands.setModelInterval); nil answers that it is not available.
+func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *slog.Logger, setInterval func(context.Context, time.Duration) (string, error)) (heartbeat.Thinker, error) {
 	if !cfg.LLMEnabled() {
 		return nil, nil
 	}
-	l := cfg.LLM
+	l, h := cfg.LLM, cfg.Heartbeat
+	retries := l.MaxRetries
+	if retries == 0 {
+		retries = -1 // agent.Config: 0 takes the default, negative means none
+	}
+	secrets := configSecrets(cfg)
 	a, err := agent.New(agent.Config{
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
 		MaxTokens: l.MaxOutputTokens, Memory: modelMemory{db},
-		UserAgent: "vigil/" + version,
+		UserAgent:  "vigil/" + version,
+		MaxRetries: retries, RetryBase: l.RetryBackoff.Duration,
+		ModelMay:    append([]string{}, h.ModelMay...), // non-nil: an empty list allows nothing
+		IntervalMin: h.IntervalMin.Duration, IntervalMax: h.IntervalMax.Duration,
+		Self:    &modelSelf{db: db, now: time.Now, secrets: secrets, setInterval: setInterval}, // wall time, as heartbeat.Deps.Wall
+		Secrets: secrets,
 	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
 		return nil, configErr(fmt.Errorf("llm: %w", err))
@@ -124,6 +138,50 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 		w.transports = append(w.transports, wiredTransport{notifier: b, run: b.Run})
 	}
 	return w, nil
+}
+
+// configSecrets lists the secret values of cfg that must never reach a
+// note or a log line through the model: the LLM API key, the MQTT and
+// HTTP passwords and the Telegram token.
+func configSecrets(cfg *config.Config) []string {
+	var out []string
+	for _, s := range []config.Secret{cfg.LLM.APIKey, cfg.MQTT.Password, cfg.Telegram.Token, cfg.HTTP.Password} {
+		if v := s.Value(); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// modelSelf is what the model may change about its own heartbeat
+// (agent.Self, as heartbeat.model_may allows): its notes go to the state
+// file's ring; its interval goes through setInterval, which the settings
+// overlay provides, with the same validator and audit as a person's
+// change (nil: not available in this build).
+type modelSelf struct {
+	db          *store.DB
+	now         func() time.Time
+	secrets     []string
+	setInterval func(ctx context.Context, d time.Duration) (string, error)
+}
+
+var _ agent.Self = (*modelSelf)(nil)
+
+// Remember redacts note (the agent did already; this is the state file's
+// own guard) and adds it to the notes ring, dropping the oldest of 16.
+func (m *modelSelf) Remember(_ context.Context, note string) (string, error) {
+	note = agent.Redact(note, m.secrets...)
+	if err := m.db.AddNote(store.Note{Time: m.now().UTC(), Text: note}); err != nil {
+		return "", fmt.Errorf("keep note: %w", err)
+	}
+	return fmt.Sprintf("noted; the next heartbeats show it (the last %d notes are kept)", store.MaxNotes), nil
+}
+
+func (m *modelSelf) SetInterval(ctx context.Context, d time.Duration) (string, error) {
+	if m.setInterval == nil {
+		return "", errors.New("not available in this build yet")
+	}
+	return m.setInterval(ctx, d)
 }
 
 // modelMemory keeps the agent's text-only models in the state file.

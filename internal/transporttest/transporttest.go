@@ -5,6 +5,8 @@ package transporttest
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -22,15 +24,54 @@ var _ transport.Commands = (*Commands)(nil)
 //	pause d  "paused for " + d, or transport.CheckPause's error
 //	resume   "resumed"
 //	sensors  SensorsReply, or "air.temperature 21.4 °C" when that is empty
+//	get, set, unset, toggle, checklist, logs, notes: see each method
 //
-// The zero value is ready to use.
+// Err, when set, may refuse a call as the real commands do (for instance
+// with an error wrapping transport.ErrNotAllowed): a refused call is not
+// run and not recorded. The zero value is ready to use.
 type Commands struct {
 	// SensorsReply, when not empty, is the answer to Sensors.
 	SensorsReply string
+	// Err, when not nil, is asked before each call with the method's verb
+	// ("status", "check", "pause", "resume", "sensors", "get", "set",
+	// "unset", "toggle", "checklist", "logs", "notes"); a non-nil error is
+	// returned instead of running it.
+	Err func(verb string) error
 
-	mu      sync.Mutex
-	calls   []string
-	sources []transport.Source
+	mu        sync.Mutex
+	calls     []string
+	sources   []transport.Source
+	checklist string
+}
+
+// NotAllowed returns an Err that refuses every verb not in allowed with an
+// error wrapping transport.ErrNotAllowed, as [manage] remote does for a
+// remote channel ("toggle" counts as "set").
+func NotAllowed(allowed ...string) func(verb string) error {
+	return func(verb string) error {
+		if verb == "toggle" {
+			verb = "set"
+		}
+		if slices.Contains(allowed, verb) {
+			return nil
+		}
+		return fmt.Errorf("%s: %w", verb, transport.ErrNotAllowed)
+	}
+}
+
+// refused asks Err about verb.
+func (f *Commands) refused(verb string) error {
+	if f.Err == nil {
+		return nil
+	}
+	return f.Err(verb)
+}
+
+// ChecklistText returns the text of the last accepted checklist set.
+func (f *Commands) ChecklistText() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checklist
 }
 
 // Calls returns the commands run so far, in order: "status", "check",
@@ -57,16 +98,25 @@ func (f *Commands) record(ctx context.Context, s string) {
 }
 
 func (f *Commands) Status(ctx context.Context) (string, error) {
+	if err := f.refused("status"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "status")
 	return "next run 12:30, 0 failures", nil
 }
 
 func (f *Commands) Check(ctx context.Context) (string, error) {
+	if err := f.refused("check"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "check")
 	return "ok: all quiet", nil
 }
 
 func (f *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+	if err := f.refused("pause"); err != nil {
+		return "", err
+	}
 	if err := transport.CheckPause(d); err != nil {
 		return "", err // refused, as the real commands do: not run, not recorded
 	}
@@ -75,11 +125,17 @@ func (f *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 }
 
 func (f *Commands) Resume(ctx context.Context) (string, error) {
+	if err := f.refused("resume"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "resume")
 	return "resumed", nil
 }
 
 func (f *Commands) Sensors(ctx context.Context) (string, error) {
+	if err := f.refused("sensors"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "sensors")
 	if f.SensorsReply != "" {
 		return f.SensorsReply, nil
@@ -88,28 +144,46 @@ func (f *Commands) Sensors(ctx context.Context) (string, error) {
 }
 
 func (f *Commands) Get(ctx context.Context, key string) (string, error) {
+	if err := f.refused("get"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "get "+key)
 	return "heartbeat.interval = 30m (default)", nil
 }
 
 func (f *Commands) Set(ctx context.Context, key, value string) (string, error) {
+	if err := f.refused("set"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "set "+key+" "+value)
 	return key + " set to " + value, nil
 }
 
 func (f *Commands) Unset(ctx context.Context, key string) (string, error) {
+	if err := f.refused("unset"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "unset "+key)
 	return key + " unset", nil
 }
 
 func (f *Commands) Toggle(ctx context.Context, rule string) (string, error) {
+	if err := f.refused("toggle"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "toggle "+rule)
 	return "rule." + rule + ".enabled set to false", nil
 }
 
 func (f *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
+	if err := f.refused("checklist"); err != nil {
+		return "", err
+	}
 	if op == transport.ChecklistSet {
 		f.record(ctx, "checklist set "+strconv.Itoa(len(text)))
+		f.mu.Lock()
+		f.checklist = text
+		f.mu.Unlock()
 		return "checklist set", nil
 	}
 	f.record(ctx, "checklist "+op)
@@ -117,11 +191,17 @@ func (f *Commands) Checklist(ctx context.Context, op, text string) (string, erro
 }
 
 func (f *Commands) Logs(ctx context.Context, n int) (string, error) {
+	if err := f.refused("logs"); err != nil {
+		return "", err
+	}
 	f.record(ctx, "logs "+strconv.Itoa(n))
 	return "12:00 ok", nil
 }
 
 func (f *Commands) Notes(ctx context.Context, clear bool) (string, error) {
+	if err := f.refused("notes"); err != nil {
+		return "", err
+	}
 	if clear {
 		f.record(ctx, "notes clear")
 		return "notes cleared", nil

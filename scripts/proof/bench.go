@@ -206,6 +206,15 @@ func runBench(ctx context.Context, args []string) error {
 	promptBytes := p.System + p.User + p.Tools
 	add("prompt (system + user + tools JSON), five-sensor sim config", fmt.Sprintf("%d B ≈ %d tokens (request body %d B)", promptBytes, promptBytes/4, p.Body),
 		"< 6,000 B (issue 7)", bptr(promptBytes < targetPromptBytes))
+	memBench, err := goBench(ctx, "./agent", "BenchmarkPromptMemory$", "1x")
+	if err != nil {
+		return err
+	}
+	if b, ok := memBench["BenchmarkPromptMemory"]; ok {
+		add("prompt with the meta snapshot, four 280-character notes and every model_may tool (`BenchmarkPromptMemory`, agent's five-sensor input)",
+			fmt.Sprintf("%.0f B (meta snapshot %.0f B, notes %.0f B)", b["prompt-bytes"], b["meta-bytes"], b["notes-bytes"]),
+			"< 6,000 B (issue 14)", bptr(b["prompt-bytes"] < targetPromptBytes))
+	}
 	quiet, err := quietDay(ctx)
 	if err != nil {
 		return err

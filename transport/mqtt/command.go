@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/vigil-iot/vigil/transport"
@@ -17,27 +18,49 @@ import (
 
 // Limits on inbound commands.
 const (
-	maxPayload   = 256
-	cmdCheck     = "check"
-	cmdPause     = "pause"
-	cmdResume    = "resume"
-	resultLeaf   = "result"
-	cmdRunLimit  = 5 * time.Minute // a check runs the LLM; bounded anyway
-	replyTimeout = opTimeout
+	maxPayload  = 256
+	cmdCheck    = "check"
+	cmdPause    = "pause"
+	cmdResume   = "resume"
+	cmdGet      = "get"
+	cmdSet      = "set"
+	cmdUnset    = "unset"
+	cmdList     = "checklist"
+	resultLeaf  = "result"
+	cmdRunLimit = 5 * time.Minute // a check runs the LLM; bounded anyway
+	// maxChecklist is the checklist's own limit (config.MaxChecklistSize,
+	// which a test keeps equal): the commands check the text again with
+	// config.ParseChecklist. maxChecklistPayload leaves room for the JSON
+	// around it and its escapes.
+	maxChecklist        = 16 << 10
+	maxChecklistPayload = 2*maxChecklist + 256
+	replyTimeout        = opTimeout
 )
 
 // command is a validated inbound command.
 type command struct {
-	Name    string // check | pause | resume
+	Name    string // check | pause | resume | get | set | unset | checklist
 	Minutes int    // pause only; its range is the commands' to check
+	Key     string // get ("" for every key), set, unset
+	Value   string // set
+	Op      string // checklist: transport.ChecklistShow, ChecklistSet or ChecklistReset
+	Text    string // checklist set
 }
 
 // parseCommand validates the payload of <p>/<id>/cmd/<name>. check and
 // resume take an empty payload or {}; pause takes whole minutes as a plain
 // number or as {"minutes": N}. The range (transport.MinPause..MaxPause) is
-// enforced once for every channel, by the transport.Commands behind us.
+// enforced once for every channel, by the transport.Commands behind us, as
+// are the keys and values of get, set and unset and the checklist's content.
 func parseCommand(name string, payload []byte) (command, error) {
-	if len(payload) > maxPayload {
+	limit := maxPayload
+	if name == cmdList {
+		limit = maxChecklistPayload
+	}
+	if len(payload) > limit {
+		if name == cmdList {
+			return command{}, fmt.Errorf("cmd/checklist: payload is %d bytes, more than %d (the checklist itself may be at most %d KiB)", len(payload), limit, maxChecklist>>10)
+		}
 		return command{}, fmt.Errorf("payload longer than %d bytes", maxPayload)
 	}
 	p := bytes.TrimSpace(payload)
@@ -72,8 +95,124 @@ func parseCommand(name string, payload []byte) (command, error) {
 			}
 		}
 		return command{Name: name, Minutes: n}, nil
+	case cmdGet, cmdUnset:
+		return parseKey(name, p)
+	case cmdSet:
+		return parseSet(p)
+	case cmdList:
+		return parseChecklist(p)
 	}
-	return command{}, fmt.Errorf("unknown command %q (want check, pause or resume)", truncate(name, 32))
+	return command{}, fmt.Errorf("unknown command %q (want check, pause, resume, get, set, unset or checklist)", truncate(name, 32))
+}
+
+// parseKey reads the payload of cmd/get (empty: every key) and cmd/unset:
+// the key as text or as {"key": "..."}.
+func parseKey(name string, p []byte) (command, error) {
+	want := `the key as text or {"key": "..."}`
+	if name == cmdGet {
+		want = `nothing (every key), the key as text, or {"key": "..."}`
+	}
+	key := string(p)
+	if len(p) > 0 && p[0] == '{' {
+		var v struct {
+			Key *string `json:"key"`
+		}
+		if err := decodeStrict(p, &v); err != nil {
+			return command{}, fmt.Errorf("cmd/%s: want %s: %w", name, want, err)
+		}
+		if v.Key == nil {
+			return command{}, fmt.Errorf(`cmd/%s: missing "key" (want %s)`, name, want)
+		}
+		key = strings.TrimSpace(*v.Key)
+	}
+	if err := checkKey(key); err != nil {
+		return command{}, fmt.Errorf("cmd/%s: %w (want %s)", name, err, want)
+	}
+	if key == "" && name != cmdGet {
+		return command{}, fmt.Errorf("cmd/%s: no key (want %s)", name, want)
+	}
+	return command{Name: name, Key: key}, nil
+}
+
+// checkKey refuses what cannot be a key (heartbeat.interval,
+// rule.<name>.enabled): a key is one word. Whether it is a settable key is
+// the commands' to say.
+func checkKey(key string) error {
+	if i := strings.IndexFunc(key, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }); i >= 0 {
+		return fmt.Errorf("key %q is not one word", truncate(key, 32))
+	}
+	return nil
+}
+
+// parseSet reads the payload of cmd/set: "KEY VALUE" as text (the value is
+// the rest, spaces and all) or {"key": "...", "value": "..."}.
+func parseSet(p []byte) (command, error) {
+	const want = `"KEY VALUE" or {"key": "...", "value": "..."}`
+	var key, value string
+	if len(p) > 0 && p[0] == '{' {
+		var v struct {
+			Key   *string `json:"key"`
+			Value *string `json:"value"`
+		}
+		if err := decodeStrict(p, &v); err != nil {
+			return command{}, fmt.Errorf("cmd/set: want %s: %w", want, err)
+		}
+		if v.Key == nil || v.Value == nil {
+			return command{}, fmt.Errorf(`cmd/set: want both "key" and "value" in %s`, want)
+		}
+		key, value = strings.TrimSpace(*v.Key), strings.TrimSpace(*v.Value)
+	} else {
+		s := string(p)
+		i := strings.IndexFunc(s, unicode.IsSpace)
+		if i < 0 {
+			return command{}, fmt.Errorf("cmd/set: want %s, got %q", want, truncate(s, 32))
+		}
+		key, value = s[:i], strings.TrimSpace(s[i:])
+	}
+	if err := checkKey(key); err != nil {
+		return command{}, fmt.Errorf("cmd/set: %w (want %s)", err, want)
+	}
+	if key == "" || value == "" {
+		return command{}, fmt.Errorf("cmd/set: want %s, got %q", want, truncate(string(p), 32))
+	}
+	return command{Name: cmdSet, Key: key, Value: value}, nil
+}
+
+// parseChecklist reads the payload of cmd/checklist: {"op": "show"},
+// {"op": "set", "text": "..."}, {"op": "reset"}, or the plain words show
+// and reset.
+func parseChecklist(p []byte) (command, error) {
+	const want = `{"op": "show"}, {"op": "set", "text": "..."}, {"op": "reset"}, or the word show or reset`
+	if len(p) == 0 || p[0] != '{' {
+		switch op := string(p); op {
+		case transport.ChecklistShow, transport.ChecklistReset:
+			return command{Name: cmdList, Op: op}, nil
+		}
+		return command{}, fmt.Errorf("cmd/checklist: want %s, got %q", want, truncate(string(p), 32))
+	}
+	var v struct {
+		Op   string  `json:"op"`
+		Text *string `json:"text"`
+	}
+	if err := decodeStrict(p, &v); err != nil {
+		return command{}, fmt.Errorf("cmd/checklist: want %s: %w", want, err)
+	}
+	switch v.Op {
+	case transport.ChecklistShow, transport.ChecklistReset:
+		if v.Text != nil {
+			return command{}, fmt.Errorf(`cmd/checklist: "text" goes only with "op": "set"`)
+		}
+		return command{Name: cmdList, Op: v.Op}, nil
+	case transport.ChecklistSet:
+		if v.Text == nil {
+			return command{}, errors.New(`cmd/checklist: "op": "set" needs "text" (the whole checklist)`)
+		}
+		if len(*v.Text) > maxChecklist {
+			return command{}, fmt.Errorf("cmd/checklist: text is %d bytes, more than the checklist's %d KiB", len(*v.Text), maxChecklist>>10)
+		}
+		return command{Name: cmdList, Op: v.Op, Text: *v.Text}, nil
+	}
+	return command{}, fmt.Errorf("cmd/checklist: unknown op %q (want %s)", truncate(v.Op, 32), want)
 }
 
 // decodeStrict decodes exactly one JSON value with no unknown fields.
@@ -123,6 +262,8 @@ func (c *Client) onCommand(_ paho.Client, m paho.Message) {
 // commandResult is the payload of <p>/<id>/cmd/result.
 type commandResult struct {
 	Command string `json:"command"`
+	Key     string `json:"key,omitempty"` // get, set, unset: the key asked about
+	Op      string `json:"op,omitempty"`  // checklist: show, set or reset
 	OK      bool   `json:"ok"`
 	Message string `json:"message,omitempty"`
 	Error   string `json:"error,omitempty"`
@@ -170,9 +311,24 @@ func (c *Client) execute(ctx context.Context, name string, payload []byte) comma
 		msg, err = c.cmds.Pause(ctx, time.Duration(cmd.Minutes)*time.Minute)
 	case cmdResume:
 		msg, err = c.cmds.Resume(ctx)
+	case cmdGet:
+		msg, err = c.cmds.Get(ctx, cmd.Key)
+	case cmdSet:
+		msg, err = c.cmds.Set(ctx, cmd.Key, cmd.Value)
+	case cmdUnset:
+		msg, err = c.cmds.Unset(ctx, cmd.Key)
+	case cmdList:
+		msg, err = c.cmds.Checklist(ctx, cmd.Op, cmd.Text)
 	}
-	if err != nil {
-		return commandResult{Command: cmd.Name, Error: err.Error()}
+	res := commandResult{Command: cmd.Name, Key: cmd.Key, Op: cmd.Op}
+	switch {
+	case errors.Is(err, transport.ErrNotAllowed):
+		// The verb names are [manage] remote's: cmd/<name> is <name> there.
+		res.Error = fmt.Sprintf("not allowed: add %q to [manage] remote", cmd.Name)
+	case err != nil:
+		res.Error = err.Error()
+	default:
+		res.OK, res.Message = true, msg
 	}
-	return commandResult{Command: cmd.Name, OK: true, Message: msg}
+	return res
 }

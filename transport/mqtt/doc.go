@@ -13,6 +13,7 @@
 //	<p>/<id>/problem            retained, QoS 1: ON while an alert is firing (Home Assistant)
 //	<p>/<id>/problem/attributes retained, QoS 1: the firing alerts as JSON (Home Assistant)
 //	<p>/<id>/cmd/check|pause|resume  inbound, only with Config.Commands
+//	<p>/<id>/cmd/get|set|unset|checklist  inbound run-time settings and checklist, likewise
 //	<p>/<id>/cmd/result         QoS 1: the answer to a command as JSON
 //
 // Durability is not paho's job here: paho's stores are in memory (its

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -594,6 +596,135 @@ func TestCommandsEnabled(t *testing.T) {
 				t.Errorf("sources = %+v, want [%+v]", srcs, want)
 			}
 		})
+	}
+}
+
+// startCommands runs a client with commands on and returns the subscriber
+// that publishes them and reads cmd/result, once the client is subscribed.
+func startCommands(t *testing.T, cmds *transporttest.Commands) *mosquittotest.Subscriber {
+	t.Helper()
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
+	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Commands: true}, cmds)
+	runClient(t, c)
+	waitConnected(t, c)
+	// The client subscribes to commands before it announces discovery.
+	sub.Next("homeassistant/device/dev1/config", wait5)
+	return sub
+}
+
+// roundTrip publishes payload on cmd/<leaf> and returns the result.
+func roundTrip(t *testing.T, sub *mosquittotest.Subscriber, leaf, payload string) commandResult {
+	t.Helper()
+	sub.Publish("vigil/dev1/cmd/"+leaf, false, payload)
+	m := sub.Next("vigil/dev1/cmd/result", wait5)
+	var res commandResult
+	if err := json.Unmarshal([]byte(m.Payload), &res); err != nil {
+		t.Fatalf("result %q: %v", m.Payload, err)
+	}
+	return res
+}
+
+// TestManagementCommands: cmd/get, cmd/set, cmd/unset and cmd/checklist
+// reach the commands with what their payload says, and a bad payload is
+// answered on cmd/result without running anything.
+func TestManagementCommands(t *testing.T) {
+	cmds := &transporttest.Commands{}
+	sub := startCommands(t, cmds)
+	checklist := strings.Repeat("- Is the greenhouse fan running? \"ok\"\n", 400) // 15.6 KiB, escaped in JSON
+	body, _ := json.Marshal(map[string]string{"op": "set", "text": checklist})
+	tests := []struct {
+		leaf, payload string
+		wantOK        bool
+		wantCall      string
+		wantText      string
+		wantKey       string
+	}{
+		{"get", "", true, "get ", "heartbeat.interval = 30m", ""},
+		{"get", "heartbeat.interval", true, "get heartbeat.interval", "30m", "heartbeat.interval"},
+		{"get", `{"key":"llm.model"}`, true, "get llm.model", "", "llm.model"},
+		{"get", "two words", false, "", `cmd/get: key "two words" is not one word`, ""},
+		{"set", "heartbeat.interval 10m", true, "set heartbeat.interval 10m", "heartbeat.interval set to 10m", "heartbeat.interval"},
+		{"set", "heartbeat.active_hours 07:00-12:00 14:00-22:00", true, "set heartbeat.active_hours 07:00-12:00 14:00-22:00", "07:00-12:00 14:00-22:00", "heartbeat.active_hours"},
+		{"set", `{"key":"rule.too_hot.enabled","value":"false"}`, true, "set rule.too_hot.enabled false", "set to false", "rule.too_hot.enabled"},
+		{"set", "heartbeat.interval", false, "", `cmd/set: want "KEY VALUE" or {"key": "...", "value": "..."}`, ""},
+		{"set", `{"key":"heartbeat.interval"}`, false, "", `want both "key" and "value"`, ""},
+		{"unset", "heartbeat.interval", true, "unset heartbeat.interval", "heartbeat.interval unset", "heartbeat.interval"},
+		{"unset", "", false, "", "cmd/unset: no key", ""},
+		{"checklist", "show", true, "checklist show", "checklist: show", ""},
+		{"checklist", `{"op":"reset"}`, true, "checklist reset", "checklist: reset", ""},
+		{"checklist", string(body), true, "checklist set " + strconv.Itoa(len(checklist)), "checklist set", ""},
+		{"checklist", "- Is the fan on?", false, "", "cmd/checklist: want", ""},
+		{"checklist", `{"op":"set","text":"` + strings.Repeat("x", 17<<10) + `"}`, false, "", "more than the checklist's 16 KiB", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.leaf+"/"+truncate(tt.payload, 40), func(t *testing.T) {
+			before := len(cmds.Calls())
+			res := roundTrip(t, sub, tt.leaf, tt.payload)
+			if res.OK != tt.wantOK || res.Command != tt.leaf || !strings.Contains(res.Message+res.Error, tt.wantText) {
+				t.Errorf("result = %+v, want ok=%v command=%s text containing %q", res, tt.wantOK, tt.leaf, tt.wantText)
+			}
+			if tt.wantOK && res.Key != tt.wantKey {
+				t.Errorf("result key = %q, want %q", res.Key, tt.wantKey)
+			}
+			calls := cmds.Calls()[before:]
+			switch {
+			case tt.wantCall == "" && len(calls) != 0:
+				t.Errorf("rejected command ran: %v", calls)
+			case tt.wantCall != "" && (len(calls) != 1 || calls[0] != tt.wantCall):
+				t.Errorf("calls = %v, want [%s]", calls, tt.wantCall)
+			}
+			want := transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/dev1/cmd/" + tt.leaf}
+			if srcs := cmds.Sources()[before:]; tt.wantCall != "" && (len(srcs) != 1 || srcs[0] != want) {
+				t.Errorf("sources = %+v, want [%+v]", srcs, want)
+			}
+		})
+	}
+	if got := cmds.ChecklistText(); got != checklist {
+		t.Errorf("checklist set over MQTT arrived as %d bytes, want the %d sent", len(got), len(checklist))
+	}
+}
+
+// TestManagementNotAllowed: when [manage] remote does not allow a verb the
+// commands refuse it, and cmd/result says which key would allow it; with
+// the verb allowed the same command works.
+func TestManagementNotAllowed(t *testing.T) {
+	var allowSet atomic.Bool // the client's goroutine reads it
+	defaults := transporttest.NotAllowed("status", "pause", "resume", "check")
+	cmds := &transporttest.Commands{Err: func(verb string) error {
+		if verb == "set" && allowSet.Load() {
+			return nil
+		}
+		return defaults(verb)
+	}}
+	sub := startCommands(t, cmds)
+	for _, tt := range []struct{ leaf, payload, verb string }{
+		{"set", "heartbeat.interval 10m", "set"},
+		{"get", "", "get"},
+		{"unset", "heartbeat.interval", "unset"},
+		{"checklist", "show", "checklist"},
+	} {
+		res := roundTrip(t, sub, tt.leaf, tt.payload)
+		want := `not allowed: add "` + tt.verb + `" to [manage] remote`
+		if res.OK || res.Command != tt.leaf || res.Error != want {
+			t.Errorf("cmd/%s %q: result = %+v, want ok=false error %q", tt.leaf, tt.payload, res, want)
+		}
+	}
+	if calls := cmds.Calls(); len(calls) != 0 {
+		t.Errorf("refused commands ran: %v", calls)
+	}
+	res := roundTrip(t, sub, "pause", "30")
+	if !res.OK {
+		t.Errorf("an allowed pause: result = %+v, want ok", res)
+	}
+
+	allowSet.Store(true) // remote = ["status", "pause", "resume", "check", "set"]
+	res = roundTrip(t, sub, "set", "heartbeat.interval 10m")
+	if !res.OK || res.Message != "heartbeat.interval set to 10m" {
+		t.Errorf("set allowed: result = %+v, want ok with the commands' answer", res)
+	}
+	if calls := cmds.Calls(); !slices.Equal(calls, []string{"pause 30m0s", "set heartbeat.interval 10m"}) {
+		t.Errorf("calls = %v, want the pause and the allowed set", calls)
 	}
 }
 

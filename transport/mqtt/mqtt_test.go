@@ -13,13 +13,16 @@ import (
 	"math"
 	"math/big"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -61,6 +64,42 @@ func TestParseCommand(t *testing.T) {
 		{"pause", `{"minutes": 5} 7`, command{}, "trailing data"},
 		{"pause", `{"minutes": 99999999999999999999}`, command{}, "want minutes"},
 		{"pause", strings.Repeat("1", 300), command{}, "longer than 256"},
+		{"get", "", command{Name: "get"}, ""},
+		{"get", "  heartbeat.interval\n", command{Name: "get", Key: "heartbeat.interval"}, ""},
+		{"get", `{"key": " llm.model "}`, command{Name: "get", Key: "llm.model"}, ""},
+		{"get", `{"key": ""}`, command{Name: "get"}, ""},
+		{"get", "heartbeat interval", command{}, "cmd/get: key \"heartbeat interval\" is not one word"},
+		{"get", `{"name": "x"}`, command{}, "unknown field"},
+		{"get", `{}`, command{}, `cmd/get: missing "key"`},
+		{"set", "heartbeat.interval 10m", command{Name: "set", Key: "heartbeat.interval", Value: "10m"}, ""},
+		{"set", "heartbeat.active_hours  07:00-12:00 14:00-22:00 ", command{Name: "set", Key: "heartbeat.active_hours", Value: "07:00-12:00 14:00-22:00"}, ""},
+		{"set", "rule.too_hot.enabled\tfalse", command{Name: "set", Key: "rule.too_hot.enabled", Value: "false"}, ""},
+		{"set", `{"key": "llm.model", "value": "qwen2.5:3b"}`, command{Name: "set", Key: "llm.model", Value: "qwen2.5:3b"}, ""},
+		{"set", "heartbeat.interval", command{}, `cmd/set: want "KEY VALUE" or {"key": "...", "value": "..."}, got "heartbeat.interval"`},
+		{"set", "", command{}, `cmd/set: want "KEY VALUE"`},
+		{"set", `{"key": "llm.model"}`, command{}, `cmd/set: want both "key" and "value"`},
+		{"set", `{"key": "llm.model", "value": ""}`, command{}, `cmd/set: want "KEY VALUE"`},
+		{"set", `{"key": "a b", "value": "1"}`, command{}, "not one word"},
+		{"set", `{"key": "x", "value": 10}`, command{}, "cmd/set: want"},
+		{"set", "x " + strings.Repeat("v", 300), command{}, "longer than 256"},
+		{"unset", "heartbeat.interval", command{Name: "unset", Key: "heartbeat.interval"}, ""},
+		{"unset", `{"key": "heartbeat.interval"}`, command{Name: "unset", Key: "heartbeat.interval"}, ""},
+		{"unset", "", command{}, "cmd/unset: no key"},
+		{"unset", `{"key": "  "}`, command{}, "cmd/unset: no key"},
+		{"checklist", "show", command{Name: "checklist", Op: "show"}, ""},
+		{"checklist", " reset\n", command{Name: "checklist", Op: "reset"}, ""},
+		{"checklist", `{"op": "show"}`, command{Name: "checklist", Op: "show"}, ""},
+		{"checklist", `{"op": "reset"}`, command{Name: "checklist", Op: "reset"}, ""},
+		{"checklist", `{"op": "set", "text": "- Is the fan on?\n"}`, command{Name: "checklist", Op: "set", Text: "- Is the fan on?\n"}, ""},
+		{"checklist", `{"op": "set", "text": ""}`, command{Name: "checklist", Op: "set"}, ""},
+		{"checklist", "", command{}, `cmd/checklist: want {"op": "show"}`},
+		{"checklist", "set", command{}, `cmd/checklist: want {"op": "show"}`},
+		{"checklist", "- Is the fan on?", command{}, `got "- Is the fan on?"`},
+		{"checklist", `{"op": "set"}`, command{}, `"op": "set" needs "text"`},
+		{"checklist", `{"op": "show", "text": "x"}`, command{}, `"text" goes only with "op": "set"`},
+		{"checklist", `{"op": "drop"}`, command{}, `unknown op "drop"`},
+		{"checklist", `{"op": "set", "text": "` + strings.Repeat("x", 16<<10+1) + `"}`, command{}, "text is 16385 bytes, more than the checklist's 16 KiB"},
+		{"checklist", strings.Repeat(" ", 40<<10), command{}, "payload is 40960 bytes, more than 33024 (the checklist itself may be at most 16 KiB)"},
 		{"reboot", "", command{}, `unknown command "reboot"`},
 		{"result", `{"ok":true}`, command{}, "unknown command"},
 	}
@@ -81,8 +120,9 @@ func TestParseCommand(t *testing.T) {
 }
 
 func FuzzParseCommand(f *testing.F) {
-	for _, s := range []string{"", "{}", "30", `{"minutes":5}`, "0", "1441", `{"minutes":1e3}`, "\x00", "null"} {
-		for _, name := range []string{"check", "pause", "resume", "x"} {
+	for _, s := range []string{"", "{}", "30", `{"minutes":5}`, "0", "1441", `{"minutes":1e3}`, "\x00", "null",
+		"heartbeat.interval 10m", `{"key":"k","value":"v"}`, `{"key":"k"}`, "show", `{"op":"set","text":"a\nb"}`, `{"op":"reset"}`} {
+		for _, name := range []string{"check", "pause", "resume", "get", "set", "unset", "checklist", "x"} {
 			f.Add(name, []byte(s))
 		}
 	}
@@ -97,16 +137,43 @@ func FuzzParseCommand(f *testing.F) {
 		if cmd.Name != name {
 			t.Fatalf("parseCommand(%q, %q).Name = %q", name, payload, cmd.Name)
 		}
+		if cmd.Name != cmdPause && cmd.Minutes != 0 {
+			t.Fatalf("parseCommand(%q, %q).Minutes = %d", name, payload, cmd.Minutes)
+		}
+		if strings.ContainsFunc(cmd.Key, unicode.IsSpace) {
+			t.Fatalf("parseCommand(%q, %q).Key = %q, not one word", name, payload, cmd.Key)
+		}
 		switch cmd.Name {
-		case cmdPause:
-		case cmdCheck, cmdResume:
-			if cmd.Minutes != 0 {
-				t.Fatalf("parseCommand(%q, %q).Minutes = %d", name, payload, cmd.Minutes)
+		case cmdPause, cmdCheck, cmdResume:
+			if cmd.Key != "" || cmd.Value != "" || cmd.Op != "" || cmd.Text != "" {
+				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
+			}
+		case cmdGet, cmdUnset:
+			if (cmd.Key == "" && name == cmdUnset) || cmd.Value != "" || cmd.Op != "" {
+				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
+			}
+		case cmdSet:
+			if cmd.Key == "" || cmd.Value == "" || cmd.Value != strings.TrimSpace(cmd.Value) {
+				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
+			}
+		case cmdList:
+			if !slices.Contains([]string{transport.ChecklistShow, transport.ChecklistSet, transport.ChecklistReset}, cmd.Op) ||
+				(cmd.Op != transport.ChecklistSet && cmd.Text != "") || len(cmd.Text) > maxChecklist {
+				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
 			}
 		default:
 			t.Fatalf("parseCommand accepted unknown command %q", name)
 		}
 	})
+}
+
+// TestChecklistLimitIsConfigs: the payload bound follows the checklist's
+// own limit, which config.ParseChecklist enforces (the transport may not
+// import config, so the number is repeated here and kept equal).
+func TestChecklistLimitIsConfigs(t *testing.T) {
+	if maxChecklist != config.MaxChecklistSize {
+		t.Errorf("maxChecklist = %d, want config.MaxChecklistSize %d", maxChecklist, config.MaxChecklistSize)
+	}
 }
 
 func TestDeviceClass(t *testing.T) {

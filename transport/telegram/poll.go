@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -17,7 +18,34 @@ const help = `vigil commands:
 /check – run the heartbeat checklist now
 /pause MINUTES – pause heartbeats (1..1440)
 /resume – resume heartbeats
-/sensors – read every sensor now`
+/sensors – read every sensor now
+/get [KEY] – a setting with its origin, or all of them
+/set KEY VALUE – change a setting, e.g. /set heartbeat.interval 10m
+/unset KEY – back to the config file's value
+/toggle RULE – turn a rule off or on
+/checklist [show|reset] – the checklist in force, or drop the one set from afar
+/checklist set – with the new checklist on the next lines of the message
+/logs [N] – the last N runs and commands (1..50, default 10)
+/notes – the model's notes; /notes clear drops them
+
+Which of these a chat may use is [manage] remote's to say.`
+
+// Usage lines, answered when a command's argument is wrong.
+const (
+	usageGet       = "usage: /get [KEY], e.g. /get heartbeat.interval; /get alone lists every key"
+	usageSet       = "usage: /set KEY VALUE, e.g. /set heartbeat.interval 10m"
+	usageUnset     = "usage: /unset KEY, e.g. /unset heartbeat.interval"
+	usageToggle    = "usage: /toggle RULE, e.g. /toggle too_hot"
+	usageChecklist = "usage: /checklist [show|reset], or /checklist set with the new checklist on the next lines of the same message"
+	usageLogs      = "usage: /logs [N] (N 1..50, default 10)"
+	usageNotes     = "usage: /notes, or /notes clear"
+)
+
+// Limits of /logs.
+const (
+	defaultLogs = 10
+	maxLogs     = 50
+)
 
 // Run long-polls getUpdates and answers commands from the allowed chats,
 // persisting the update offset after each batch. Without allowed chats it
@@ -161,12 +189,26 @@ func (b *Bot) handle(ctx context.Context, u update) {
 	b.log.Info("telegram command", keyChat, chat, keyUser, user, keyCommand, name)
 	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelTelegram, Chat: chat, User: user})
 	reply := b.execute(ctx, name, arg)
-	for _, part := range split(reply, maxText) {
+	for _, part := range replyParts(reply) {
 		if err := b.send(ctx, chat, part, "", false); err != nil {
 			b.log.Warn("telegram reply", keyChat, chat, keyErr, err)
 			return
 		}
 	}
+}
+
+// replyParts cuts a reply into messages Telegram accepts, at most
+// maxReplyParts of them: a longer reply (a whole checklist is 16 KiB at
+// most and fits) is cut short and says so.
+func replyParts(reply string) []string {
+	parts := split(reply, maxText)
+	if len(parts) <= maxReplyParts {
+		return parts
+	}
+	const more = "\n… (truncated: the answer is longer than Telegram's messages allow; the CLI and MQTT have it whole)"
+	last := strings.Join(parts[maxReplyParts-1:], "")
+	last = last[:prefix16(last, maxText-len16(more))] + more
+	return append(parts[:maxReplyParts-1:maxReplyParts-1], last)
 }
 
 // allowed reports whether chat is an allowed chat or what one became.
@@ -243,10 +285,55 @@ func (b *Bot) execute(ctx context.Context, name, arg string) string {
 		out, err = b.cmds.Resume(ctx)
 	case "sensors":
 		out, err = b.cmds.Sensors(ctx)
+	case "get":
+		if !oneWord(arg) && arg != "" {
+			return usageGet
+		}
+		out, err = b.cmds.Get(ctx, arg)
+	case "set":
+		key, value, ok := cutWord(arg)
+		if !ok || value == "" {
+			return usageSet
+		}
+		out, err = b.cmds.Set(ctx, key, value)
+	case "unset":
+		if !oneWord(arg) {
+			return usageUnset
+		}
+		out, err = b.cmds.Unset(ctx, arg)
+	case "toggle":
+		if !oneWord(arg) {
+			return usageToggle
+		}
+		out, err = b.cmds.Toggle(ctx, arg)
+	case "checklist":
+		op, text, ok := parseChecklist(arg)
+		if !ok {
+			return usageChecklist
+		}
+		out, err = b.cmds.Checklist(ctx, op, text)
+	case "logs":
+		n := defaultLogs
+		if arg != "" {
+			var perr error
+			n, perr = strconv.Atoi(arg)
+			if perr != nil || n < 1 || n > maxLogs {
+				return usageLogs
+			}
+		}
+		out, err = b.cmds.Logs(ctx, n)
+	case "notes":
+		if arg != "" && arg != "clear" {
+			return usageNotes
+		}
+		out, err = b.cmds.Notes(ctx, arg == "clear")
 	case "start", "help":
 		return help
 	default:
 		return "unknown command /" + truncate16(name, 32) + "\n\n" + help
+	}
+	if errors.Is(err, transport.ErrNotAllowed) {
+		return fmt.Sprintf("not allowed: add %q to [manage] remote", remoteVerb(name))
 	}
 	if err != nil {
 		return "error: " + err.Error()
@@ -255,4 +342,65 @@ func (b *Bot) execute(ctx context.Context, name, arg string) string {
 		return "done"
 	}
 	return out
+}
+
+// remoteVerb is the [manage] remote entry that allows a command: /toggle
+// sets rule.<name>.enabled, and /sensors shows a part of the status.
+func remoteVerb(name string) string {
+	switch name {
+	case "toggle":
+		return "set"
+	case "sensors":
+		return "status"
+	}
+	return name
+}
+
+// oneWord reports whether s is one word, as a key or a rule name is.
+func oneWord(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, unicode.IsSpace)
+}
+
+// cutWord splits "heartbeat.active_hours 07:00-12:00 14:00-22:00" into
+// the first word and the rest, trimmed. ok is false without a first word.
+func cutWord(s string) (word, rest string, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", "", false
+	}
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, "", true
+	}
+	return s[:i], strings.TrimSpace(s[i:]), true
+}
+
+// parseChecklist reads the argument of /checklist: nothing or "show",
+// "reset", or "set" with the new checklist after it, on the lines after
+// the command (or the rest of its line). ok is false for anything else and
+// for a set without text.
+func parseChecklist(arg string) (op, text string, ok bool) {
+	word, _, _ := cutWord(arg)
+	switch word {
+	case "", transport.ChecklistShow:
+		if strings.TrimSpace(strings.TrimPrefix(arg, word)) != "" {
+			return "", "", false
+		}
+		return transport.ChecklistShow, "", true
+	case transport.ChecklistReset:
+		if strings.TrimSpace(strings.TrimPrefix(arg, word)) != "" {
+			return "", "", false
+		}
+		return transport.ChecklistReset, "", true
+	case transport.ChecklistSet:
+		// The text keeps its own indentation and line breaks: only the
+		// blanks after "set" and the line break that ends that line go.
+		text = strings.TrimLeft(strings.TrimPrefix(arg, word), " \t")
+		text = strings.TrimPrefix(strings.TrimPrefix(text, "\r"), "\n")
+		if strings.TrimSpace(text) == "" {
+			return "", "", false
+		}
+		return transport.ChecklistSet, text + "\n", true
+	}
+	return "", "", false
 }

@@ -1,14 +1,17 @@
 // Package telegram sends vigil's alerts to a Telegram chat through the Bot
-// API and answers /status, /check, /pause, /resume and /sensors from the
-// allowed chats by long polling getUpdates.
+// API and answers commands from the allowed chats by long polling
+// getUpdates: /status, /check, /pause, /resume and /sensors, and the
+// management verbs /get, /set, /unset, /toggle, /checklist, /logs and
+// /notes, which [manage] remote gates (the transport.Commands behind the
+// bot refuses what it does not allow, and the reply names the entry).
 //
 // Alerts go out as HTML with the text escaped (never MarkdownV2, which LLM
 // text breaks); if Telegram still cannot parse the entities the alert is
 // sent once more as plain text. An alert is truncated to Telegram's 4096
 // characters (one message per alert keeps delivery all-or-nothing);
-// command replies are split instead. A 429 answer is honoured by waiting
-// retry_after on the injected clock and trying again, up to three times
-// within the caller's context. A group that became a supergroup
+// command replies are split instead, into at most five messages. A 429
+// answer is honoured by waiting retry_after on the injected clock and trying
+// again, up to three times within the caller's context. A group that became a supergroup
 // (migrate_to_chat_id) is followed and the new id persisted through State.
 //
 // The bot token is part of every request URL. No error or log line of this
@@ -41,6 +44,7 @@ const (
 
 const (
 	maxText        = 4096 // characters (UTF-16 code units) after entity parsing
+	maxReplyParts  = 5    // messages in one command reply: 20,480 characters
 	sendTimeout    = 30 * time.Second
 	maxRateRetries = 3
 	minBackoff     = time.Second

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/store"
+)
+
+// TestNewThinkerRetries checks llm.max_retries reaches the agent: a 503
+// is asked once with max_retries = 0 and four times with 3.
+func TestNewThinkerRetries(t *testing.T) {
+	for _, tt := range []struct{ retries, requests int }{{0, 1}, {3, 4}} {
+		t.Run(fmt.Sprint(tt.retries), func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n.Add(1)
+				http.Error(w, `{"error":"loading model"}`, http.StatusServiceUnavailable)
+			}))
+			defer srv.Close()
+			src := fmt.Sprintf("[llm]\nbase_url = %q\napi_key_env = \"\"\nmax_retries = %d\nretry_backoff = \"10ms\"\n", srv.URL+"/v1", tt.retries)
+			cfg, err := config.Parse(strings.NewReader(src), "config.toml")
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			th, err := newThinker(cfg, db, clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+			if err != nil || th == nil {
+				t.Fatalf("newThinker = %v, %v", th, err)
+			}
+			_, err = th.Think(context.Background(), agent.Input{Checklist: "- is it fine?", Now: time.Now()})
+			if !errors.Is(err, agent.ErrUnreachable) {
+				t.Fatalf("Think error = %v, want ErrUnreachable", err)
+			}
+			if got := int(n.Load()); got != tt.requests {
+				t.Errorf("max_retries = %d: %d requests, want %d", tt.retries, got, tt.requests)
+			}
+		})
+	}
+}
+
+// TestModelSelf checks the notes the model keeps go to the state file
+// redacted, and that setting the interval answers "not available" until
+// the settings overlay provides it.
+func TestModelSelf(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	s := &modelSelf{db: db, now: func() time.Time { return now }, secrets: []string{"hunter2-mqtt", "sk-the-llm-key-000"}}
+	if _, err := s.Remember(context.Background(), "broker login hunter2-mqtt; auth Bearer abcdefghijkl0123"); err != nil {
+		t.Fatalf("Remember: %v", err)
+	}
+	notes, err := db.Notes()
+	if err != nil || len(notes) != 1 {
+		t.Fatalf("Notes() = %v, %v, want one", notes, err)
+	}
+	if want := "broker login [redacted]; auth Bearer [redacted]"; notes[0].Text != want || !notes[0].Time.Equal(now) {
+		t.Errorf("stored note = %+v, want %q at %v", notes[0], want, now)
+	}
+	if _, err := s.SetInterval(context.Background(), 15*time.Minute); err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Errorf("SetInterval without the overlay = %v, want not available", err)
+	}
+}
