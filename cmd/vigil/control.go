@@ -260,7 +260,7 @@ func (s *ctlServer) doManage(ctx context.Context, req ctlRequest) ctlResponse {
 	switch req.Cmd {
 	case "get":
 		c.accept(ctx, strings.TrimSpace("get "+req.Key), false)
-		views, err := settingViews(c.app.cfg, req.Key)
+		views, err := settingViews(c.app.current(), req.Key)
 		if err != nil {
 			return errResponse(configErr(err))
 		}

@@ -52,9 +52,13 @@ type app struct {
 	closers      []func() error
 
 	// base is what cfg was built from before the overlay (overlay.go); a
-	// set re-validates against it. setMu orders sets, unsets and reloads.
-	base  *configBase
-	setMu sync.Mutex
+	// set re-validates against it. setMu guards base and the overlay's
+	// read-validate-store, and is held only briefly; applyMu orders what
+	// changes the running daemon (reload, applying a set), which may wait
+	// for a heartbeat run. Lock order: applyMu, then setMu.
+	base    *configBase
+	setMu   sync.Mutex
+	applyMu sync.Mutex
 }
 
 func (a *app) Close() error {
@@ -473,7 +477,7 @@ func (c *commands) Get(ctx context.Context, key string) (string, error) {
 		return "", err
 	}
 	c.accept(ctx, strings.TrimSpace("get "+key), false)
-	views, err := settingViews(c.app.cfg, key)
+	views, err := settingViews(c.app.current(), key)
 	if err != nil {
 		return "", err
 	}
@@ -502,10 +506,11 @@ func (c *commands) Toggle(ctx context.Context, rule string) (string, error) {
 		return "", err
 	}
 	key := "rule." + rule + ".enabled"
-	if err := config.CheckSettable(key, c.app.cfg); err != nil {
-		return "", err
+	cfg := c.app.current()
+	if err := config.CheckSettable(key, cfg); err != nil {
+		return "", configErr(err)
 	}
-	cur, err := c.app.cfg.Get(key)
+	cur, err := cfg.Get(key)
 	if err != nil {
 		return "", err
 	}

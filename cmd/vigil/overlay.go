@@ -240,7 +240,7 @@ func (c *commands) gate(ctx context.Context, verb string) error {
 	case channelModel:
 		return nil // set checks the model's own bounds
 	}
-	if c.app.cfg.Manage.Allows(verb) {
+	if c.app.current().Manage.Allows(verb) {
 		return nil
 	}
 	c.app.log.Warn("command refused: [manage] remote does not allow it", append([]any{"command", verb}, src.LogAttrs()...)...)
@@ -276,35 +276,55 @@ func (c *commands) setModelInterval(ctx context.Context, d time.Duration) (strin
 // set validates, stores and applies one overlay value; the caller gated it.
 func (c *commands) set(ctx context.Context, key, value string) (string, error) {
 	a := c.app
-	a.setMu.Lock()
-	defer a.setMu.Unlock()
 	src := transport.SourceOf(ctx)
-	if err := config.CheckSettable(key, a.cfg); err != nil {
-		return "", configErr(err)
-	}
-	if src.Channel == channelModel {
-		if err := checkModelSet(a.cfg, key, value); err != nil {
-			return "", err
-		}
-	}
-	stored, err := a.db.Settings()
-	if err != nil {
-		return "", fmt.Errorf("read settings: %w", err)
-	}
-	s := store.Setting{Key: key, Value: value, By: src.String(), At: time.Now().UTC().Round(time.Second)}
-	cfg, err := a.base.with(stored, s)
+	cfg, was, err := c.store(ctx, key, value)
 	if err != nil {
 		return "", err
-	}
-	was, _ := a.cfg.Get(key)
-	if err := a.db.PutSetting(s); err != nil {
-		return "", fmt.Errorf("store setting: %w", err)
 	}
 	a.applyChange(ctx, cfg)
 	now, _ := cfg.Get(key)
 	text := fmt.Sprintf("%s set to %s by %s", key, now, src)
 	c.audit(ctx, "set "+key+" "+value, text)
 	return fmt.Sprintf("%s set to %s (was %s)", key, now, was), nil
+}
+
+// store validates key = value against the base and the stored overlay and
+// stores it; it returns the config with it and the key's previous value.
+func (c *commands) store(ctx context.Context, key, value string) (*config.Config, string, error) {
+	a := c.app
+	a.setMu.Lock()
+	defer a.setMu.Unlock()
+	src := transport.SourceOf(ctx)
+	cur := a.cfg
+	if err := config.CheckSettable(key, cur); err != nil {
+		return nil, "", configErr(err)
+	}
+	if src.Channel == channelModel {
+		if err := checkModelSet(cur, key, value); err != nil {
+			return nil, "", err
+		}
+	}
+	stored, err := a.db.Settings()
+	if err != nil {
+		return nil, "", fmt.Errorf("read settings: %w", err)
+	}
+	s := store.Setting{Key: key, Value: value, By: src.String(), At: time.Now().UTC().Round(time.Second)}
+	cfg, err := a.base.with(stored, s)
+	if err != nil {
+		return nil, "", err
+	}
+	was, _ := cur.Get(key)
+	if err := a.db.PutSetting(s); err != nil {
+		return nil, "", fmt.Errorf("store setting: %w", err)
+	}
+	return cfg, was, nil
+}
+
+// current is the config in force; apply replaces it under setMu.
+func (a *app) current() *config.Config {
+	a.setMu.Lock()
+	defer a.setMu.Unlock()
+	return a.cfg
 }
 
 // with validates the config with s added to the stored overlay (replacing
@@ -329,27 +349,11 @@ func (b *configBase) with(stored []store.Setting, s store.Setting) (*config.Conf
 // unset removes one overlay value and applies the config without it.
 func (c *commands) unset(ctx context.Context, key string) (string, error) {
 	a := c.app
-	a.setMu.Lock()
-	defer a.setMu.Unlock()
 	src := transport.SourceOf(ctx)
 	if src.Channel == channelModel {
 		return "", fmt.Errorf("%w: the model may not unset %s", transport.ErrNotAllowed, key)
 	}
-	found, err := a.db.DeleteSetting(key)
-	if err != nil {
-		return "", fmt.Errorf("unset %s: %w", key, err)
-	}
-	if !found {
-		if v, err := a.cfg.Get(key); err == nil {
-			return "", fmt.Errorf("%s: %w (it is %s from %s)", key, errNotSet, v, originText(a.cfg, key))
-		}
-		return "", fmt.Errorf("%s: %w", key, errNotSet)
-	}
-	stored, err := a.db.Settings()
-	if err != nil {
-		return "", fmt.Errorf("read settings: %w", err)
-	}
-	cfg, _, err := a.base.resolve(stored, a.log)
+	cfg, err := c.remove(key)
 	if err != nil {
 		return "", err
 	}
@@ -362,6 +366,30 @@ func (c *commands) unset(ctx context.Context, key string) (string, error) {
 	text := fmt.Sprintf("%s unset by %s: back to %s%s", key, src, now, origin)
 	c.audit(ctx, "unset "+key, text)
 	return fmt.Sprintf("%s unset: back to %s%s", key, now, origin), nil
+}
+
+// remove deletes key from the stored overlay and returns the config
+// without it.
+func (c *commands) remove(key string) (*config.Config, error) {
+	a := c.app
+	a.setMu.Lock()
+	defer a.setMu.Unlock()
+	found, err := a.db.DeleteSetting(key)
+	if err != nil {
+		return nil, fmt.Errorf("unset %s: %w", key, err)
+	}
+	if !found {
+		if v, err := a.cfg.Get(key); err == nil {
+			return nil, fmt.Errorf("%s: %w (it is %s from %s)", key, errNotSet, v, originText(a.cfg, key))
+		}
+		return nil, fmt.Errorf("%s: %w", key, errNotSet)
+	}
+	stored, err := a.db.Settings()
+	if err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	cfg, _, err := a.base.resolve(stored, a.log)
+	return cfg, err
 }
 
 // audit logs an accepted change at INFO with its source, lists it in
@@ -462,7 +490,7 @@ func syncDir(dir string) error {
 // checklist shows, sets or resets the checklist set from afar; the caller
 // gated it.
 func (c *commands) checklist(ctx context.Context, op, text string) (string, error) {
-	cfg := c.app.cfg
+	cfg := c.app.current()
 	over := checklistOverride(cfg)
 	src := transport.SourceOf(ctx)
 	switch op {
@@ -534,7 +562,7 @@ func (c *commands) logs(ctx context.Context, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	loc := c.app.cfg.Device.Location
+	loc := c.app.current().Device.Location
 	var b strings.Builder
 	if len(runs) == 0 {
 		b.WriteString("no runs yet\n")
@@ -569,7 +597,7 @@ func (c *commands) notes(ctx context.Context, clear bool) (string, error) {
 		c.auditKind(ctx, "notes clear", fmt.Sprintf("%d notes cleared by %s", n, transport.SourceOf(ctx)), alert.RuleNotes)
 		return fmt.Sprintf("%d notes cleared", n), nil
 	}
-	return notesText(c.app.db, c.app.cfg.Device.Location, time.Now())
+	return notesText(c.app.db, c.app.current().Device.Location, time.Now())
 }
 
 func notesText(db *store.DB, loc *time.Location, now time.Time) (string, error) {

@@ -273,19 +273,24 @@ func TestChecklistLogsNotes(t *testing.T) {
 // as the agent's set_interval tool does.
 type intervalThinker struct {
 	set  func(context.Context, time.Duration) (string, error)
-	d    time.Duration
+	ds   []time.Duration // set in turn, in one run
 	got  string
 	gerr error
 }
 
 func (m *intervalThinker) Think(ctx context.Context, in agent.Input) (agent.Decision, error) {
-	m.got, m.gerr = m.set(ctx, m.d)
+	for _, d := range m.ds {
+		if m.got, m.gerr = m.set(ctx, d); m.gerr != nil {
+			break
+		}
+	}
 	return agent.Decision{Outcome: agent.OutcomeOK}, nil
 }
 
 // TestModelSetsIntervalDuringRun: the model's set_interval, called inside
 // a heartbeat run of a running daemon, is stored, audited and applied
-// once the run ends (applying waits for the run: no deadlock).
+// once the run ends (applying waits for the run: no deadlock, even when
+// the model sets it twice in one run).
 func TestModelSetsIntervalDuringRun(t *testing.T) {
 	a := newOverlayApp(t, "")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -297,7 +302,7 @@ func TestModelSetsIntervalDuringRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &intervalThinker{set: a.cmds.setModelInterval, d: 20 * time.Minute}
+	m := &intervalThinker{set: a.cmds.setModelInterval, ds: []time.Duration{15 * time.Minute, 20 * time.Minute}}
 	a.engine.Reconfigure(ec, nil, m)
 	done := make(chan error, 1)
 	go func() {
@@ -317,9 +322,9 @@ func TestModelSetsIntervalDuringRun(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		a.setMu.Lock()
+		a.applyMu.Lock()
 		v, _ := a.cfg.Get("heartbeat.interval")
-		a.setMu.Unlock()
+		a.applyMu.Unlock()
 		if v == "20m" {
 			break
 		}
@@ -328,7 +333,7 @@ func TestModelSetsIntervalDuringRun(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := infoAlerts(t, a.db); len(got) != 1 || got[0] != "heartbeat.interval set to 20m by model" {
+	if got := infoAlerts(t, a.db); strings.Join(got, "|") != "heartbeat.interval set to 15m by model|heartbeat.interval set to 20m by model" {
 		t.Errorf("info alerts %q", got)
 	}
 }

@@ -120,8 +120,8 @@ func (t *liveTransport) replace(parent context.Context, next wiredTransport) {
 // reload re-reads and applies the config with the run-time overlay (see
 // the policy at the top and in overlay.go).
 func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
-	a.setMu.Lock()
-	defer a.setMu.Unlock()
+	a.applyMu.Lock()
+	defer a.applyMu.Unlock()
 	cfg, base, err := e.loadForReload(a.db, log)
 	if err == nil {
 		err = a.apply(cfg, log, "config reloaded")
@@ -130,39 +130,47 @@ func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
 		log.Error("config reload rejected: still running on the previous config", "err", err)
 		return
 	}
+	a.setMu.Lock()
 	a.base = base
+	a.setMu.Unlock()
 }
 
-// applyChange applies a config changed by set or unset (the caller holds
-// setMu). Outside the daemon (the CLI on the state file) there is nothing
-// running to change. A change the model made comes from inside a heartbeat
-// run, which Reconfigure waits for: it is applied once setMu is free, from
-// the overlay as stored then, so a later change is never undone.
+// applyChange applies the overlay as stored now to the running daemon,
+// after a set or unset stored its change (the caller no longer holds
+// setMu). Applying waits for a heartbeat run in progress (Reconfigure), so
+// it re-reads the overlay under applyMu: whichever change applies last
+// applies every stored one, in any order. A change the model made comes
+// from inside a run, which cannot end while the model waits: it is applied
+// in the background once the run ends. Outside the daemon (the CLI on the
+// state file) there is nothing running: cfg just becomes the app's.
 func (a *app) applyChange(ctx context.Context, cfg *config.Config) {
 	if a.runCtx == nil {
 		a.cfg = cfg
 		return
 	}
 	if transport.SourceOf(ctx).Channel == channelModel {
-		go func() {
-			a.setMu.Lock()
-			defer a.setMu.Unlock()
-			stored, err := a.db.Settings()
-			if err != nil {
-				a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
-				return
-			}
-			cfg, _, err := a.base.resolve(stored, a.log)
-			if err == nil {
-				err = a.apply(cfg, a.log, "setting applied")
-			}
-			if err != nil {
-				a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
-			}
-		}()
+		go a.applyStored()
 		return
 	}
-	if err := a.apply(cfg, a.log, "setting applied"); err != nil {
+	a.applyStored()
+}
+
+// applyStored applies config.toml's base with the stored overlay.
+func (a *app) applyStored() {
+	a.applyMu.Lock()
+	defer a.applyMu.Unlock()
+	a.setMu.Lock()
+	base := a.base
+	stored, err := a.db.Settings()
+	a.setMu.Unlock()
+	var cfg *config.Config
+	if err == nil {
+		cfg, _, err = base.resolve(stored, a.log)
+	}
+	if err == nil {
+		err = a.apply(cfg, a.log, "setting applied")
+	}
+	if err != nil {
 		a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
 	}
 }
@@ -237,7 +245,9 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 			lt.replace(a.runCtx, t)
 		}
 	}
+	a.setMu.Lock()
 	a.cfg = cfg
+	a.setMu.Unlock()
 	log.Info(msg, "changed", strings.Join(changed, ", "))
 	return nil
 }
