@@ -50,7 +50,7 @@ func newOverlayApp(t *testing.T, extra string) *app {
 }
 
 // infoAlerts lists the summaries of the info system alerts queued.
-func infoAlerts(t *testing.T, db *store.DB) []string {
+func queuedInfo(t *testing.T, db *store.DB) []string {
 	t.Helper()
 	var out []string
 	err := db.View(func(tx *store.Tx) error {
@@ -102,7 +102,7 @@ func TestRemoteSetGatedByManage(t *testing.T) {
 		if st, _ := a.db.Settings(); len(st) != 0 {
 			t.Errorf("a refused set stored %+v", st)
 		}
-		if got := infoAlerts(t, a.db); len(got) != 0 {
+		if got := queuedInfo(t, a.db); len(got) != 0 {
 			t.Errorf("a refused set queued %q", got)
 		}
 		// The local socket may, whatever [manage] says.
@@ -135,7 +135,7 @@ func TestRemoteSetGatedByManage(t *testing.T) {
 			t.Fatalf("stored %+v", st)
 		}
 		want := []string{"heartbeat.interval set to 10m by mqtt vigil/e2e/cmd/set", "rule.too_hot.enabled set to false by telegram chat 1 user 123"}
-		if got := infoAlerts(t, a.db); strings.Join(got, "|") != strings.Join(want, "|") {
+		if got := queuedInfo(t, a.db); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("info alerts %q, want %q", got, want)
 		}
 		if _, err := a.cmds.Unset(tctx, "heartbeat.interval"); !errors.Is(err, transport.ErrNotAllowed) {
@@ -333,7 +333,7 @@ func TestModelSetsIntervalDuringRun(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := infoAlerts(t, a.db); strings.Join(got, "|") != "heartbeat.interval set to 15m by model|heartbeat.interval set to 20m by model" {
+	if got := queuedInfo(t, a.db); strings.Join(got, "|") != "heartbeat.interval set to 15m by model|heartbeat.interval set to 20m by model" {
 		t.Errorf("info alerts %q", got)
 	}
 }
