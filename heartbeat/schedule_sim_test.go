@@ -313,6 +313,17 @@ func TestScheduleClockFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("a time that meets a running check retries it once, soon", func(t *testing.T) {
+		s := newSchedSim(t, day, berlin, at(2026, 6, 1, 11, 50), nil)
+		s.e.runMu.Lock() // a forced check (vigil check) is running
+		s.until(at(2026, 6, 1, 12, 0))
+		s.expect("12:00 during the check", "2026-06-01 12:00 CEST skipped/busy")
+		s.expectNext("2026-06-01 12:00 CEST") // the retry at 12:00:30
+		s.e.runMu.Unlock()
+		s.until(at(2026, 6, 1, 19, 30))
+		s.expect("after the check", "2026-06-01 12:01 CEST ok/first_run", "2026-06-01 19:00 CEST ok/max_quiet")
+	})
+
 	t.Run("reload switches between interval and schedule", func(t *testing.T) {
 		s := newSchedSim(t, nil, berlin, at(2026, 6, 1, 8, 0), func(c *Config) { c.Interval = 30 * time.Minute })
 		s.advance(time.Hour)
