@@ -141,6 +141,8 @@ func (p *parser) validateHeartbeat() {
 	if len(h.Schedule) > 0 {
 		if _, err := schedule.Parse(h.Schedule); err != nil {
 			p.badErr(k("schedule"), err)
+		} else if _, over := p.origins["heartbeat.interval"]; over {
+			p.bad(k("interval"), "heartbeat.schedule is in force (line %d), and interval does not apply with a schedule", p.line(k("schedule")))
 		} else if iv := defaults().Heartbeat.Interval; p.md.IsDefined("heartbeat", "interval") && h.Interval != iv {
 			p.bad(k("schedule"), "is an alternative to interval (set to %q on line %d): remove one of them",
 				h.Interval, p.line(k("interval")))
