@@ -241,6 +241,22 @@ func TestScheduleClockFaults(t *testing.T) {
 		s.expect("unsynced again", "1970-01-01 01:01 CET skipped/clock_unsynced")
 	})
 
+	t.Run("a failing LLM: every scheduled time is an attempt, no backoff skips", func(t *testing.T) {
+		s := newSchedSim(t, day, berlin, at(2026, 6, 1, 11, 0), nil)
+		s.thinker.mu.Lock()
+		s.thinker.err = fmt.Errorf("llm: %w", agent.ErrUnreachable)
+		s.thinker.mu.Unlock()
+		s.until(at(2026, 6, 2, 13, 0))
+		s.expect("four times of day with the LLM down",
+			"2026-06-01 12:00 CEST failed/first_run",
+			"2026-06-01 19:00 CEST failed/first_run",
+			"2026-06-02 07:30 CEST failed/first_run",
+			"2026-06-02 12:00 CEST failed/first_run")
+		if n := s.thinker.count(); n != 4 {
+			t.Errorf("LLM attempts = %d, want 4 (one per scheduled time)", n)
+		}
+	})
+
 	t.Run("forward step of three days: one run, no burst", func(t *testing.T) {
 		s := newSchedSim(t, day, berlin, at(2026, 6, 1, 8, 0), nil)
 		s.expectNext("2026-06-01 12:00 CEST")

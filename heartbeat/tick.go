@@ -334,7 +334,9 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 	if e.budgetSpentLocked(wall) {
 		return ReasonBudget, false
 	}
-	if e.backoffTicks > 0 {
+	// Backoff skips interval ticks only: a schedule is sparse already, and
+	// skipping 7 of 3 runs a day would leave the LLM silent for days.
+	if e.backoffTicks > 0 && e.cfg.Schedule == nil {
 		e.backoffTicks--
 		return ReasonLLMBackoff, false
 	}
