@@ -104,6 +104,12 @@ func TestDefaultsDependOnKeys(t *testing.T) {
 		{"interval integer 0", "[heartbeat]\ninterval = 0\n", func(c *Config) string {
 			return want(c.Heartbeat.Interval.Duration, time.Duration(0))
 		}},
+		{"schedule with the default interval written out", "[heartbeat]\ninterval = \"30m\"\nschedule = [\"07:30\", \"19:00\"]\n", func(c *Config) string {
+			return want(c.HeartbeatEnabled(), true) + want(len(c.Heartbeat.Schedule), 2)
+		}},
+		{"schedule, enabled false", "[heartbeat]\nenabled = false\nschedule = [\"30 7 * * 1-5\"]\n", func(c *Config) string {
+			return want(c.HeartbeatEnabled(), false)
+		}},
 		{"anthropic defaults", "[llm]\nprovider = \"anthropic\"\n", func(c *Config) string {
 			return want(c.LLM.BaseURL, "https://api.anthropic.com") + want(c.LLM.Model, "claude-3-5-haiku-latest") +
 				want(c.LLM.APIKeyEnv, "ANTHROPIC_API_KEY")
@@ -351,6 +357,22 @@ func TestErrors(t *testing.T) {
 			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check, test-alert, get, set, unset, checklist, logs, notes)`},
 		{"manage remote twice", "[manage]\nremote = [\"pause\", \"pause\"]\n",
 			`config.toml:2: manage.remote: remote[1]: "pause" is listed twice`},
+		{"schedule bad time", "[device]\nid = \"a\"\n[heartbeat]\nschedule = [\"07:30\", \"25:00\"]\n",
+			`config.toml:4: heartbeat.schedule: schedule[1]: "25:00" is not a time of day (want "HH:MM", 24-hour clock)`},
+		{"schedule short time", "[heartbeat]\nschedule = [\"7:3\"]\n",
+			`config.toml:2: heartbeat.schedule: schedule[0]: "7:3" is not a time of day (want "HH:MM", 24-hour clock)`},
+		{"schedule duplicate time", "[heartbeat]\nschedule = [\"07:30\", \"12:00\", \"07:30\"]\n",
+			`config.toml:2: heartbeat.schedule: schedule[2]: "07:30" is listed twice (also schedule[0])`},
+		{"schedule mixes times and cron", "[heartbeat]\nschedule = [\"07:30\", \"30 7 * * 1-5\"]\n",
+			`config.toml:2: heartbeat.schedule: schedule[1]: "30 7 * * 1-5" looks like a cron expression: a cron expression must be the only element, not mixed with times of day`},
+		{"schedule bad cron", "[heartbeat]\nschedule = [\"30 25 * * *\"]\n",
+			`config.toml:2: heartbeat.schedule: schedule[0]: "30 25 * * *" is not a cron expression: end of range (25) above maximum (23): 25 (want five fields: minute hour day-of-month month day-of-week, as in "30 7 * * 1-5")`},
+		{"schedule cron with a time zone", "[heartbeat]\nschedule = [\"CRON_TZ=UTC 30 7 * * *\"]\n",
+			`config.toml:2: heartbeat.schedule: schedule[0]: "CRON_TZ=UTC 30 7 * * *": a time zone prefix is not allowed; the schedule runs in device.timezone`},
+		{"schedule and interval", "[heartbeat]\ninterval = \"1h\"\nmax_quiet = \"6h\"\nschedule = [\"07:30\"]\n",
+			`config.toml:4: heartbeat.schedule: is an alternative to interval (set to "1h" on line 2): remove one of them`},
+		{"schedule and interval 0", "[heartbeat]\nschedule = [\"07:30\"]\ninterval = \"0\"\n",
+			`config.toml:2: heartbeat.schedule: is an alternative to interval (set to "0" on line 3): remove one of them`},
 		{"several, in file order", "[[sensor]]\nname = \"a\"\ndriver = \"x\"\n[heartbeat]\ninterval = \"1s\"\n[device]\nid = \"A\"\nfoo = 1\n",
 			"config.toml:3: sensor.a.driver: unknown driver \"x\" (want one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)\n" +
 				"config.toml:5: heartbeat.interval: must be at least 1m (got \"1s\")\n" +

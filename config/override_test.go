@@ -156,6 +156,18 @@ func TestOverrideErrorsUseTheValidatorsMessages(t *testing.T) {
 	}
 }
 
+func TestIntervalOverrideWithASchedule(t *testing.T) {
+	src := overrideSrc[:strings.Index(overrideSrc, "[llm]")] + "schedule = [\"07:30\", \"19:00\"]\n\n"
+	src = strings.Replace(src, "interval = \"30m\"\n", "", 1)
+	_, err := ParseWith(strings.NewReader(src), "config.toml", Options{Overrides: []Override{
+		{Key: "heartbeat.interval", Value: "10m", Origin: OriginSet, By: "cli"},
+	}})
+	want := `set by cli: heartbeat.interval: heartbeat.schedule is in force (line 7), and interval does not apply with a schedule`
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
 func TestCheckSettable(t *testing.T) {
 	c, err := parseOver(t)
 	if err != nil {

@@ -110,9 +110,9 @@ func (c *Config) LLMEnabled() bool {
 }
 
 // HeartbeatEnabled reports whether the heartbeat loop runs at all
-// (heartbeat.enabled and a non-zero interval).
+// (heartbeat.enabled and a schedule or a non-zero interval).
 func (c *Config) HeartbeatEnabled() bool {
-	return c.Heartbeat.Enabled && c.Heartbeat.Interval.Duration > 0
+	return c.Heartbeat.Enabled && (len(c.Heartbeat.Schedule) > 0 || c.Heartbeat.Interval.Duration > 0)
 }
 
 // MQTTEnabled reports whether a broker is configured.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/schedule"
 )
 
 // Drivers lists the sensor drivers a config may name.
@@ -136,6 +137,16 @@ func (p *parser) validateHeartbeat() {
 			p.badErr(k("active_hours"), err)
 		}
 		h.Active = w
+	}
+	if len(h.Schedule) > 0 {
+		if _, err := schedule.Parse(h.Schedule); err != nil {
+			p.badErr(k("schedule"), err)
+		} else if _, over := p.origins["heartbeat.interval"]; over {
+			p.bad(k("interval"), "heartbeat.schedule is in force (line %d), and interval does not apply with a schedule", p.line(k("schedule")))
+		} else if iv := defaults().Heartbeat.Interval; p.md.IsDefined("heartbeat", "interval") && h.Interval != iv {
+			p.bad(k("schedule"), "is an alternative to interval (set to %q on line %d): remove one of them",
+				h.Interval, p.line(k("interval")))
+		}
 	}
 	if h.MaxAlertsPerHour < 1 {
 		p.bad(k("max_alerts_per_hour"), "must be at least 1 (got %d)", h.MaxAlertsPerHour)

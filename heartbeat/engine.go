@@ -55,6 +55,7 @@ type Rule struct {
 type Config struct {
 	DeviceID               string
 	Interval               time.Duration // 0 disables the heartbeat loop
+	Schedule               Schedule      // non-nil: runs at these wall-clock times instead of every Interval
 	SampleInterval         time.Duration
 	SensorsPublishInterval time.Duration
 	Active                 *Window // nil: always active

@@ -92,7 +92,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	st.Now = wall.In(loc).Round(time.Second)
 	st.ClockPlausible = Plausible(wall, e.cfg.BuildTime)
 	st.Uptime = e.deps.Clock.Since(e.start).Round(time.Second)
-	if e.cfg.Interval > 0 && !e.nextAt.IsZero() {
+	if (e.cfg.Interval > 0 || e.cfg.Schedule != nil) && !e.nextAt.IsZero() {
 		st.NextRun = e.nextAt.In(loc).Round(time.Second)
 	}
 	st.Failures, st.LLMDown = e.state.ConsecutiveFailures, e.state.LLMDown

@@ -64,7 +64,25 @@ func busyRetry(interval time.Duration) time.Duration {
 	return min(30*time.Second, interval/10)
 }
 
+// heartbeatLoop runs the interval loop or the schedule loop, whichever the
+// config asks for, and switches when a reload changes it.
 func (e *Engine) heartbeatLoop(ctx context.Context) error {
+	for ctx.Err() == nil {
+		e.mu.Lock()
+		scheduled := e.cfg.Schedule != nil
+		e.mu.Unlock()
+		if scheduled {
+			e.scheduleLoop(ctx)
+		} else {
+			e.intervalLoop(ctx)
+		}
+	}
+	return nil
+}
+
+// intervalLoop ticks every interval on the monotonic clock until ctx is
+// done or a reload sets a schedule.
+func (e *Engine) intervalLoop(ctx context.Context) {
 	// sched keeps the device's phase; next is sched or, after a busy tick,
 	// the earlier retry. A reload that changes the interval starts a new
 	// schedule at the device's phase.
@@ -74,18 +92,22 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 	)
 	for {
 		e.mu.Lock()
+		if e.cfg.Schedule != nil {
+			e.mu.Unlock()
+			return
+		}
 		if cur := e.cfg.Interval; cur != interval {
 			interval = cur
 			sched = e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, interval))
 			next = sched
 		}
 		reconf := e.reconf
-		e.setNextLocked(next, interval)
+		e.setNextLocked(next, interval > 0)
 		e.mu.Unlock()
 		if interval <= 0 {
 			select {
 			case <-ctx.Done():
-				return nil
+				return
 			case <-reconf:
 				continue
 			}
@@ -95,7 +117,7 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return nil
+				return
 			case <-reconf:
 				t.Stop()
 				continue
@@ -109,12 +131,12 @@ func (e *Engine) heartbeatLoop(ctx context.Context) error {
 		}
 		next = sched
 		e.mu.Lock()
-		e.setNextLocked(next, interval)
+		e.setNextLocked(next, true)
 		e.mu.Unlock()
 		res, err := e.tick(ctx, false, CheckOptions{due: due})
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return
 			}
 			e.log.Error("heartbeat", "err", err)
 			continue
@@ -139,19 +161,29 @@ func (e *Engine) nextRun() time.Time {
 // setNext publishes the next tick's time for status and the heartbeat topic.
 func (e *Engine) setNext(next time.Time) {
 	e.mu.Lock()
-	e.setNextLocked(next, e.cfg.Interval)
+	e.setNextLocked(next, true)
 	e.mu.Unlock()
 }
 
-// setNextLocked records when the next heartbeat runs; none while the
-// interval is 0. Caller holds e.mu.
-func (e *Engine) setNextLocked(next time.Time, interval time.Duration) {
-	if interval <= 0 {
+// setNextLocked records when the next heartbeat runs (a monotonic time);
+// none when on is false (the interval is 0, the clock is not synced).
+// Caller holds e.mu.
+func (e *Engine) setNextLocked(next time.Time, on bool) {
+	if !on || next.IsZero() {
 		e.nextMono, e.nextAt = time.Time{}, time.Time{}
 		return
 	}
 	e.nextMono = next
 	e.nextAt = e.deps.Wall().Add(next.Sub(e.deps.Clock.Now()))
+}
+
+// busyRetryLocked is how soon a tick that met a running check tries again.
+// Caller holds e.mu.
+func (e *Engine) busyRetryLocked() time.Duration {
+	if e.cfg.Schedule != nil {
+		return 30 * time.Second
+	}
+	return busyRetry(e.cfg.Interval)
 }
 
 func (e *Engine) logRun(res Result) {
@@ -190,7 +222,10 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 		if !forced {
 			// The heartbeat loop retries soon (see heartbeatLoop): say so
 			// in the heartbeat's next_at and in status.
-			if retry := startMono.Add(busyRetry(e.cfg.Interval)); retry.Before(e.nextRun()) {
+			e.mu.Lock()
+			retry := startMono.Add(e.busyRetryLocked())
+			e.mu.Unlock()
+			if retry.Before(e.nextRun()) {
 				e.setNext(retry)
 			}
 		}
@@ -271,6 +306,11 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if !forced && e.cfg.Schedule != nil && !Plausible(wall, e.cfg.BuildTime) {
+		// No scheduled run on an unsynced clock: its times of day mean
+		// nothing yet (see scheduleLoop).
+		return ReasonClockUnsynced, false
+	}
 	if e.deps.Thinker == nil {
 		return ReasonRulesOnly, false
 	}
@@ -294,7 +334,9 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 	if e.budgetSpentLocked(wall) {
 		return ReasonBudget, false
 	}
-	if e.backoffTicks > 0 {
+	// Backoff skips interval ticks only: a schedule is sparse already, and
+	// skipping 7 of 3 runs a day would leave the LLM silent for days.
+	if e.backoffTicks > 0 && e.cfg.Schedule == nil {
 		e.backoffTicks--
 		return ReasonLLMBackoff, false
 	}

@@ -186,7 +186,11 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 		log.Info("no LLM API key: running in rules-only mode — local rules alert, the heartbeat checklist is not sent to any LLM", "key", keyVar)
 	}
 	interval := "disabled"
-	if cfg.Heartbeat.Enabled && cfg.Heartbeat.Interval.Duration > 0 {
+	switch {
+	case !cfg.Heartbeat.Enabled:
+	case len(cfg.Heartbeat.Schedule) > 0:
+		interval = "schedule " + strings.Join(cfg.Heartbeat.Schedule, ", ")
+	case cfg.Heartbeat.Interval.Duration > 0:
 		interval = cfg.Heartbeat.Interval.Duration.String()
 	}
 	log.Info("vigil starting", "version", version, "device", cfg.Device.ID, "board", a.prof.Name, "mode", mode,

@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -263,7 +264,16 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		Deadbands:              map[string]float64{},
 		Checklist:              checklistFunc(cfg),
 	}
-	if hb.Enabled {
+	switch {
+	case !hb.Enabled:
+	case len(hb.Schedule) > 0:
+		// The schedule replaces the interval (config refuses both).
+		sched, err := schedule.Parse(hb.Schedule)
+		if err != nil {
+			return ec, configErr(fmt.Errorf("heartbeat.schedule: %w", err))
+		}
+		ec.Schedule = sched
+	default:
 		ec.Interval = hb.Interval.Duration
 	}
 	if hb.Active != nil {
