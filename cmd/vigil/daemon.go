@@ -494,6 +494,7 @@ func (c *commands) Set(ctx context.Context, key, value string) (string, error) {
 	if err := c.gate(ctx, "set"); err != nil {
 		return "", err
 	}
+	c.accept(ctx, "set "+key+" "+value, false) // listed by audit once it is applied
 	return c.set(ctx, key, value)
 }
 
@@ -501,6 +502,7 @@ func (c *commands) Unset(ctx context.Context, key string) (string, error) {
 	if err := c.gate(ctx, "unset"); err != nil {
 		return "", err
 	}
+	c.accept(ctx, "unset "+key, false)
 	return c.unset(ctx, key)
 }
 
@@ -509,6 +511,7 @@ func (c *commands) Toggle(ctx context.Context, rule string) (string, error) {
 	if err := c.gate(ctx, "set"); err != nil {
 		return "", err
 	}
+	c.accept(ctx, "toggle "+rule, false)
 	key := "rule." + rule + ".enabled"
 	cfg := c.app.current()
 	if err := config.CheckSettable(key, cfg); err != nil {
