@@ -98,6 +98,10 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 	case err == nil:
 		cj = *resp.Check
 	case err == errNoDaemon:
+		var base *configBase
+		if cfg, base, err = e.loadOverlaid(ctx, e.logger()); err != nil {
+			return err
+		}
 		log := inZone(e.logger(), cfg.Device.Location)
 		bo := buildOptions{sensors: true, thinker: true}
 		sample := (*heartbeat.Engine).SampleOnce
@@ -109,6 +113,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 			return err
 		}
 		defer a.Close()
+		a.base = base // the model's set_interval stores through it
 		if !cfg.LLMEnabled() {
 			log.Info("no LLM API key: rules-only mode, the checklist is not sent to any LLM")
 		}
@@ -167,6 +172,11 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	case err == nil:
 		st, series = *resp.Status, resp.Series
 	case err == errNoDaemon:
+		// The run-time settings as `vigil run` would apply them (a
+		// disabled rule shows as disabled).
+		if cfg, _, err = e.loadOverlaid(ctx, e.logger()); err != nil {
+			return err
+		}
 		a, err := e.build(ctx, cfg, e.logger(), buildOptions{store: storeReadOnly})
 		if err != nil {
 			return err

@@ -109,11 +109,12 @@ func TestSetIntervalOnRunningDaemon(t *testing.T) {
 
 // TestSetWithoutDaemonCreatesNothingWhenRefused: with no daemon, get
 // reads nothing into being, a refused set creates no state file, and an
-// accepted one is shown by get and config check with its origin.
+// accepted one is shown by get and config check with its origin, and
+// status applies the overlay too (a disabled rule shows as disabled).
 func TestSetWithoutDaemonCreatesNothingWhenRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, "")
+	cfg := writeConfig(t, dir, overlayRules)
 	state := filepath.Join(dir, "state")
 	if _, errOut, code := runVigil(t, "-c", cfg, "get"); code != 0 {
 		t.Fatalf("get: exit %d: %s", code, errOut)
@@ -129,6 +130,12 @@ func TestSetWithoutDaemonCreatesNothingWhenRefused(t *testing.T) {
 	}
 	if out, errOut, code := runVigil(t, "-c", cfg, "set", "heartbeat.interval", "15m"); code != 0 || !strings.Contains(out, "no daemon running") {
 		t.Fatalf("set 15m: exit %d: %q %s", code, out, errOut)
+	}
+	if out, errOut, code := runVigil(t, "-c", cfg, "set", "rule.too_hot.enabled", "false"); code != 0 {
+		t.Fatalf("set rule.too_hot.enabled false: exit %d: %q %s", code, out, errOut)
+	}
+	if st := statusJSON(t, cfg); len(st.Rules) != 1 || st.Rules[0].State != heartbeat.RuleDisabled {
+		t.Fatalf("status with no daemon after disabling too_hot: rules %+v, want it disabled", st.Rules)
 	}
 	out, errOut, code := runVigil(t, "-c", cfg, "config", "check")
 	if code != 0 || !regexp.MustCompile(`(?m)^# heartbeat\.interval = 15m \(set \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+00:00 by cli\)$`).MatchString(out) ||

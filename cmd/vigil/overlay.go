@@ -294,6 +294,9 @@ func (c *commands) store(ctx context.Context, key, value string) (*config.Config
 	a := c.app
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
+	if a.base == nil {
+		return nil, "", errors.New("settings cannot be changed here: no config base (a bug)")
+	}
 	src := transport.SourceOf(ctx)
 	cur := a.cfg
 	if err := config.CheckSettable(key, cur); err != nil {
@@ -374,6 +377,9 @@ func (c *commands) remove(key string) (*config.Config, error) {
 	a := c.app
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
+	if a.base == nil {
+		return nil, errors.New("settings cannot be changed here: no config base (a bug)")
+	}
 	found, err := a.db.DeleteSetting(key)
 	if err != nil {
 		return nil, fmt.Errorf("unset %s: %w", key, err)
