@@ -33,7 +33,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -335,7 +334,7 @@ func (a *app) current() *config.Config {
 // load. The error is the validator's.
 func (b *configBase) with(stored []store.Setting, s store.Setting) (*config.Config, error) {
 	others := slices.DeleteFunc(slices.Clone(stored), func(o store.Setting) bool { return o.Key == s.Key })
-	_, used, err := b.resolve(others, discardLog)
+	_, used, err := b.resolve(others, slog.New(slog.DiscardHandler)) // said at load
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +423,6 @@ func checkBuildable(cfg *config.Config) error {
 	return err
 }
 
-var discardLog = slog.New(slog.DiscardHandler)
 
 // checklistOverride is the checklist set from afar (vigil checklist set):
 // in the state directory, it is used instead of heartbeat.checklist while
@@ -619,13 +617,4 @@ func notesText(db *store.DB, loc *time.Location, now time.Time) (string, error) 
 		fmt.Fprintf(&b, "%s (%s ago) %s\n", n.Time.In(loc).Format(timeLayout), now.Sub(n.Time).Round(time.Second), n.Text)
 	}
 	return b.String(), nil
-}
-
-// parseCount reads the N of `logs N`.
-func parseCount(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("want a positive whole number of entries, got %q", s)
-	}
-	return n, nil
 }

@@ -36,11 +36,11 @@ func newOverlayApp(t *testing.T, extra string) *app {
 	dir := t.TempDir()
 	e := &env{globals: globals{config: writeConfig(t, dir, overlayRules+extra)}, stdout: io.Discard, stderr: io.Discard}
 	ctx := context.Background()
-	cfg, base, err := e.loadOverlaid(ctx, discardLog)
+	cfg, base, err := e.loadOverlaid(ctx, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := e.build(ctx, cfg, discardLog, buildOptions{})
+	a, err := e.build(ctx, cfg, slog.New(slog.DiscardHandler), buildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func colorOK(w io.Writer) bool {
 
 var stateColor = map[string]string{
 	heartbeat.RuleOK: "\x1b[32m", heartbeat.RulePending: "\x1b[33m",
-	heartbeat.RuleFiring: "\x1b[1;31m", heartbeat.RuleUnknown: "\x1b[2m",
+	heartbeat.RuleFiring: "\x1b[1;31m", heartbeat.RuleUnknown: "\x1b[2m", heartbeat.RuleDisabled: "\x1b[2m",
 }
 
 // writeReadings prints each reading's last value, a sparkline of the last
