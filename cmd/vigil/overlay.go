@@ -423,7 +423,6 @@ func checkBuildable(cfg *config.Config) error {
 	return err
 }
 
-
 // checklistOverride is the checklist set from afar (vigil checklist set):
 // in the state directory, it is used instead of heartbeat.checklist while
 // it exists.
