@@ -192,3 +192,21 @@ func resolve(f time.Time, loc *time.Location) time.Time {
 	}
 	return time.Date(f.Year(), f.Month(), f.Day(), f.Hour(), f.Minute(), f.Second(), f.Nanosecond(), loc)
 }
+
+// LongestGap is the longest time between two consecutive runs over a week
+// in UTC: what a watcher should allow between heartbeats before it calls
+// the device silent (the interval's counterpart for a schedule).
+func (s *Schedule) LongestGap() time.Duration {
+	t := s.Next(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), time.UTC) // a Monday
+	end := t.Add(8 * 24 * time.Hour)
+	var gap time.Duration
+	for t.Before(end) {
+		n := s.Next(t, time.UTC)
+		if !n.After(t) {
+			break
+		}
+		gap = max(gap, n.Sub(t))
+		t = n
+	}
+	return gap
+}

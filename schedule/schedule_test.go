@@ -132,3 +132,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestLongestGap(t *testing.T) {
+	for _, tc := range []struct {
+		sched []string
+		want  time.Duration
+	}{
+		{[]string{"07:30", "12:00", "19:00"}, 12*time.Hour + 30*time.Minute},
+		{[]string{"12:00"}, 24 * time.Hour},
+		{[]string{"*/15 * * * *"}, 15 * time.Minute},
+		{[]string{"0 9 * * 1-5"}, 72 * time.Hour}, // Friday 09:00 to Monday 09:00
+	} {
+		s, err := Parse(tc.sched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.LongestGap(); got != tc.want {
+			t.Errorf("LongestGap(%q) = %s, want %s", tc.sched, got, tc.want)
+		}
+	}
+}

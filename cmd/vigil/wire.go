@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
@@ -121,7 +122,7 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg,
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
-			Board: board, Interval: cfg.Heartbeat.Interval.Duration, SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
+			Board: board, Interval: heartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
 		}, cmds, log.With("transport", "mqtt"))
 		w.transports = append(w.transports, wiredTransport{notifier: c, publisher: c, run: c.Run})
 	}
@@ -220,4 +221,23 @@ func (s telegramState) Chat(configured int64) (id int64, err error) {
 
 func (s telegramState) SetChat(configured, newID int64) error {
 	return s.db.Update(func(tx *store.Tx) error { return tx.SetTelegramChat(configured, newID) })
+}
+
+// heartbeatSpacing is the longest a watcher should expect between two
+// heartbeats (the info topic's interval, which `vigil fleet` uses to tell a
+// silent device from a quiet one): the interval, a schedule's longest gap,
+// or 0 when heartbeats are off.
+func heartbeatSpacing(cfg *config.Config) time.Duration {
+	hb := cfg.Heartbeat
+	switch {
+	case !cfg.HeartbeatEnabled():
+		return 0
+	case len(hb.Schedule) > 0:
+		s, err := schedule.Parse(hb.Schedule)
+		if err != nil {
+			return hb.Interval.Duration
+		}
+		return s.LongestGap()
+	}
+	return hb.Interval.Duration
 }
