@@ -26,7 +26,7 @@ func TestRemoteSetFollowsManageRemote(t *testing.T) {
 	const chat = 1001
 	api := newBotAPI(t)
 	b := startMosquitto(t)
-	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicAlert, "vigil/e2e/cmd/#")
+	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicAlert, topicInfo, "vigil/e2e/cmd/#")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -96,6 +96,8 @@ remote = ["status", "pause", "resume", "check", "get", "set", "unset"]
 		t.Fatalf("mqtt set with set allowed: ok=%v %q %q", ok, msg, errText)
 	}
 	waitInfoAlert(t, rec, "heartbeat.interval", "10m", "mqtt vigil/e2e/cmd/set")
+	// Watchers (vigil fleet) learn the new interval from the retained info topic.
+	rec.Wait(topicInfo, 10*time.Second, func(m mosquittotest.Message) bool { return strings.Contains(m.Payload, `"interval":"10m0s"`) })
 	if ok, msg, _ := waitResult(t, rec, "vigil/e2e/cmd/get", "heartbeat.interval"); !ok || !strings.Contains(msg, "10m") || !strings.Contains(msg, "mqtt") {
 		t.Errorf("mqtt get: ok=%v %q; want 10m set by mqtt", ok, msg)
 	}
@@ -126,6 +128,8 @@ remote = ["status", "pause", "resume", "check", "get", "set", "unset"]
 		t.Errorf("vigil get after unset: %q; want the file's 1m again", out)
 	}
 }
+
+const topicInfo = "vigil/e2e/info"
 
 // alertText is the part of an alert payload these tests look at.
 type alertText struct {

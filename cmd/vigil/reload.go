@@ -117,6 +117,29 @@ func (t *liveTransport) replace(parent context.Context, next wiredTransport) {
 	t.start(parent)
 }
 
+// intervalAnnouncer is a transport that announces the heartbeat's
+// intervals to watchers (MQTT's retained info topic).
+type intervalAnnouncer interface {
+	SetIntervals(ctx context.Context, interval, sample time.Duration) error
+}
+
+// announceIntervals tells the transport's watchers the new intervals, in
+// the background: a publish may wait for the broker, and apply runs under
+// the daemon's locks.
+func (t *liveTransport) announceIntervals(ctx context.Context, interval, sample time.Duration) {
+	ann, ok := t.current().notifier.(intervalAnnouncer)
+	if !ok {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := ann.SetIntervals(ctx, interval, sample); err != nil {
+			t.log.Warn("announce the new heartbeat interval", "transport", t.name, "err", err)
+		}
+	}()
+}
+
 // reload re-reads and applies the config with the run-time overlay (see
 // the policy at the top and in overlay.go).
 func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
@@ -243,6 +266,8 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 		}
 		if t, ok := next[lt.name]; ok && section[lt.name] {
 			lt.replace(a.runCtx, t)
+		} else if spacing, sample := heartbeatSpacing(cfg), cfg.Heartbeat.SampleInterval.Duration; spacing != heartbeatSpacing(old) || sample != old.Heartbeat.SampleInterval.Duration {
+			lt.announceIntervals(a.runCtx, spacing, sample)
 		}
 	}
 	a.setMu.Lock()

@@ -489,13 +489,29 @@ type Info struct {
 
 // publishInfo publishes Info, retained, on <p>/<id>/info.
 func (c *Client) publishInfo(ctx context.Context) error {
+	c.mu.Lock()
+	interval, sample := c.cfg.Interval, c.cfg.SampleInterval
+	c.mu.Unlock()
 	info := Info{Time: c.clock.Now().UTC(), Board: c.cfg.Board, Version: c.cfg.Version,
-		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String()}
+		Interval: interval.String(), SampleInterval: sample.String()}
 	payload, err := json.Marshal(info)
 	if err != nil {
 		return fmt.Errorf("encode info: %w", err)
 	}
 	return c.publish(ctx, c.topic("info"), true, payload)
+}
+
+// SetIntervals changes the intervals Info announces (a run-time `vigil set
+// heartbeat.interval`) and republishes Info when connected; while
+// disconnected the next connection announces them.
+func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duration) error {
+	c.mu.Lock()
+	c.cfg.Interval, c.cfg.SampleInterval = interval, sample
+	c.mu.Unlock()
+	if err := c.publishInfo(ctx); err != nil && !errors.Is(err, ErrNotConnected) {
+		return err
+	}
+	return nil
 }
 
 // problemAlert is one firing alert in the problem sensor's attributes.
