@@ -144,6 +144,9 @@ func CheckSettable(key string, c *Config) error {
 		}
 		return fmt.Errorf("%s: no rule %q (rules: %s)", key, name, strings.Join(names, ", "))
 	}
+	if near := closest(key, keys); near != "" {
+		return fmt.Errorf("%s: cannot be set at run time (did you mean %s?)", key, near)
+	}
 	return fmt.Errorf("%s: cannot be set at run time; settable keys: %s", key, strings.Join(append(slices.Clone(settable), "rule.<name>.enabled"), ", "))
 }
 

@@ -181,6 +181,7 @@ func TestCheckSettable(t *testing.T) {
 	for key, want := range map[string]string{
 		"device.id":             "device.id: cannot be set at run time; settable keys: heartbeat.enabled, heartbeat.interval, heartbeat.active_hours, heartbeat.max_quiet, heartbeat.alert_cooldown, heartbeat.max_llm_calls_per_day, llm.model, llm.scout_model, rule.<name>.enabled",
 		"rule.too_cold.enabled": `rule.too_cold.enabled: no rule "too_cold" (rules: too_hot)`,
+		"heartbeat.intervl":     "heartbeat.intervl: cannot be set at run time (did you mean heartbeat.interval?)",
 	} {
 		if err := CheckSettable(key, c); err == nil || err.Error() != want {
 			t.Errorf("CheckSettable(%s) = %v, want %s", key, err, want)

@@ -80,7 +80,7 @@ func (e *env) daemonOr(ctx context.Context, req ctlRequest, offline func(context
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, strings.TrimRight(txt, "\n")+"\n(saved in the state file; no daemon running: 'vigil run' applies it)")
+	fmt.Fprintln(e.stdout, strings.TrimRight(txt, "\n")+"\n(no daemon is running: 'vigil run' starts with this)")
 	return nil
 }
 

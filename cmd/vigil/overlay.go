@@ -282,9 +282,9 @@ func (c *commands) set(ctx context.Context, key, value string) (string, error) {
 	}
 	a.applyChange(ctx, cfg)
 	now, _ := cfg.Get(key)
-	text := fmt.Sprintf("%s set to %s by %s", key, now, src)
+	text := fmt.Sprintf("%s set to %s by %s", key, showSetting(now), src)
 	c.audit(ctx, "set "+key+" "+value, text)
-	return fmt.Sprintf("%s set to %s (was %s)", key, now, was), nil
+	return fmt.Sprintf("%s set to %s (was %s)", key, showSetting(now), showSetting(was)), nil
 }
 
 // store validates key = value against the base and the stored overlay and
@@ -616,4 +616,13 @@ func notesText(db *store.DB, loc *time.Location, now time.Time) (string, error) 
 		fmt.Fprintf(&b, "%s (%s ago) %s\n", n.Time.In(loc).Format(timeLayout), now.Sub(n.Time).Round(time.Second), n.Text)
 	}
 	return b.String(), nil
+}
+
+// showSetting shows an empty value as "" so that "set to" never ends in
+// nothing.
+func showSetting(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return v
 }
