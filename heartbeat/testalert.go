@@ -18,23 +18,7 @@ import (
 // transport: an engine without a daemon's transports cannot.
 func (e *Engine) TestAlert(ctx context.Context, sev alert.Severity, only string) (alert.Alert, error) {
 	summary := fmt.Sprintf("Test alert from vigil on %s — if you can read this, delivery works", e.cfg.DeviceID)
-	e.mu.Lock()
-	a := e.newAlert(sev, alert.SourceSystem, alert.RuleTest, alert.StateFiring, summary)
-	a.Transport = only
-	st := e.state
-	st.Counters = cloneCounters(e.state.Counters)
-	st.Counters["alerts"]++
-	st.LastAlert, st.LastAlertAt = a.Summary, a.Time
-	err := e.deps.DB.Update(func(tx *store.Tx) error {
-		if err := e.enqueue(tx, []alert.Alert{a}, &st); err != nil {
-			return err
-		}
-		return tx.PutState(st)
-	})
-	if err == nil {
-		e.state = st
-	}
-	e.mu.Unlock()
+	a, err := e.queueSystem(sev, alert.RuleTest, summary, only)
 	if err != nil {
 		return alert.Alert{}, fmt.Errorf("queue test alert: %w", err)
 	}
@@ -55,8 +39,22 @@ func transportText(only string) string {
 // accepted change ("heartbeat.interval set to 10m by cli"), which every
 // transport delivers.
 func (e *Engine) Notice(ctx context.Context, kind, summary string) (alert.Alert, error) {
+	a, err := e.queueSystem(alert.Info, kind, summary, "")
+	if err != nil {
+		return alert.Alert{}, fmt.Errorf("queue %s notice: %w", kind, err)
+	}
+	e.wakeAll()
+	return a, nil
+}
+
+// queueSystem queues one firing system alert for every transport (or only
+// the one named) in one commit, past the flood guard: alerts a person
+// asked for, one at a time.
+func (e *Engine) queueSystem(sev alert.Severity, kind, summary, only string) (alert.Alert, error) {
 	e.mu.Lock()
-	a := e.newAlert(alert.Info, alert.SourceSystem, kind, alert.StateFiring, summary)
+	defer e.mu.Unlock()
+	a := e.newAlert(sev, alert.SourceSystem, kind, alert.StateFiring, summary)
+	a.Transport = only
 	st := e.state
 	st.Counters = cloneCounters(e.state.Counters)
 	st.Counters["alerts"]++
@@ -67,13 +65,9 @@ func (e *Engine) Notice(ctx context.Context, kind, summary string) (alert.Alert,
 		}
 		return tx.PutState(st)
 	})
-	if err == nil {
-		e.state = st
-	}
-	e.mu.Unlock()
 	if err != nil {
-		return alert.Alert{}, fmt.Errorf("queue %s notice: %w", kind, err)
+		return alert.Alert{}, err
 	}
-	e.wakeAll()
+	e.state = st
 	return a, nil
 }

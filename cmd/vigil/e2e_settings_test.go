@@ -128,7 +128,7 @@ func TestSetWithoutDaemonCreatesNothingWhenRefused(t *testing.T) {
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Fatalf("read-only and refused commands created %s (%v)", state, err)
 	}
-	if out, errOut, code := runVigil(t, "-c", cfg, "set", "heartbeat.interval", "15m"); code != 0 || !strings.Contains(out, "no daemon running") {
+	if out, errOut, code := runVigil(t, "-c", cfg, "set", "heartbeat.interval", "15m"); code != 0 || !strings.Contains(out, "no daemon is running") {
 		t.Fatalf("set 15m: exit %d: %q %s", code, out, errOut)
 	}
 	if out, errOut, code := runVigil(t, "-c", cfg, "set", "rule.too_hot.enabled", "false"); code != 0 {

@@ -24,28 +24,11 @@ import (
 // loadConfig reads, validates and resolves the config file. Every failure is
 // a config error (exit 78).
 func (e *env) loadConfig() (*config.Config, error) {
-	f, err := os.Open(e.config)
+	base, err := e.readBase()
 	if err != nil {
-		return nil, configErr(fmt.Errorf("open config: %w", err))
+		return nil, err
 	}
-	defer f.Close()
-	opts := parseOptions()
-	opts.Overrides = config.EnvOverrides(os.Environ())
-	cfg, err := config.ParseWith(f, e.config, opts)
-	if err != nil {
-		return nil, configErr(err)
-	}
-	host, _ := os.Hostname()
-	cfg.SetDefaultID(host)
-	if err := cfg.ResolveSecrets(os.Getenv, os.ReadFile); err != nil {
-		return nil, configErr(err)
-	}
-	// Relative paths in the config are relative to the config file, so the
-	// repo's config.toml runs from any working directory.
-	base := filepath.Dir(e.config)
-	cfg.Device.StateDir = relTo(base, cfg.Device.StateDir)
-	cfg.Heartbeat.Checklist = relTo(base, cfg.Heartbeat.Checklist)
-	return cfg, nil
+	return base.parse(nil)
 }
 
 // loadConfigOrDefaults is loadConfig, except that with no config file at

@@ -58,9 +58,15 @@ type configBase struct {
 // readBase reads config.toml and the environment. A missing file is a
 // config error (exit 78).
 func (e *env) readBase() (*configBase, error) {
-	data, err := os.ReadFile(e.config)
+	f, err := os.Open(e.config)
 	if err != nil {
 		return nil, configErr(fmt.Errorf("open config: %w", err))
+	}
+	defer f.Close()
+	// One byte over the limit is enough for ParseWith to refuse the file.
+	data, err := io.ReadAll(io.LimitReader(f, config.MaxSize+1))
+	if err != nil {
+		return nil, configErr(fmt.Errorf("read config: %w", err))
 	}
 	return &configBase{name: e.config, data: data, env: config.EnvOverrides(os.Environ())}, nil
 }
