@@ -29,3 +29,20 @@ func TestStatusClockWord(t *testing.T) {
 		}
 	}
 }
+
+// The accepted-commands list shows its times in the device zone, like
+// every other time in status (they are kept in UTC).
+func TestStatusCommandsInDeviceZone(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	writeStatus(&b, heartbeat.Status{
+		Now:      time.Date(2026, 11, 26, 16, 5, 0, 0, berlin),
+		Commands: []heartbeat.Command{{Time: time.Date(2026, 11, 26, 15, 2, 29, 0, time.UTC), Source: "socket", Command: "pause 30m0s"}},
+	})
+	if want := "2026-11-26 16:02:29 +01:00  pause 30m0s  socket"; !strings.Contains(b.String(), want) {
+		t.Errorf("status does not list the command as %q:\n%s", want, b.String())
+	}
+}

@@ -278,7 +278,7 @@ func writeStatus(w io.Writer, st heartbeat.Status) {
 		fmt.Fprintln(w, "commands: (accepted since start, newest last)")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, c := range st.Commands {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Time.Format(time.RFC3339), c.Command, c.Source)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Time.In(st.Now.Location()).Format(timeLayout), c.Command, c.Source)
 		}
 		tw.Flush()
 	}
