@@ -329,13 +329,15 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 			if !slices.Contains(ri.Keys, k) {
 				continue
 			}
+			disabled := false
 			for _, rs := range st.Rules {
 				if rs.Name == ri.Name {
 					rv.Rules = append(rv.Rules, rs)
+					disabled = rs.State == heartbeat.RuleDisabled
 				}
 			}
 			for _, th := range ri.Thresholds {
-				if th.Key == k {
+				if th.Key == k && !disabled { // a disabled rule watches nothing
 					lines = append(lines, RuleLine{Rule: ri.Name, Threshold: th})
 				}
 			}

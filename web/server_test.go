@@ -316,12 +316,15 @@ func TestPageRuntimeSections(t *testing.T) {
 	f := newFake(t0, 3)
 	f.rules = []heartbeat.RuleStatus{{Name: "dry_air", State: heartbeat.RuleDisabled}}
 	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (Runtime, error) { return knownRuntime(), nil }})
-	s.opts.Rules = append(s.opts.Rules, RuleInfo{Name: "dry_air", Keys: []string{"air.humidity"}})
+	s.opts.Rules = append(s.opts.Rules, RuleInfo{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}})
 	resp := do(t, s, "GET", "/", nil, "", "")
 	b, _ := io.ReadAll(resp.Body)
 	body := string(b)
 	if strings.Contains(body, "<script") {
 		t.Error("a note's markup reached the page unescaped")
+	}
+	if strings.Contains(body, `data-rule="dry_air"`) {
+		t.Error("the disabled rule's threshold is drawn")
 	}
 	for _, want := range []string{
 		`<span class="badge disabled" title="">dry_air: disabled</span>`,
