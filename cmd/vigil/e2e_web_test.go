@@ -199,8 +199,16 @@ func TestStatusPageInChromium(t *testing.T) {
 	if len(st.Series) == 0 {
 		t.Error("/api/status has no series")
 	}
+	// vigil status asks the daemon, which answers with the same run-time
+	// block as the page.
+	out, errOut, code := runVigil(t, "-c", cfg, "status")
+	for _, re := range []string{`(?m)^notes:    3 \(newest 2h ago\)$`, `(?m)^  heartbeat\.interval    15m    set .* by cli$`, `(?m)^  too_dry\s+disabled`} {
+		if code != 0 || !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("status from the daemon: exit %d, no line matching %s:\n%s%s", code, re, out, errOut)
+		}
+	}
 	// vigil history asks the daemon: the seeded day plus its own samples.
-	out, errOut, code := runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
+	out, errOut, code = runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
 	if rows := strings.Count(out, "\n") - 1; code != 0 || rows < 1440 {
 		t.Errorf("history from the daemon: exit %d, %d rows, want >= 1440; %s", code, rows, errOut)
 	}
