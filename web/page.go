@@ -28,6 +28,9 @@ h1{font-size:20px;margin:0}h2{font-size:16px;margin:20px 0 8px}
 .facts{display:flex;flex-wrap:wrap;gap:4px 16px;color:var(--mute);font-size:14px}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:13px;font-weight:600;border:1px solid currentColor}
 .ok{color:var(--ok)}.pending,.paused{color:var(--warn)}.firing,.failed{color:var(--th)}.unknown{color:var(--mute)}
+.disabled{color:var(--mute);opacity:.6;border-style:dashed}
+.mute{color:var(--mute)}.note{white-space:pre-wrap;overflow-wrap:anywhere}
+td code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace}
 form{display:inline}
 .actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-left:auto}
 button,select{font:inherit;padding:6px 14px;border-radius:6px;border:1px solid var(--mute);background:var(--card);color:var(--ink);cursor:pointer}
@@ -162,11 +165,44 @@ func writePage(b *bytes.Buffer, d *pageData) {
 		w("<tr><td colspan=\"5\">No runs yet.</td></tr>\n")
 	}
 	w("</table></div>\n")
+	if d.Runtime {
+		writeRuntime(w, d)
+	}
 	section("board", "Board", d.Board)
 	w(`</main>
 <footer>vigil · rendered `, esc(d.Now), ` · charts show 24 hours; dashed lines are rule thresholds, shading is a rule firing</footer>
 </body></html>
 `)
+}
+
+// writeRuntime writes the run-time settings (with the checklist in force)
+// and the model's notes. A note is the model's text: escaped like every
+// other value, never markup.
+func writeRuntime(w func(...string), d *pageData) {
+	esc := html.EscapeString
+	w(`<h2>Run-time settings</h2>
+<div class="scroll"><table id="settings"><tr><th>key</th><th>value</th><th>origin</th></tr>
+`)
+	for _, st := range d.Settings {
+		w("<tr><td><code>", esc(st.Key), "</code></td><td><code>", esc(st.Value), "</code></td><td>", esc(st.Origin), "</td></tr>\n")
+	}
+	if len(d.Settings) == 0 {
+		w("<tr><td colspan=\"3\" class=\"mute\">None: every value comes from the config file or its default.</td></tr>\n")
+	}
+	if c := d.Checklist; c != nil {
+		w(`<tr id="checklist"><td>checklist in force</td><td><code>`, esc(c.Path), "</code></td><td>", pick(c.FromAfar, "set from afar", "heartbeat.checklist"), "</td></tr>\n")
+	}
+	w(`</table></div>
+<h2>Model's notes</h2>
+<div class="scroll"><table id="notes"><tr><th>time</th><th>age</th><th>note</th></tr>
+`)
+	for _, n := range d.Notes {
+		w("<tr><td>", esc(n.Time), "</td><td>", esc(n.Age), `</td><td class="note">`, esc(n.Text), "</td></tr>\n")
+	}
+	if len(d.Notes) == 0 {
+		w("<tr><td colspan=\"3\" class=\"mute\">No notes.</td></tr>\n")
+	}
+	w("</table></div>\n")
 }
 
 func pick(c bool, a, b string) string {
@@ -183,6 +219,8 @@ type readingView struct {
 }
 
 type alertView struct{ Time, Severity, Class, Source, Text string }
+
+type noteView struct{ Time, Age, Text string }
 
 type runView struct {
 	Time, Outcome, Reason, Duration string
@@ -202,6 +240,10 @@ type pageData struct {
 	SensorErrors              []string
 	Alerts                    []alertView
 	Runs                      []runView
+	Runtime                   bool // the sections below are known
+	Settings                  []Setting
+	Checklist                 *Checklist
+	Notes                     []noteView // newest first
 }
 
 var doneText = map[string]string{
@@ -287,13 +329,15 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 			if !slices.Contains(ri.Keys, k) {
 				continue
 			}
+			disabled := false
 			for _, rs := range st.Rules {
 				if rs.Name == ri.Name {
 					rv.Rules = append(rv.Rules, rs)
+					disabled = rs.State == heartbeat.RuleDisabled
 				}
 			}
 			for _, th := range ri.Thresholds {
-				if th.Key == k {
+				if th.Key == k && !disabled { // a disabled rule watches nothing
 					lines = append(lines, RuleLine{Rule: ri.Name, Threshold: th})
 				}
 			}
@@ -321,6 +365,16 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 	for _, ru := range st.Runs {
 		d.Runs = append(d.Runs, runView{Time: when(ru.Start), Outcome: ru.Outcome, Reason: ru.Reason,
 			Tokens: ru.Tokens, Duration: (time.Duration(ru.DurationMS) * time.Millisecond).String()})
+	}
+	if s.opts.Runtime != nil {
+		rt, err := s.opts.Runtime(ctx)
+		if err != nil {
+			return err
+		}
+		d.Runtime, d.Settings, d.Checklist = true, rt.Settings, rt.Checklist
+		for _, n := range rt.Notes {
+			d.Notes = append(d.Notes, noteView{Time: when(n.Time), Age: Age(now.Sub(n.Time)) + " ago", Text: n.Text})
+		}
 	}
 	writePage(buf, &d)
 	return nil

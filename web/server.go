@@ -53,6 +53,9 @@ type Options struct {
 	Rules    []RuleInfo
 	Now      func() time.Time // wall clock
 	Log      *slog.Logger
+	// Runtime gives the run-time settings, the checklist in force and the
+	// model's notes; nil shows none.
+	Runtime func(ctx context.Context) (Runtime, error)
 }
 
 // Limits on requests; the http.Server in cmd adds the timeouts.
@@ -66,10 +69,12 @@ const (
 )
 
 // StatusView is `vigil status --json` and /api/status: the engine's status
-// with the last hour of every reading.
+// with the last hour of every reading, and what changed at run time
+// (settings, checklist, notes).
 type StatusView struct {
 	heartbeat.Status
 	Series []heartbeat.Series `json:"series"`
+	Runtime
 }
 
 // Server serves the status page. It holds no goroutine and no timer.
@@ -158,8 +163,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	http.Error(w, err.Error(), http.StatusInternalServerError)
 }
 
-// View gathers the status and the last hour of history.
-func View(ctx context.Context, src Source, now time.Time) (StatusView, error) {
+// View gathers the status, the last hour of history and, when rt is not
+// nil, the run-time settings, checklist and notes.
+func View(ctx context.Context, src Source, rt func(context.Context) (Runtime, error), now time.Time) (StatusView, error) {
 	st, err := src.Status(ctx)
 	if err != nil {
 		return StatusView{}, err
@@ -168,14 +174,20 @@ func View(ctx context.Context, src Source, now time.Time) (StatusView, error) {
 	if err != nil {
 		return StatusView{}, err
 	}
-	return StatusView{Status: st, Series: series}, nil
+	v := StatusView{Status: st, Series: series}
+	if rt != nil {
+		if v.Runtime, err = rt(ctx); err != nil {
+			return StatusView{}, err
+		}
+	}
+	return v, nil
 }
 
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 	if s.refuse(w, "status") {
 		return
 	}
-	v, err := View(r.Context(), s.src, s.opts.Now())
+	v, err := View(r.Context(), s.src, s.opts.Runtime, s.opts.Now())
 	if err != nil {
 		s.fail(w, r, err)
 		return

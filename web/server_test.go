@@ -3,6 +3,9 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -16,6 +19,7 @@ import (
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -26,6 +30,7 @@ type fakeEngine struct {
 	series []heartbeat.Series
 	paused time.Time
 	calls  []string
+	rules  []heartbeat.RuleStatus // beside too_hot firing
 }
 
 func newFake(now time.Time, readings int) *fakeEngine {
@@ -51,7 +56,7 @@ func (f *fakeEngine) Status(ctx context.Context) (heartbeat.Status, error) {
 	}
 	return heartbeat.Status{Device: "fake", Mode: "rules-only", Now: f.now, PausedUntil: f.paused, Snapshot: snap,
 		Outbox: map[string]int{"log": 0}, BudgetMax: 96,
-		Rules: []heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring, Since: f.now.Add(-time.Hour)}}}, nil
+		Rules: append([]heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring, Since: f.now.Add(-time.Hour)}}, f.rules...)}, nil
 }
 
 func (f *fakeEngine) History(ctx context.Context, since time.Time) ([]heartbeat.Series, error) {
@@ -284,5 +289,122 @@ func TestTestAlertButton(t *testing.T) {
 	resp := do(t, on, "POST", "/do/test-alert", url.Values{"csrf": {on.Token()}}, "", "")
 	if resp.StatusCode != http.StatusSeeOther || len(f.calls) != 1 || f.calls[0] != "test-alert" {
 		t.Errorf("POST /do/test-alert = %d with calls %v, want 303 and one test-alert", resp.StatusCode, f.calls)
+	}
+}
+
+// knownRuntime has a setting from Telegram, one from the environment, a
+// checklist set from afar and two notes, one of them markup.
+func knownRuntime() Runtime {
+	return Runtime{
+		Settings: []Setting{
+			{Key: "heartbeat.interval", Value: "10m", Origin: "set 2026-03-14 10:02:03 +00:00 by telegram chat 1 user 2"},
+			{Key: "rule.dry_air.enabled", Value: "false", Origin: "env"},
+		},
+		Checklist: &Checklist{Path: "/var/lib/vigil/HEARTBEAT.md", FromAfar: true},
+		Notes: []store.Note{
+			{Time: t0.Add(-2 * time.Hour), Text: "<script>alert(1)</script>"},
+			{Time: t0.Add(-26 * time.Hour), Text: "door & window \"open\""},
+		},
+	}
+}
+
+// TestPageRuntimeSections: the run-time settings, the checklist in force
+// and the model's notes (newest first, escaped) show on the page, a
+// disabled rule shows dimmed with the word, and the style sheet still
+// matches the CSP's hash.
+func TestPageRuntimeSections(t *testing.T) {
+	f := newFake(t0, 3)
+	f.rules = []heartbeat.RuleStatus{{Name: "dry_air", State: heartbeat.RuleDisabled}}
+	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (Runtime, error) { return knownRuntime(), nil }})
+	s.opts.Rules = append(s.opts.Rules, RuleInfo{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}})
+	resp := do(t, s, "GET", "/", nil, "", "")
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	if strings.Contains(body, "<script") {
+		t.Error("a note's markup reached the page unescaped")
+	}
+	if strings.Contains(body, `data-rule="dry_air"`) {
+		t.Error("the disabled rule's threshold is drawn")
+	}
+	for _, want := range []string{
+		`<span class="badge disabled" title="">dry_air: disabled</span>`,
+		"&lt;script&gt;alert(1)&lt;/script&gt;",
+		".disabled{",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	from := strings.Index(body, "<h2>Run-time settings</h2>")
+	to := strings.Index(body, "</main>")
+	if from < 0 || to < from {
+		t.Fatalf("no run-time settings section:\n%s", body)
+	}
+	golden(t, "runtime.html", []byte(body[from:to]))
+
+	// The CSP hash is the hash of the style sheet the page really carries.
+	_, css, _ := strings.Cut(body, "<style>")
+	css, _, _ = strings.Cut(css, "</style>")
+	sum := sha256.Sum256([]byte(css))
+	if want := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !strings.Contains(resp.Header.Get("Content-Security-Policy"), want) {
+		t.Errorf("CSP %q lacks the hash of the page's style sheet, %q", resp.Header.Get("Content-Security-Policy"), want)
+	}
+
+	var v struct {
+		Settings  []Setting    `json:"settings"`
+		Checklist *Checklist   `json:"checklist"`
+		Notes     []store.Note `json:"notes"`
+		Rules     []heartbeat.RuleStatus
+	}
+	resp = do(t, s, "GET", "/api/status", nil, "", "")
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatalf("decode /api/status: %v", err)
+	}
+	want := knownRuntime()
+	if len(v.Settings) != 2 || v.Settings[0] != want.Settings[0] || v.Checklist == nil || *v.Checklist != *want.Checklist ||
+		len(v.Notes) != 2 || v.Notes[0].Text != "<script>alert(1)</script>" {
+		t.Errorf("/api/status = settings %v checklist %v notes %v, want %v", v.Settings, v.Checklist, v.Notes, want)
+	}
+}
+
+// TestPageWithoutRuntime: with no Runtime the sections are left out and
+// /api/status carries empty lists.
+func TestPageWithoutRuntime(t *testing.T) {
+	f := newFake(t0, 1)
+	s := newTestServer(t, f, Options{Allowed: []string{"status"}})
+	b, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
+	if strings.Contains(string(b), "Run-time settings") || strings.Contains(string(b), "Model's notes") {
+		t.Error("the page shows run-time sections it knows nothing of")
+	}
+	empty := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (Runtime, error) {
+		return Runtime{Checklist: &Checklist{Path: "/etc/vigil/HEARTBEAT.md"}}, nil
+	}})
+	b, _ = io.ReadAll(do(t, empty, "GET", "/", nil, "", "").Body)
+	for _, want := range []string{"None: every value comes from the config file or its default.", "No notes.", "<code>/etc/vigil/HEARTBEAT.md</code></td><td>heartbeat.checklist</td>"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+func TestAge(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0s"}, {40 * time.Second, "40s"}, {12*time.Minute + 59*time.Second, "12m"},
+		{2*time.Hour + 5*time.Minute, "2h"}, {47 * time.Hour, "47h"}, {73 * time.Hour, "3d"},
+	}
+	for _, tt := range tests {
+		if got := Age(tt.d); got != tt.want {
+			t.Errorf("Age(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+	rt := knownRuntime()
+	if got := rt.NotesLine(t0); got != "2 (newest 2h ago)" {
+		t.Errorf("NotesLine = %q, want %q", got, "2 (newest 2h ago)")
+	}
+	if got := (Runtime{}).NotesLine(t0); got != "none" {
+		t.Errorf("NotesLine of none = %q", got)
 	}
 }

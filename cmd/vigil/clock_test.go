@@ -22,7 +22,7 @@ func TestStatusClockWord(t *testing.T) {
 		old := clockSynced
 		clockSynced = func() bool { return c.synced }
 		var b bytes.Buffer
-		writeStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible})
+		writeStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible}, nil)
 		clockSynced = old
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("plausible=%v synced=%v: status\n%s\nwant the line %q", c.plausible, c.synced, b.String(), c.want)

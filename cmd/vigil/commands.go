@@ -167,10 +167,11 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	}
 	var st heartbeat.Status
 	var series []heartbeat.Series
+	var rt *web.Runtime
 	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "status"}, 10*time.Second)
 	switch {
 	case err == nil:
-		st, series = *resp.Status, resp.Series
+		st, series, rt = *resp.Status, resp.Series, resp.Runtime
 	case err == errNoDaemon:
 		// The run-time settings as `vigil run` would apply them (a
 		// disabled rule shows as disabled).
@@ -195,13 +196,22 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		if err := configuredQueues(a.db, cfg, st.Outbox); err != nil {
 			return err
 		}
+		r, err := runtimeView(cfg, a.db)
+		if err != nil {
+			return err
+		}
+		rt = &r
 	default:
 		return err
 	}
 	if asJSON {
-		return writeJSON(e.stdout, web.StatusView{Status: st, Series: series})
+		v := web.StatusView{Status: st, Series: series}
+		if rt != nil {
+			v.Runtime = *rt
+		}
+		return writeJSON(e.stdout, v)
 	}
-	writeStatus(e.stdout, st)
+	writeStatus(e.stdout, st, rt)
 	writeReadings(e.stdout, st, series, webRules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
 }
@@ -226,7 +236,10 @@ func configuredQueues(db *store.DB, cfg *config.Config, outbox map[string]int) e
 	})
 }
 
-func writeStatus(w io.Writer, st heartbeat.Status) {
+// writeStatus prints the status; rt (nil: not known, an older daemon)
+// adds the checklist in force, the model's notes and the settings that do
+// not come from the file.
+func writeStatus(w io.Writer, st heartbeat.Status, rt *web.Runtime) {
 	fmt.Fprintf(w, "device:   %s (%s)\n", st.Device, st.Mode)
 	clock := clockWord(st.ClockPlausible, clockSynced())
 	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(timeLayout), clock)
@@ -254,6 +267,9 @@ func writeStatus(w io.Writer, st heartbeat.Status) {
 		fmt.Fprintf(w, "firing:   %s\n", strings.Join(st.Firing, ", "))
 	} else {
 		fmt.Fprintf(w, "firing:   none\n")
+	}
+	if rt != nil {
+		writeRuntime(w, *rt, st.Now)
 	}
 	if len(st.Rules) > 0 {
 		fmt.Fprintln(w, "rules:")

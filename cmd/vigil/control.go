@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/web"
 )
 
 // The control socket speaks one JSON request line and one JSON response line
@@ -53,6 +54,9 @@ type ctlResponse struct {
 	// Series is the history: of the last hour with status, of the
 	// window asked for with history.
 	Series []heartbeat.Series `json:"series,omitempty"`
+	// Runtime goes with status: the settings not from the file, the
+	// checklist in force, the model's notes.
+	Runtime *web.Runtime `json:"runtime,omitempty"`
 	// Values answers get; Settings answers settings (the stored overlay).
 	Values   []settingView   `json:"values,omitempty"`
 	Settings []store.Setting `json:"settings,omitempty"`
@@ -199,7 +203,11 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 		if err != nil {
 			return ctlResponse{Error: err.Error()}
 		}
-		return ctlResponse{Status: &st, Series: series}
+		rt, err := runtimeView(s.cmds.app.current(), s.cmds.app.db)
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Status: &st, Series: series, Runtime: &rt}
 	case "history":
 		series, err := eng.History(ctx, time.Now().Add(-time.Duration(req.SinceS)*time.Second))
 		if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/web"
 )
 
 // shutdownGrace bounds the work done after SIGTERM (flush, "offline"); it is
@@ -398,8 +399,14 @@ func (c *commands) Status(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var rt *web.Runtime
+	if r, err := runtimeView(c.app.current(), c.app.db); err == nil {
+		rt = &r
+	} else {
+		c.app.log.Warn("status: read the model's notes", "err", err)
+	}
 	var b strings.Builder
-	writeStatus(&b, st)
+	writeStatus(&b, st, rt)
 	return b.String(), nil
 }
 

@@ -123,17 +123,47 @@ func seedDay(t *testing.T, dir string, now time.Time) {
 	}
 }
 
+// seedNotes writes the model's notes into the state file: what the
+// remember tool leaves for the next heartbeats, one of them with markup the
+// page must show as text.
+func seedNotes(t *testing.T, dir string, now time.Time) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dir, "state", "vigil.db"), store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, n := range []store.Note{
+		{Time: now.Add(-14 * time.Hour), Text: "Vents stuck closed around noon; the temperature rose 6 °C in an hour. Watch the afternoon peak."},
+		{Time: now.Add(-7 * time.Hour), Text: "Humidity recovers within 2 h after the vents open: a dip below 40 % after noon is normal here."},
+		{Time: now.Add(-2*time.Hour - 10*time.Minute), Text: "Pressure falling slowly since the morning <b>(front coming?)</b>: no alert, just watch it."},
+	} {
+		if err := db.AddNote(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestStatusPageInChromium loads the status page of a daemon on the sim
 // board in headless Chromium: one chart per reading, the rule's threshold
-// on its reading's chart, pause and resume through the buttons, and the
-// screenshots at phone and desktop widths (into docs/img with
-// VIGIL_SCREENSHOTS=1). It also checks /metrics with promtool.
+// on its reading's chart, pause and resume through the buttons, the
+// run-time settings (a `vigil set` value, a disabled rule dimmed without
+// its threshold line) and the model's notes with their markup shown as
+// text, and the screenshots at phone and desktop widths (into docs/img
+// with VIGIL_SCREENSHOTS=1; the desktop one is the whole page). It also
+// checks /metrics with promtool.
 func TestStatusPageInChromium(t *testing.T) {
 	chromiumtest.Bin(t)
 	dir := t.TempDir()
 	port := mosquittotest.FreePort(t)
 	cfg := webConfig(t, dir, port)
 	seedDay(t, dir, time.Now())
+	seedNotes(t, dir, time.Now())
+	for _, kv := range [][2]string{{"heartbeat.interval", "15m"}, {"rule.too_dry.enabled", "false"}} {
+		if out, errOut, code := runVigil(t, "-c", cfg, "set", kv[0], kv[1]); code != 0 {
+			t.Fatalf("set %s %s: exit %d: %s %s", kv[0], kv[1], code, out, errOut)
+		}
+	}
 	d := startDaemon(t, cfg)
 	d.waitLog(t, regexp.MustCompile(`msg="status page" url=http://127\.0\.0\.1:\d+/`), 20*time.Second)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -169,8 +199,16 @@ func TestStatusPageInChromium(t *testing.T) {
 	if len(st.Series) == 0 {
 		t.Error("/api/status has no series")
 	}
+	// vigil status asks the daemon, which answers with the same run-time
+	// block as the page.
+	out, errOut, code := runVigil(t, "-c", cfg, "status")
+	for _, re := range []string{`(?m)^notes:    3 \(newest 2h ago\)$`, `(?m)^  heartbeat\.interval    15m    set .* by cli$`, `(?m)^  too_dry\s+disabled`} {
+		if code != 0 || !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("status from the daemon: exit %d, no line matching %s:\n%s%s", code, re, out, errOut)
+		}
+	}
 	// vigil history asks the daemon: the seeded day plus its own samples.
-	out, errOut, code := runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
+	out, errOut, code = runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
 	if rows := strings.Count(out, "\n") - 1; code != 0 || rows < 1440 {
 		t.Errorf("history from the daemon: exit %d, %d rows, want >= 1440; %s", code, rows, errOut)
 	}
@@ -209,8 +247,46 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("air.temperature has %d firing periods shaded, want 1 (the seeded one)", shaded)
 	}
 	b.Eval(`document.querySelectorAll('.reading[data-key="air.humidity"] line.threshold').length`, &charts)
-	if charts != 1 {
-		t.Errorf("air.humidity has %d threshold lines, want 1 (too_dry)", charts)
+	if charts != 0 {
+		t.Errorf("air.humidity has %d threshold lines, want none (too_dry is disabled)", charts)
+	}
+
+	// The disabled rule: its badge says so and is dimmed.
+	var dis struct {
+		Text    string `json:"text"`
+		Opacity string `json:"opacity"`
+	}
+	b.Eval(`(() => { const e = document.querySelector('.reading[data-key="air.humidity"] .badge.disabled'); return e ? {text: e.innerText, opacity: getComputedStyle(e).opacity} : {}; })()`, &dis)
+	if dis.Text != "too_dry: disabled" || dis.Opacity == "" || dis.Opacity == "1" {
+		t.Errorf("too_dry's badge = %q with opacity %q, want \"too_dry: disabled\", dimmed", dis.Text, dis.Opacity)
+	}
+
+	// The run-time settings and the model's notes are on screen, newest
+	// note first, its markup as text.
+	visible := func(sel string) string {
+		t.Helper()
+		var text string
+		b.Eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e && e.offsetHeight > 0 && getComputedStyle(e).visibility === 'visible' ? e.innerText : ''; })()`, sel), &text)
+		if text == "" {
+			t.Errorf("%s is not visible on the page", sel)
+		}
+		return text
+	}
+	settings := visible("#settings")
+	for _, re := range []string{`heartbeat\.interval\s+15m\s+set \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0[12]:00 by cli`, `rule\.too_dry\.enabled\s+false\s+set .* by cli`,
+		`checklist in force\s+` + regexp.QuoteMeta(filepath.Join(dir, "HEARTBEAT.md")) + `\s+heartbeat\.checklist`} {
+		if !regexp.MustCompile(re).MatchString(settings) {
+			t.Errorf("run-time settings lack %s:\n%s", re, settings)
+		}
+	}
+	notes := visible("#notes")
+	if first, _, _ := strings.Cut(strings.SplitN(notes, "\n", 3)[1], "\n"); !strings.Contains(first, "2h ago") || !strings.Contains(first, "<b>(front coming?)</b>") {
+		t.Errorf("the newest note, first, with its markup as text: got %q in\n%s", first, notes)
+	}
+	var bold int
+	b.Eval(`document.querySelectorAll('#notes b, script').length`, &bold)
+	if bold != 0 {
+		t.Errorf("a note's markup became %d elements", bold)
 	}
 
 	shots := t.TempDir()
@@ -229,6 +305,9 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 		t.Logf("screenshot %s: %d KB", name, buf.Len()/1024)
 	}
+	var height int
+	b.Eval(`document.documentElement.scrollHeight`, &height)
+	b.Size(1280, min(height, 2400), false) // the whole page, down to the notes and the board
 	shoot("status-desktop.png")
 	b.Size(390, 844, true)
 	b.Navigate(base + "/")

@@ -11,8 +11,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/web"
 )
 
@@ -101,6 +103,55 @@ func writeReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, 
 			rs = append(rs, s)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k, val, line, rng, strings.Join(rs, ", "))
+	}
+	tw.Flush()
+}
+
+// runtimeView is what changed at run time, for status and the page: the
+// keys whose value is not the file's or a default (the environment, the
+// overlay), the checklist in force and the model's notes, newest first.
+func runtimeView(cfg *config.Config, db *store.DB) (web.Runtime, error) {
+	rt := web.Runtime{Settings: []web.Setting{}}
+	for _, k := range cfg.Overridden() {
+		v, err := cfg.Get(k)
+		if err != nil {
+			continue // an override config left out has no value to show
+		}
+		rt.Settings = append(rt.Settings, web.Setting{Key: k, Value: v, Origin: originText(cfg, k)})
+	}
+	path, over := checklistInForce(cfg)
+	rt.Checklist = &web.Checklist{Path: path, FromAfar: over}
+	notes, err := db.Notes()
+	if err != nil {
+		return rt, err
+	}
+	slices.Reverse(notes)
+	for i := range notes {
+		notes[i].Time = notes[i].Time.In(cfg.Device.Location)
+	}
+	rt.Notes = append([]store.Note{}, notes...)
+	return rt, nil
+}
+
+// writeRuntime prints the checklist in force, the notes' count and the
+// settings that do not come from the file, one a line.
+func writeRuntime(w io.Writer, rt web.Runtime, now time.Time) {
+	if rt.Checklist != nil {
+		fmt.Fprintf(w, "checklist: %s\n", rt.Checklist)
+	}
+	fmt.Fprintf(w, "notes:    %s\n", rt.NotesLine(now))
+	if len(rt.Settings) == 0 {
+		fmt.Fprintln(w, "settings: all from the config file or defaults")
+		return
+	}
+	fmt.Fprintln(w, "settings: (not from the config file)")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, s := range rt.Settings {
+		v := s.Value
+		if v == "" {
+			v = `""`
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Key, v, s.Origin)
 	}
 	tw.Flush()
 }

@@ -64,6 +64,9 @@ func listenWeb(cfg *config.Config, a *app, log *slog.Logger) (*webServer, error)
 		Rules:    webRules(cfg),
 		Now:      time.Now,
 		Log:      log,
+		Runtime: func(context.Context) (web.Runtime, error) {
+			return runtimeView(a.current(), a.db)
+		},
 	})
 	if err != nil {
 		return nil, err
