@@ -41,7 +41,7 @@ func TestStatusCommandsInDeviceZone(t *testing.T) {
 	writeStatus(&b, heartbeat.Status{
 		Now:      time.Date(2026, 11, 26, 16, 5, 0, 0, berlin),
 		Commands: []heartbeat.Command{{Time: time.Date(2026, 11, 26, 15, 2, 29, 0, time.UTC), Source: "socket", Command: "pause 30m0s"}},
-	})
+	}, nil)
 	if want := "2026-11-26 16:02:29 +01:00  pause 30m0s  socket"; !strings.Contains(b.String(), want) {
 		t.Errorf("status does not list the command as %q:\n%s", want, b.String())
 	}
