@@ -78,8 +78,15 @@ func startDaemon(t *testing.T, cfgPath string, env ...string) *child {
 // process's, without an LLM key or a notify socket) and captures its log.
 func startChild(t *testing.T, env []string, args ...string) *child {
 	t.Helper()
+	return startChildIn(t, "", env, args...)
+}
+
+// startChildIn is startChild with the working directory dir.
+func startChildIn(t *testing.T, dir string, env []string, args ...string) *child {
+	t.Helper()
 	d := &child{done: make(chan struct{})}
 	d.cmd = exec.Command(vigilBin, args...)
+	d.cmd.Dir = dir
 	d.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NOTIFY_SOCKET=")
 	d.cmd.Env = append(d.cmd.Env, env...)
 	stderr, err := d.cmd.StderrPipe()
