@@ -394,6 +394,9 @@ func (c *commands) accept(ctx context.Context, command string, listed bool) {
 }
 
 func (c *commands) Status(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "status"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "status", false)
 	st, err := c.app.engine.Status(ctx)
 	if err != nil {
@@ -415,6 +418,9 @@ func (c *commands) Status(ctx context.Context) (string, error) {
 // check runs one forced heartbeat after sample (nil: none, the daemon's
 // dry run works on its last sample).
 func (c *commands) check(ctx context.Context, opts heartbeat.CheckOptions, sample func(*heartbeat.Engine, context.Context) error) (heartbeat.Result, error) {
+	if err := c.gate(ctx, "check"); err != nil {
+		return heartbeat.Result{}, err
+	}
 	name := "check"
 	if opts.DryRun {
 		name = "check --dry-run"
@@ -439,6 +445,9 @@ func (c *commands) Check(ctx context.Context) (string, error) {
 }
 
 func (c *commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+	if err := c.gate(ctx, "pause"); err != nil {
+		return "", err
+	}
 	if err := transport.CheckPause(d); err != nil {
 		return "", err
 	}
@@ -451,6 +460,9 @@ func (c *commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 }
 
 func (c *commands) Resume(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "resume"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "resume", true)
 	if err := c.app.engine.Resume(ctx); err != nil {
 		return "", err
@@ -461,6 +473,9 @@ func (c *commands) Resume(ctx context.Context) (string, error) {
 // TestAlert queues an info test alert for every transport (the status
 // page's button; `vigil test-alert` has its own flags).
 func (c *commands) TestAlert(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "test-alert"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "test-alert", true)
 	a, err := c.app.engine.TestAlert(ctx, alert.Info, "")
 	if err != nil {
@@ -470,6 +485,9 @@ func (c *commands) TestAlert(ctx context.Context) (string, error) {
 }
 
 func (c *commands) Sensors(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "status"); err != nil { // the readings are part of status
+		return "", err
+	}
 	c.accept(ctx, "sensors", false)
 	st, err := c.app.engine.Status(ctx)
 	if err != nil {

@@ -337,3 +337,37 @@ func TestModelSetsIntervalDuringRun(t *testing.T) {
 		t.Errorf("info alerts %q", got)
 	}
 }
+
+// The verbs that came before the overlay follow [manage] remote too: a
+// device whose remote list is ["status"] answers status (and /sensors, part
+// of status) over MQTT and Telegram but refuses check, pause, resume and
+// test-alert there, while the control socket may still do all of them.
+func TestOlderVerbsFollowManageRemote(t *testing.T) {
+	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\"]\n")
+	for _, src := range []transport.Source{mqttSet, telegramSrc} {
+		ctx := transport.WithSource(context.Background(), src)
+		if _, err := a.cmds.Status(ctx); err != nil {
+			t.Errorf("%s status with remote = [status]: %v", src.Channel, err)
+		}
+		if _, err := a.cmds.Sensors(ctx); err != nil {
+			t.Errorf("%s sensors with remote = [status]: %v", src.Channel, err)
+		}
+		for verb, call := range map[string]func(context.Context) (string, error){
+			"check":      a.cmds.Check,
+			"pause":      func(ctx context.Context) (string, error) { return a.cmds.Pause(ctx, 30*time.Minute) },
+			"resume":     a.cmds.Resume,
+			"test-alert": a.cmds.TestAlert,
+		} {
+			if _, err := call(ctx); !errors.Is(err, transport.ErrNotAllowed) {
+				t.Errorf("%s %s with remote = [status] = %v, want ErrNotAllowed", src.Channel, verb, err)
+			}
+		}
+	}
+	if p, _ := a.engine.Status(context.Background()); !p.PausedUntil.IsZero() {
+		t.Errorf("a refused pause paused heartbeats until %s", p.PausedUntil)
+	}
+	sock := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+	if _, err := a.cmds.Pause(sock, 30*time.Minute); err != nil {
+		t.Errorf("socket pause: %v; the local socket may do everything", err)
+	}
+}
