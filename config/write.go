@@ -166,6 +166,16 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.str("api_url", g.APIURL)
 	t.str("min_severity", g.MinSeverity)
 
+	hp := c.HTTP
+	t.table("http")
+	t.str("listen", hp.Listen)
+	t.str("username", hp.Username)
+	t.str("password_file", hp.PasswordFile)
+	t.secret("password", hp.Password, "", hp.PasswordFile)
+
+	t.table("manage")
+	t.strs("remote", c.Manage.Remote)
+
 	if t.err != nil {
 		return fmt.Errorf("write config: %w", t.err)
 	}
