@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces what Redact removes.
@@ -24,15 +25,22 @@ const Redacted = "[redacted]"
 // values would blank out ordinary words and digits.
 const minSecret = 4
 
-var credentialPatterns = []struct {
+type credentialPattern struct {
 	re   *regexp.Regexp
 	repl string
-}{
-	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}`), "${1} " + Redacted},
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), Redacted},
-	{regexp.MustCompile(`\b\d+:[A-Za-z0-9_-]{30,}`), Redacted},
-	{regexp.MustCompile(`(?i)\b(password|passwd|token|secret|api[_-]?key)("?\s*[=:]\s*"?)[^\s"',;&}]+`), "${1}${2}" + Redacted},
 }
+
+// credentialPatterns are compiled on first use, not at start: a daemon
+// that never redacts (no LLM, no notes) keeps the 11 KB of heap they take
+// (and the work of compiling them) off its start.
+var credentialPatterns = sync.OnceValue(func() []credentialPattern {
+	return []credentialPattern{
+		{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}`), "${1} " + Redacted},
+		{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), Redacted},
+		{regexp.MustCompile(`\b\d+:[A-Za-z0-9_-]{30,}`), Redacted},
+		{regexp.MustCompile(`(?i)\b(password|passwd|token|secret|api[_-]?key)("?\s*[=:]\s*"?)[^\s"',;&}]+`), "${1}${2}" + Redacted},
+	}
+})
 
 // Redact returns s with every secret of at least four characters and
 // every credential-looking string replaced by "[redacted]". The agent
@@ -50,7 +58,7 @@ func Redact(s string, secrets ...string) string {
 			s = strings.ReplaceAll(s, sec, Redacted)
 		}
 	}
-	for _, p := range credentialPatterns {
+	for _, p := range credentialPatterns() {
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
 	return s
