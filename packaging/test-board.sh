@@ -13,10 +13,12 @@
 #      on board.clock_synced fires, so the sandboxed service read it through
 #      adjtimex(2) (control, first: with the unit's old filter it does not); the
 #      rule alert is in `journalctl -u vigil -p warning`; `vigil status`;
-#      stop publishes a retained `offline` to the local mosquitto; start
+#      `vigil set heartbeat.interval 10m` and `vigil checklist set -` work
+#      under the unit's hardening (/etc/vigil read-only); stop publishes a retained `offline` to the local mosquitto; start
 #      again, and power off with vigil running.
 #   2. after that shutdown the broker's retained status is `offline` (vigil
-#      stopped before mosquitto); purge leaves nothing behind.
+#      stopped before mosquitto); the run-time interval is still in force;
+#      purge leaves nothing behind.
 #
 # Nothing is cached in git: the rootfs, kernel and images live in
 # $BOARD_DIR (default /var/tmp/vigil-board). Needs root (mmdebstrap, binfmt
@@ -230,6 +232,19 @@ TOML
 	vigil status >/tmp/status.txt 2>&1 && ok "vigil status: $(grep '^clock:' /tmp/status.txt)" || { bad "vigil status:"; sed 's/^/BOARD:        /' /tmp/status.txt; }
 
 	status_is online && ok "retained status online while running" || bad "status while running: $(mosquitto_sub -h 127.0.0.1 -C 1 -W 5 -t vigil/board/status)"
+
+	# Run-time settings under the hardened unit: /etc/vigil stays read-only,
+	# the overlay and the checklist from afar live in the state directory.
+	if vigil set heartbeat.interval 10m >/tmp/set.txt 2>&1 && vigil get heartbeat.interval >/tmp/get.txt 2>&1 && grep -q '10m .*by socket' /tmp/get.txt; then
+		ok "vigil set heartbeat.interval 10m, applied by the running service: $(tail -1 /tmp/get.txt | tr -s ' ')"
+	else
+		bad "vigil set/get heartbeat.interval:"; cat /tmp/set.txt /tmp/get.txt | sed 's/^/BOARD:        /'
+	fi
+	if printf -- '- Is the board cool enough?\n' | vigil checklist set - >/tmp/cl.txt 2>&1 && vigil checklist show 2>&1 | grep -q 'set from afar'; then
+		ok "vigil checklist set - under ProtectSystem=strict: $(vigil checklist show 2>&1 | head -1)"
+	else
+		bad "vigil checklist set -:"; sed 's/^/BOARD:        /' /tmp/cl.txt
+	fi
 	since=$(date '+%Y-%m-%d %H:%M:%S')
 	systemctl stop vigil
 	st=$(mosquitto_sub -h 127.0.0.1 -C 1 -W 5 -t 'vigil/+/status' -v 2>&1)
@@ -253,6 +268,12 @@ if [ "$phase" = 2 ]; then
 		bad "after the shutdown the retained status is '$st'"
 	fi
 	info "last boot's shutdown order: $(journalctl -b -1 -o cat --no-pager | grep -E '^Stopp(ing|ed) (vigil|mosquitto|Mosquitto)' | tr '\n' ';')"
+	# The run-time setting survived the power-off with the service running.
+	if vigil get heartbeat.interval 2>&1 | grep -q '10m .*by socket'; then
+		ok "after the power-off the run-time interval is still in force: $(vigil get heartbeat.interval 2>&1 | tail -1 | tr -s ' ')"
+	else
+		bad "after the power-off: $(vigil get heartbeat.interval 2>&1 | tail -1)"
+	fi
 	if apt-get purge -y vigil >/tmp/purge.log 2>&1; then
 		left=""
 		for p in /usr/bin/vigil /etc/vigil /var/lib/vigil /var/lib/private/vigil /lib/systemd/system/vigil.service /usr/share/doc/vigil; do
