@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,13 +30,7 @@ func TestRemoteSetFollowsManageRemote(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := steadySensors + mqttConfig(b.URL(), "homeassistant = false", "commands = true") + fmt.Sprintf(`
-[telegram]
-token_env = "VIGIL_E2E_TG_TOKEN"
-chat_id = %d
-allowed_chats = [%d]
-api_url = %q
-`, chat, chat, api.srv.URL)
+	base := steadySensors + mqttConfig(b.URL(), "homeassistant = false", "commands = true") + telegramConfig(chat, api.srv.URL)
 	cfg := writeConfig(t, dir, base)
 	d := startDaemon(t, cfg, "VIGIL_E2E_TG_TOKEN="+botToken)
 	defer func() {
@@ -46,16 +39,7 @@ api_url = %q
 		}
 	}()
 	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
-	// The subscription follows "online": wait for the first answer.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(rec.On(topicResult)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no cmd/result within 10s of online")
-		}
-		rec.Publish("vigil/e2e/cmd/pause", false, "soon")
-		time.Sleep(200 * time.Millisecond)
-	}
-	quiet(t, rec, topicResult, 500*time.Millisecond)
+	waitCommandsReady(t, rec)
 	api.waitPoll(0, 0, 10*time.Second)
 
 	// 1. The default [manage] remote allows neither set nor unset.

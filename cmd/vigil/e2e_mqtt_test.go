@@ -405,6 +405,22 @@ func TestMQTTKilledWithAlertsInFlight(t *testing.T) {
 	t.Logf("%d alerts committed in all, %d distinct received, %d duplicates", len(want), len(got), dups)
 }
 
+// waitCommandsReady waits until the daemon answers on cmd/result: it
+// subscribes right after "online", so an invalid command is sent until one
+// is answered, and then the answers to the extra pokes are let through.
+func waitCommandsReady(t *testing.T, rec *mosquittotest.Subscriber) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rec.On(topicResult)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no cmd/result within 10s of online")
+		}
+		rec.Publish("vigil/e2e/cmd/pause", false, "soon")
+		time.Sleep(200 * time.Millisecond)
+	}
+	quiet(t, rec, topicResult, 500*time.Millisecond)
+}
+
 // waitResult publishes a command and returns the next result.
 func waitResult(t *testing.T, rec *mosquittotest.Subscriber, topic, payload string) (ok bool, msg, errText string) {
 	t.Helper()
@@ -453,17 +469,7 @@ func TestMQTTCommands(t *testing.T) {
 		cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.URL(), "homeassistant = false", "commands = true"))
 		startDaemon(t, cfg)
 		rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
-		// The subscription follows "online": poke with an invalid command
-		// until one is answered.
-		deadline := time.Now().Add(10 * time.Second)
-		for len(rec.On(topicResult)) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("no cmd/result within 10s of online")
-			}
-			rec.Publish("vigil/e2e/cmd/pause", false, "soon")
-			time.Sleep(200 * time.Millisecond)
-		}
-		quiet(t, rec, topicResult, 500*time.Millisecond)
+		waitCommandsReady(t, rec)
 
 		for _, c := range []struct{ topic, payload, wantErr string }{
 			{"vigil/e2e/cmd/pause", "abc", "minutes"},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,13 +36,7 @@ func TestRemoteCommandsShareBudgetLimitAndAudit(t *testing.T) {
 base_url = "http://`+llm.addr+`/v1"
 api_key_env = "VIGIL_TEST_KEY"
 timeout = "3s"
-`+steadySensors+mqttConfig(b.URL(), "homeassistant = false", "commands = true")+fmt.Sprintf(`
-[telegram]
-token_env = "VIGIL_E2E_TG_TOKEN"
-chat_id = %d
-allowed_chats = [%d]
-api_url = %q
-`, chat, chat, api.srv.URL))
+`+steadySensors+mqttConfig(b.URL(), "homeassistant = false", "commands = true")+telegramConfig(chat, api.srv.URL))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test", "VIGIL_E2E_TG_TOKEN="+botToken)
 	defer func() {
 		if t.Failed() {
@@ -62,16 +55,8 @@ api_url = %q
 		}
 		outcomes["socket"] = append(outcomes["socket"], cj.Outcome+" ("+cj.Reason+")")
 	}
-	// 2. MQTT cmd/check. The subscription follows "online": wait for one answer.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(rec.On(topicResult)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no cmd/result within 10s of online")
-		}
-		rec.Publish("vigil/e2e/cmd/pause", false, "soon")
-		time.Sleep(200 * time.Millisecond)
-	}
-	quiet(t, rec, topicResult, 500*time.Millisecond)
+	// 2. MQTT cmd/check.
+	waitCommandsReady(t, rec)
 	for range 5 {
 		ok, msg, errText := waitResult(t, rec, "vigil/e2e/cmd/check", "")
 		if !ok {

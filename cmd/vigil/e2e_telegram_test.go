@@ -41,6 +41,19 @@ type botUpdate struct {
 	Text string
 }
 
+// telegramConfig is a [telegram] section talking to the fake Bot API at
+// apiURL, sending to and taking commands from chat; the token comes from
+// VIGIL_E2E_TG_TOKEN (pass "VIGIL_E2E_TG_TOKEN="+botToken to the daemon).
+func telegramConfig(chat int64, apiURL string) string {
+	return fmt.Sprintf(`
+[telegram]
+token_env = "VIGIL_E2E_TG_TOKEN"
+chat_id = %d
+allowed_chats = [%d]
+api_url = %q
+`, chat, chat, apiURL)
+}
+
 func newBotAPI(t *testing.T) *botAPI {
 	b := &botAPI{t: t, added: make(chan struct{})}
 	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
@@ -193,13 +206,7 @@ func TestTelegramAlertsCommandsAndOffset(t *testing.T) {
 	t.Parallel()
 	const allowed, stranger = 1001, 666
 	api := newBotAPI(t)
-	cfg := writeConfig(t, t.TempDir(), steadySensors+fmt.Sprintf(`
-[telegram]
-token_env = "VIGIL_E2E_TG_TOKEN"
-chat_id = %d
-allowed_chats = [%d]
-api_url = %q
-`, allowed, allowed, api.srv.URL))
+	cfg := writeConfig(t, t.TempDir(), steadySensors+telegramConfig(allowed, api.srv.URL))
 	d := startDaemon(t, cfg, "VIGIL_E2E_TG_TOKEN="+botToken)
 
 	// The rule's alert arrives as escaped HTML in the alert chat.
