@@ -583,18 +583,7 @@ func TestCommandsEnabled(t *testing.T) {
 			if res.OK != tt.wantOK || res.Command != tt.leaf || !strings.Contains(res.Message+res.Error, tt.wantText) {
 				t.Errorf("result = %+v, want ok=%v command=%s text containing %q", res, tt.wantOK, tt.leaf, tt.wantText)
 			}
-			calls := cmds.Calls()[before:]
-			switch {
-			case tt.wantCall == "" && len(calls) != 0:
-				t.Errorf("rejected command ran: %v", calls)
-			case tt.wantCall != "" && (len(calls) != 1 || calls[0] != tt.wantCall):
-				t.Errorf("calls = %v, want [%s]", calls, tt.wantCall)
-			}
-			// The commands learn who sent it, for the audit log.
-			want := transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/dev1/cmd/" + tt.leaf}
-			if srcs := cmds.Sources()[before:]; tt.wantCall != "" && (len(srcs) != 1 || srcs[0] != want) {
-				t.Errorf("sources = %+v, want [%+v]", srcs, want)
-			}
+			checkCalls(t, cmds, before, tt.leaf, tt.wantCall)
 		})
 	}
 }
@@ -667,17 +656,7 @@ func TestManagementCommands(t *testing.T) {
 			if tt.wantOK && res.Key != tt.wantKey {
 				t.Errorf("result key = %q, want %q", res.Key, tt.wantKey)
 			}
-			calls := cmds.Calls()[before:]
-			switch {
-			case tt.wantCall == "" && len(calls) != 0:
-				t.Errorf("rejected command ran: %v", calls)
-			case tt.wantCall != "" && (len(calls) != 1 || calls[0] != tt.wantCall):
-				t.Errorf("calls = %v, want [%s]", calls, tt.wantCall)
-			}
-			want := transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/dev1/cmd/" + tt.leaf}
-			if srcs := cmds.Sources()[before:]; tt.wantCall != "" && (len(srcs) != 1 || srcs[0] != want) {
-				t.Errorf("sources = %+v, want [%+v]", srcs, want)
-			}
+			checkCalls(t, cmds, before, tt.leaf, tt.wantCall)
 		})
 	}
 	if got := cmds.ChecklistText(); got != checklist {
@@ -880,5 +859,23 @@ func TestKeepaliveFindsHalfOpenConnection(t *testing.T) {
 	defer cancel()
 	if err := c.Notify(ctx, testAlert("after-thaw", alert.Critical)); err != nil {
 		t.Errorf("Notify() after the broker came back = %v", err)
+	}
+}
+
+// checkCalls checks what the commands ran since call number before: the
+// one call wantCall (none when it is empty, a rejected command), and that
+// it learnt who sent it, the cmd/<leaf> topic, for the audit log.
+func checkCalls(t *testing.T, cmds *transporttest.Commands, before int, leaf, wantCall string) {
+	t.Helper()
+	calls := cmds.Calls()[before:]
+	switch {
+	case wantCall == "" && len(calls) != 0:
+		t.Errorf("rejected command ran: %v", calls)
+	case wantCall != "" && (len(calls) != 1 || calls[0] != wantCall):
+		t.Errorf("calls = %v, want [%s]", calls, wantCall)
+	}
+	want := transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/dev1/cmd/" + leaf}
+	if srcs := cmds.Sources()[before:]; wantCall != "" && (len(srcs) != 1 || srcs[0] != want) {
+		t.Errorf("sources = %+v, want [%+v]", srcs, want)
 	}
 }
