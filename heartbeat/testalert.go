@@ -17,7 +17,10 @@ import (
 // the next `vigil run`. The caller checks that only names a configured
 // transport: an engine without a daemon's transports cannot.
 func (e *Engine) TestAlert(ctx context.Context, sev alert.Severity, only string) (alert.Alert, error) {
-	summary := fmt.Sprintf("Test alert from vigil on %s — if you can read this, delivery works", e.cfg.DeviceID)
+	e.mu.Lock() // Reconfigure replaces e.cfg under it
+	id := e.cfg.DeviceID
+	e.mu.Unlock()
+	summary := fmt.Sprintf("Test alert from vigil on %s — if you can read this, delivery works", id)
 	a, err := e.queueSystem(sev, alert.RuleTest, summary, only)
 	if err != nil {
 		return alert.Alert{}, fmt.Errorf("queue test alert: %w", err)

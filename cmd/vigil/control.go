@@ -244,7 +244,7 @@ func (s *ctlServer) do(ctx context.Context, req ctlRequest) ctlResponse {
 		if err != nil {
 			return ctlResponse{Error: err.Error()}
 		}
-		if err := checkTransport(s.cmds.app.cfg, req.Transport); err != nil {
+		if err := checkTransport(s.cmds.app.current(), req.Transport); err != nil {
 			return ctlResponse{Error: err.Error()}
 		}
 		a, err := eng.TestAlert(ctx, sev, req.Transport)

@@ -456,7 +456,7 @@ func (c *commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.cfg.Device.Location).Round(time.Second).Format(timeLayout)), nil
+	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.current().Device.Location).Round(time.Second).Format(timeLayout)), nil
 }
 
 func (c *commands) Resume(ctx context.Context) (string, error) {

@@ -371,3 +371,35 @@ func TestOlderVerbsFollowManageRemote(t *testing.T) {
 		t.Errorf("socket pause: %v; the local socket may do everything", err)
 	}
 }
+
+// TestOlderVerbsReadConfigUnderLock: pause and the socket's test-alert,
+// sent while sets are applied, read the config in force under the lock
+// that apply replaces it under (go test -race finds the read otherwise).
+func TestOlderVerbsReadConfigUnderLock(t *testing.T) {
+	a := newOverlayApp(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a.runCtx = ctx // as cmdRun: a set applies to the running engine
+	sock := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
+	stateDir := a.cfg.Device.StateDir
+	srv := &ctlServer{cmds: a.cmds, log: slog.New(slog.DiscardHandler), stateDir: stateDir}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 10 {
+			if _, err := a.cmds.Set(sock, "heartbeat.interval", []string{"15m", "20m"}[i%2]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 10 {
+		if _, err := a.cmds.Pause(sock, 30*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if r := srv.do(sock, ctlRequest{Cmd: "test-alert", Severity: "info", StateDir: stateDir}); r.Error != "" {
+			t.Fatal(r.Error)
+		}
+	}
+	<-done
+}
