@@ -229,7 +229,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 
 	// Build everything that can fail before touching the running daemon.
 	thinker := a.thinker
-	if !reflect.DeepEqual(old.LLM, cfg.LLM) {
+	if thinkerChanged(old, cfg) {
 		if thinker, err = newThinker(cfg, a.db, a.clock, log, a.cmds.setModelInterval); err != nil {
 			return err
 		}
@@ -275,6 +275,15 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	a.setMu.Unlock()
 	log.Info(msg, "changed", strings.Join(changed, ", "))
 	return nil
+}
+
+// thinkerChanged reports whether cfg changes what newThinker builds the
+// agent from: [llm], and what the model may do about its own heartbeat
+// (heartbeat.model_may and the interval's bounds), which decide its tools.
+func thinkerChanged(old, cfg *config.Config) bool {
+	o, n := old.Heartbeat, cfg.Heartbeat
+	return !reflect.DeepEqual(old.LLM, cfg.LLM) || !slices.Equal(o.ModelMay, n.ModelMay) ||
+		o.IntervalMin != n.IntervalMin || o.IntervalMax != n.IntervalMax
 }
 
 // loadForReload reads config.toml and the environment, applies the
