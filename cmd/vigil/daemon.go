@@ -57,12 +57,14 @@ type app struct {
 	// read-validate-store, and is held only briefly; applyMu orders what
 	// changes the running daemon (reload, applying a set), which may wait
 	// for a heartbeat run. Lock order: applyMu, then setMu.
-	base    *configBase
-	setMu   sync.Mutex
-	applyMu sync.Mutex
+	base     *configBase
+	setMu    sync.Mutex
+	applyMu  sync.Mutex
+	applying sync.WaitGroup // changes applying in the background; Close waits
 }
 
 func (a *app) Close() error {
+	a.applying.Wait() // a change still applying uses the state file and the engine
 	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		errs = append(errs, a.closers[i]())

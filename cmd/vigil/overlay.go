@@ -286,11 +286,11 @@ func (c *commands) set(ctx context.Context, key, value string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a.applyChange(ctx, cfg)
+	pending := a.applyChange(ctx, cfg)
 	now, _ := cfg.Get(key)
 	text := fmt.Sprintf("%s set to %s by %s", key, showSetting(now), src)
 	c.audit(ctx, "set "+key+" "+value, text)
-	return fmt.Sprintf("%s set to %s (was %s)", key, showSetting(now), showSetting(was)), nil
+	return withNote(fmt.Sprintf("%s set to %s (was %s)", key, showSetting(now), showSetting(was)), pending), nil
 }
 
 // store validates key = value against the base and the stored overlay and
@@ -365,7 +365,7 @@ func (c *commands) unset(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a.applyChange(ctx, cfg)
+	pending := a.applyChange(ctx, cfg)
 	now := "(no such key now)"
 	origin := ""
 	if v, err := cfg.Get(key); err == nil {
@@ -373,7 +373,7 @@ func (c *commands) unset(ctx context.Context, key string) (string, error) {
 	}
 	text := fmt.Sprintf("%s unset by %s: back to %s%s", key, src, now, origin)
 	c.audit(ctx, "unset "+key, text)
-	return fmt.Sprintf("%s unset: back to %s%s", key, now, origin), nil
+	return withNote(fmt.Sprintf("%s unset: back to %s%s", key, now, origin), pending), nil
 }
 
 // remove deletes key from the stored overlay and returns the config
@@ -622,6 +622,14 @@ func notesText(db *store.DB, loc *time.Location, now time.Time) (string, error) 
 		fmt.Fprintf(&b, "%s (%s ago) %s\n", n.Time.In(loc).Format(timeLayout), now.Sub(n.Time).Round(time.Second), n.Text)
 	}
 	return b.String(), nil
+}
+
+// withNote adds note (why a change is not in force yet) on its own line.
+func withNote(answer, note string) string {
+	if note == "" {
+		return answer
+	}
+	return answer + "\n(" + note + ")"
 }
 
 // showSetting shows an empty value as "" so that "set to" never ends in

@@ -403,3 +403,71 @@ func TestOlderVerbsReadConfigUnderLock(t *testing.T) {
 	}
 	<-done
 }
+
+// blockingThinker holds a heartbeat run until release is closed.
+type blockingThinker struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingThinker) Think(ctx context.Context, in agent.Input) (agent.Decision, error) {
+	close(b.started)
+	<-b.release
+	return agent.Decision{Outcome: agent.OutcomeOK}, nil
+}
+
+// TestSetDuringARunAnswersAtOnce: a person's set while a heartbeat run is
+// in progress (an LLM call can take a minute) is stored and answered
+// within applyWait, saying it applies when the run ends, instead of
+// holding the control socket (or MQTT's one-at-a-time commands) for the
+// whole run; it is applied once the run ends.
+func TestSetDuringARunAnswersAtOnce(t *testing.T) {
+	a := newOverlayApp(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a.runCtx = ctx
+	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
+	ec, err := engineConfig(a.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &blockingThinker{started: make(chan struct{}), release: make(chan struct{})}
+	a.engine.Reconfigure(ec, nil, th)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		done <- err
+	}()
+	<-th.started
+	sock := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+	answered := make(chan string, 1)
+	go func() {
+		out, err := a.cmds.Set(sock, "heartbeat.interval", "20m")
+		if err != nil {
+			out = "error: " + err.Error()
+		}
+		answered <- out
+	}()
+	select {
+	case out := <-answered:
+		if !strings.Contains(out, "heartbeat.interval set to 20m") || !strings.Contains(out, "applies when the heartbeat in progress ends") {
+			t.Errorf("set during a run answered %q, want the value and that it applies when the run ends", out)
+		}
+	case <-time.After(applyWait + 5*time.Second):
+		t.Fatal("set during a run did not answer while the run went on")
+	}
+	if st, _ := a.db.Settings(); len(st) != 1 || st[0].Value != "20m" {
+		t.Errorf("stored %+v, want 20m stored before the run ends", st)
+	}
+	close(th.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for v, _ := a.current().Get("heartbeat.interval"); v != "20m"; v, _ = a.current().Get("heartbeat.interval") {
+		if time.Now().After(deadline) {
+			t.Fatalf("interval %s after the run ended, want 20m applied", v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

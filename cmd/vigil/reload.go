@@ -158,28 +158,48 @@ func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
 	a.setMu.Unlock()
 }
 
+// applyWait is how long a set or unset waits for its change to apply
+// before it answers; a heartbeat run in progress (an LLM call may take a
+// minute) holds the change back, and the answer then says so.
+const applyWait = 5 * time.Second
+
 // applyChange applies the overlay as stored now to the running daemon,
 // after a set or unset stored its change (the caller no longer holds
-// setMu). Applying waits for a heartbeat run in progress (Reconfigure), so
-// it re-reads the overlay under applyMu: whichever change applies last
-// applies every stored one, in any order. A change the model made comes
-// from inside a run, which cannot end while the model waits: it is applied
-// in the background once the run ends. Outside the daemon (the CLI on the
-// state file) there is nothing running: cfg just becomes the app's.
-func (a *app) applyChange(ctx context.Context, cfg *config.Config) {
+// setMu), and returns a note for the answer: "" when it applied, else why
+// not yet. Applying waits for a heartbeat run in progress (Reconfigure),
+// so it runs in the background and re-reads the overlay under applyMu:
+// whichever change applies last applies every stored one, in any order. A
+// change the model made comes from inside a run, which cannot end while
+// the model waits: it is not waited for. Outside the daemon (the CLI on
+// the state file) there is nothing running: cfg just becomes the app's.
+func (a *app) applyChange(ctx context.Context, cfg *config.Config) string {
 	if a.runCtx == nil {
 		a.cfg = cfg
-		return
+		return ""
 	}
+	done := make(chan error, 1)
+	a.applying.Add(1)
+	go func() {
+		defer a.applying.Done()
+		done <- a.applyStored()
+	}()
+	wait := applyWait
 	if transport.SourceOf(ctx).Channel == channelModel {
-		go a.applyStored()
-		return
+		wait = 0
 	}
-	a.applyStored()
+	select {
+	case err := <-done:
+		if err != nil {
+			return "stored, but not applied: " + err.Error() + "; a restart or SIGHUP applies it"
+		}
+		return ""
+	case <-time.After(wait):
+		return "stored; it applies when the heartbeat in progress ends"
+	}
 }
 
 // applyStored applies config.toml's base with the stored overlay.
-func (a *app) applyStored() {
+func (a *app) applyStored() error {
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
 	a.setMu.Lock()
@@ -196,6 +216,7 @@ func (a *app) applyStored() {
 	if err != nil {
 		a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
 	}
+	return err
 }
 
 // apply puts a validated config into the running daemon, touching only what
@@ -283,7 +304,8 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 func thinkerChanged(old, cfg *config.Config) bool {
 	o, n := old.Heartbeat, cfg.Heartbeat
 	return !reflect.DeepEqual(old.LLM, cfg.LLM) || !slices.Equal(o.ModelMay, n.ModelMay) ||
-		o.IntervalMin != n.IntervalMin || o.IntervalMax != n.IntervalMax
+		o.IntervalMin != n.IntervalMin || o.IntervalMax != n.IntervalMax ||
+		!slices.Equal(configSecrets(old), configSecrets(cfg)) // the agent redacts them
 }
 
 // loadForReload reads config.toml and the environment, applies the
