@@ -186,7 +186,9 @@ func writeRuntime(w func(...string), d *pageData) {
 	for _, st := range d.Settings {
 		w("<tr><td><code>", esc(st.Key), "</code></td><td><code>", esc(st.Value), "</code></td><td>", esc(st.Origin), "</td></tr>\n")
 	}
-	if len(d.Settings) == 0 {
+	if slices.Contains(d.Withheld, "get") {
+		w("<tr><td colspan=\"3\" class=\"mute\">", esc(HiddenText("get")), ".</td></tr>\n")
+	} else if len(d.Settings) == 0 {
 		w("<tr><td colspan=\"3\" class=\"mute\">None: every value comes from the config file or its default.</td></tr>\n")
 	}
 	if c := d.Checklist; c != nil {
@@ -199,7 +201,9 @@ func writeRuntime(w func(...string), d *pageData) {
 	for _, n := range d.Notes {
 		w("<tr><td>", esc(n.Time), "</td><td>", esc(n.Age), `</td><td class="note">`, esc(n.Text), "</td></tr>\n")
 	}
-	if len(d.Notes) == 0 {
+	if slices.Contains(d.Withheld, "notes") {
+		w("<tr><td colspan=\"3\" class=\"mute\">", esc(HiddenText("notes")), ".</td></tr>\n")
+	} else if len(d.Notes) == 0 {
 		w("<tr><td colspan=\"3\" class=\"mute\">No notes.</td></tr>\n")
 	}
 	w("</table></div>\n")
@@ -244,6 +248,7 @@ type pageData struct {
 	Settings                  []Setting
 	Checklist                 *Checklist
 	Notes                     []noteView // newest first
+	Withheld                  []string   // verbs whose sections a remote viewer may not see
 }
 
 var doneText = map[string]string{
@@ -371,7 +376,7 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 		if err != nil {
 			return err
 		}
-		d.Runtime, d.Settings, d.Checklist = true, rt.Settings, rt.Checklist
+		d.Runtime, d.Settings, d.Checklist, d.Withheld = true, rt.Settings, rt.Checklist, rt.Withheld
 		for _, n := range rt.Notes {
 			d.Notes = append(d.Notes, noteView{Time: when(n.Time), Age: Age(now.Sub(n.Time)) + " ago", Text: n.Text})
 		}

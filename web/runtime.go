@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vigil-iot/vigil/store"
@@ -15,6 +16,18 @@ type Runtime struct {
 	Settings  []Setting    `json:"settings"`            // sorted by key
 	Checklist *Checklist   `json:"checklist,omitempty"` // nil: not known
 	Notes     []store.Note `json:"notes"`               // newest first; the model wrote them: untrusted text
+	// Withheld names the verbs whose sections were left out for a remote
+	// viewer whose [manage] remote does not list them: "get" (the
+	// settings) and "notes" (the notes).
+	Withheld []string `json:"withheld,omitempty"`
+}
+
+// Hides reports whether the section the verb shows was withheld.
+func (r Runtime) Hides(verb string) bool { return slices.Contains(r.Withheld, verb) }
+
+// HiddenText says why a section is not shown and how to show it.
+func HiddenText(verb string) string {
+	return fmt.Sprintf("not shown here: add %q to [manage] remote", verb)
 }
 
 // Setting is one key whose value is not the file's or a default.
@@ -59,6 +72,9 @@ func Age(d time.Duration) string {
 // NotesLine is the notes' count and the newest one's age:
 // "3 (newest 2h ago)", or "none".
 func (r Runtime) NotesLine(now time.Time) string {
+	if r.Hides("notes") {
+		return HiddenText("notes")
+	}
 	if len(r.Notes) == 0 {
 		return "none"
 	}

@@ -408,3 +408,29 @@ func TestAge(t *testing.T) {
 		t.Errorf("NotesLine of none = %q", got)
 	}
 }
+
+// TestPageWithheldSections: sections cmd withheld (a [manage] remote
+// without get or notes) say so and how to allow them, in place of their
+// rows; the checklist row stays.
+func TestPageWithheldSections(t *testing.T) {
+	f := newFake(t0, 3)
+	rt := Runtime{Checklist: &Checklist{Path: "/etc/vigil/HEARTBEAT.md"}, Withheld: []string{"get", "notes"}}
+	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (Runtime, error) { return rt, nil }})
+	resp := do(t, s, "GET", "/", nil, "", "")
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	for _, want := range []string{
+		`not shown here: add &#34;get&#34; to [manage] remote.`,
+		`not shown here: add &#34;notes&#34; to [manage] remote.`,
+		`<code>/etc/vigil/HEARTBEAT.md</code>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, gone := range []string{"No notes.", "None: every value comes from the config file"} {
+		if strings.Contains(body, gone) {
+			t.Errorf("page says %q for a withheld section", gone)
+		}
+	}
+}

@@ -405,7 +405,11 @@ func (c *commands) Status(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var rt *web.Runtime
-	if r, err := runtimeView(c.app.current(), c.app.db); err == nil {
+	cfg := c.app.current()
+	if r, err := runtimeView(cfg, c.app.db); err == nil {
+		if remote(ctx) {
+			r = forRemote(r, cfg.Manage)
+		}
 		rt = &r
 	} else {
 		c.app.log.Warn("status: read the model's notes", "err", err)

@@ -56,6 +56,9 @@ name = "too_dry"
 when = "air.humidity < 30"
 severity = "warning"
 message = "air at {air.humidity}"
+
+[manage]
+remote = ["status", "pause", "resume", "check", "get", "notes"]  # the page shows settings and notes
 `, port)
 	path := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

@@ -235,15 +235,22 @@ func writeSettings(w io.Writer, views []settingView) {
 // Errors of the management verbs.
 var errNotSet = errors.New("not set at run time")
 
+// remote reports whether the command came from a remote channel (MQTT,
+// Telegram, the status page), which [manage] remote bounds.
+func remote(ctx context.Context) bool {
+	switch transport.SourceOf(ctx).Channel {
+	case transport.ChannelCLI, transport.ChannelSocket, channelModel:
+		return false
+	}
+	return true
+}
+
 // gate refuses a verb the command's channel may not use (see the policy
 // at the top).
 func (c *commands) gate(ctx context.Context, verb string) error {
 	src := transport.SourceOf(ctx)
-	switch src.Channel {
-	case transport.ChannelCLI, transport.ChannelSocket:
+	if !remote(ctx) { // the model's set checks its own bounds
 		return nil
-	case channelModel:
-		return nil // set checks the model's own bounds
 	}
 	if c.app.current().Manage.Allows(verb) {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -469,5 +470,46 @@ func TestSetDuringARunAnswersAtOnce(t *testing.T) {
 			t.Fatalf("interval %s after the run ended, want 20m applied", v)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRemoteStatusWithholdsSettingsAndNotes: status is not a way around
+// the get and notes verbs. Over Telegram (and MQTT, and the page) with the
+// default [manage] remote, status says the settings and notes are not
+// shown and how to allow them; the socket shows them; a remote list with
+// get and notes shows them remotely too.
+func TestRemoteStatusWithholdsSettingsAndNotes(t *testing.T) {
+	a := newOverlayApp(t, "")
+	sock := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+	if _, err := a.cmds.Set(sock, "heartbeat.interval", "20m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.db.AddNote(store.Note{Time: time.Now(), Text: "vents stick after rain"}); err != nil {
+		t.Fatal(err)
+	}
+	tg := transport.WithSource(context.Background(), telegramSrc)
+	out, err := a.cmds.Status(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`notes:    not shown here: add "notes" to [manage] remote`, `settings: not shown here: add "get" to [manage] remote`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("telegram status lacks %q:\n%s", want, out)
+		}
+	}
+	// The settings row (the accepted-commands audit still lists the set,
+	// as the info alert about it went to every transport).
+	row := regexp.MustCompile(`heartbeat\.interval\s+20m\s+set `)
+	if row.MatchString(out) {
+		t.Errorf("telegram status shows a setting although get is not allowed:\n%s", out)
+	}
+	out, _ = a.cmds.Status(sock)
+	if !row.MatchString(out) || !strings.Contains(out, "notes:    1 (newest") {
+		t.Errorf("socket status should show the setting and the notes:\n%s", out)
+	}
+	a.cfg.Manage.Remote = append(a.cfg.Manage.Remote, "get", "notes")
+	out, _ = a.cmds.Status(tg)
+	if !row.MatchString(out) || strings.Contains(out, "not shown here") {
+		t.Errorf("with get and notes allowed, telegram status should show both:\n%s", out)
 	}
 }

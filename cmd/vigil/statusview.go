@@ -133,6 +133,20 @@ func runtimeView(cfg *config.Config, db *store.DB) (web.Runtime, error) {
 	return rt, nil
 }
 
+// forRemote withholds from a remote viewer (MQTT, Telegram, the status
+// page) what the verbs its [manage] remote lacks would show: the settings
+// without "get", the notes without "notes". status is not a way around
+// them.
+func forRemote(rt web.Runtime, m config.Manage) web.Runtime {
+	if !m.Allows("get") {
+		rt.Settings, rt.Withheld = nil, append(rt.Withheld, "get")
+	}
+	if !m.Allows("notes") {
+		rt.Notes, rt.Withheld = nil, append(rt.Withheld, "notes")
+	}
+	return rt
+}
+
 // writeRuntime prints the checklist in force, the notes' count and the
 // settings that do not come from the file, one a line.
 func writeRuntime(w io.Writer, rt web.Runtime, now time.Time) {
@@ -140,6 +154,10 @@ func writeRuntime(w io.Writer, rt web.Runtime, now time.Time) {
 		fmt.Fprintf(w, "checklist: %s\n", rt.Checklist)
 	}
 	fmt.Fprintf(w, "notes:    %s\n", rt.NotesLine(now))
+	if rt.Hides("get") {
+		fmt.Fprintf(w, "settings: %s\n", web.HiddenText("get"))
+		return
+	}
 	if len(rt.Settings) == 0 {
 		fmt.Fprintln(w, "settings: all from the config file or defaults")
 		return

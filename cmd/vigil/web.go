@@ -65,7 +65,9 @@ func listenWeb(cfg *config.Config, a *app, log *slog.Logger) (*webServer, error)
 		Now:      time.Now,
 		Log:      log,
 		Runtime: func(context.Context) (web.Runtime, error) {
-			return runtimeView(a.current(), a.db)
+			cfg := a.current()
+			rt, err := runtimeView(cfg, a.db)
+			return forRemote(rt, cfg.Manage), err
 		},
 	})
 	if err != nil {
