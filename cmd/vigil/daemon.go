@@ -548,11 +548,7 @@ func (c *commands) Toggle(ctx context.Context, rule string) (string, error) {
 	if err := config.CheckSettable(key, cfg); err != nil {
 		return "", configErr(err)
 	}
-	cur, err := cfg.Get(key)
-	if err != nil {
-		return "", err
-	}
-	return c.set(ctx, key, strconv.FormatBool(cur != "true"))
+	return c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") })
 }
 
 func (c *commands) Checklist(ctx context.Context, op, text string) (string, error) {

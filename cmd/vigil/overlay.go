@@ -223,11 +223,7 @@ func writeSettings(w io.Writer, views []settingView) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tORIGIN")
 	for _, v := range views {
-		val := v.Value
-		if val == "" {
-			val = `""`
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Key, val, v.Origin)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Key, showSetting(v.Value), v.Origin)
 	}
 	tw.Flush()
 }
@@ -287,6 +283,13 @@ func (c *commands) setModelInterval(ctx context.Context, d time.Duration) (strin
 
 // set validates, stores and applies one overlay value; the caller gated it.
 func (c *commands) set(ctx context.Context, key, value string) (string, error) {
+	return c.setWith(ctx, key, func(string) string { return value })
+}
+
+// setWith is set with the value computed from the one before, under the
+// same lock as the store (toggle flips what is stored, not what is in
+// force, so two toggles cancel out).
+func (c *commands) setWith(ctx context.Context, key string, value func(was string) string) (string, error) {
 	a := c.app
 	src := transport.SourceOf(ctx)
 	cfg, was, err := c.store(ctx, key, value)
@@ -296,13 +299,13 @@ func (c *commands) set(ctx context.Context, key, value string) (string, error) {
 	pending := a.applyChange(ctx, cfg)
 	now, _ := cfg.Get(key)
 	text := fmt.Sprintf("%s set to %s by %s", key, showSetting(now), src)
-	c.audit(ctx, "set "+key+" "+value, text)
+	c.audit(ctx, "set "+key+" "+value(was), text)
 	return withNote(fmt.Sprintf("%s set to %s (was %s)", key, showSetting(now), showSetting(was)), pending), nil
 }
 
 // store validates key = value against the base and the stored overlay and
 // stores it; it returns the config with it and the key's previous value.
-func (c *commands) store(ctx context.Context, key, value string) (*config.Config, string, error) {
+func (c *commands) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
 	a := c.app
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
@@ -310,25 +313,31 @@ func (c *commands) store(ctx context.Context, key, value string) (*config.Config
 		return nil, "", errors.New("settings cannot be changed here: no config base (a bug)")
 	}
 	src := transport.SourceOf(ctx)
-	cur := a.cfg
-	if err := config.CheckSettable(key, cur); err != nil {
+	if err := config.CheckSettable(key, a.cfg); err != nil {
 		return nil, "", configErr(err)
-	}
-	if src.Channel == channelModel {
-		if err := checkModelSet(cur, key, value); err != nil {
-			return nil, "", err
-		}
 	}
 	stored, err := a.db.Settings()
 	if err != nil {
 		return nil, "", fmt.Errorf("read settings: %w", err)
 	}
-	s := store.Setting{Key: key, Value: value, By: src.String(), At: time.Now().UTC().Round(time.Second)}
+	// The value before this change is the stored overlay's, which a change
+	// still applying in the background may not have put in force yet.
+	latest, _, err := a.base.resolve(stored, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, "", err
+	}
+	was, _ := latest.Get(key)
+	v := value(was)
+	if src.Channel == channelModel {
+		if err := checkModelSet(a.cfg, key, v); err != nil { // model_may and its bounds are file keys
+			return nil, "", err
+		}
+	}
+	s := store.Setting{Key: key, Value: v, By: src.String(), At: time.Now().UTC().Round(time.Second)}
 	cfg, err := a.base.with(stored, s)
 	if err != nil {
 		return nil, "", err
 	}
-	was, _ := cur.Get(key)
 	if err := a.db.PutSetting(s); err != nil {
 		return nil, "", fmt.Errorf("store setting: %w", err)
 	}

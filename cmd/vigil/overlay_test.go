@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -417,6 +418,61 @@ func (b *blockingThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 	return agent.Decision{Outcome: agent.OutcomeOK}, nil
 }
 
+// blockedRun starts a forced heartbeat on a (as a running daemon: changes
+// apply to the engine) whose model holds the run until th.release is
+// closed; done gets the run's error.
+func blockedRun(t *testing.T, a *app) (th *blockingThinker, done chan error) {
+	t.Helper()
+	old := applyWait
+	applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
+	t.Cleanup(func() { applyWait = old })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	a.runCtx = ctx
+	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
+	ec, err := engineConfig(a.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th = &blockingThinker{started: make(chan struct{}), release: make(chan struct{})}
+	a.engine.Reconfigure(ec, nil, th)
+	done = make(chan error, 1)
+	go func() {
+		_, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		done <- err
+	}()
+	<-th.started
+	return th, done
+}
+
+// TestToggleTwiceDuringARunCancelsOut: two toggles while a run holds the
+// first back flip what is stored, not what is in force, so they cancel
+// out instead of both turning the rule off.
+func TestToggleTwiceDuringARunCancelsOut(t *testing.T) {
+	a := newOverlayApp(t, "")
+	th, done := blockedRun(t, a)
+	sock := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+	var answers []string
+	for range 2 {
+		out, err := a.cmds.Toggle(sock, "too_hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, firstLine(out))
+	}
+	close(th.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"rule.too_hot.enabled set to false (was true)", "rule.too_hot.enabled set to true (was false)"}
+	if !slices.Equal(answers, want) {
+		t.Errorf("two toggles answered %q, want %q", answers, want)
+	}
+	if st, _ := a.db.Settings(); len(st) != 1 || st[0].Value != "true" {
+		t.Errorf("stored %+v, want rule.too_hot.enabled back to true", st)
+	}
+}
+
 // TestSetDuringARunAnswersAtOnce: a person's set while a heartbeat run is
 // in progress (an LLM call can take a minute) is stored and answered
 // within applyWait, saying it applies when the run ends, instead of
@@ -424,22 +480,7 @@ func (b *blockingThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 // whole run; it is applied once the run ends.
 func TestSetDuringARunAnswersAtOnce(t *testing.T) {
 	a := newOverlayApp(t, "")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a.runCtx = ctx
-	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
-	ec, err := engineConfig(a.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	th := &blockingThinker{started: make(chan struct{}), release: make(chan struct{})}
-	a.engine.Reconfigure(ec, nil, th)
-	done := make(chan error, 1)
-	go func() {
-		_, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
-		done <- err
-	}()
-	<-th.started
+	th, done := blockedRun(t, a)
 	sock := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
 	answered := make(chan string, 1)
 	go func() {

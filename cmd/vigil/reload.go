@@ -161,7 +161,7 @@ func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
 // applyWait is how long a set or unset waits for its change to apply
 // before it answers; a heartbeat run in progress (an LLM call may take a
 // minute) holds the change back, and the answer then says so.
-const applyWait = 5 * time.Second
+var applyWait = 5 * time.Second // a var: tests shorten it
 
 // applyChange applies the overlay as stored now to the running daemon,
 // after a set or unset stored its change (the caller no longer holds
@@ -444,10 +444,7 @@ func showValue(v reflect.Value) string {
 	case config.Duration:
 		return x.Duration.String()
 	case string:
-		if x == "" {
-			return `""`
-		}
-		return x
+		return showSetting(x)
 	}
 	return fmt.Sprint(v.Interface())
 }

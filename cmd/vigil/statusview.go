@@ -165,11 +165,7 @@ func writeRuntime(w io.Writer, rt web.Runtime, now time.Time) {
 	fmt.Fprintln(w, "settings: (not from the config file)")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, s := range rt.Settings {
-		v := s.Value
-		if v == "" {
-			v = `""`
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Key, v, s.Origin)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Key, showSetting(s.Value), s.Origin)
 	}
 	tw.Flush()
 }

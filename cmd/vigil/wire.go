@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,13 +40,19 @@ func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *sl
 		retries = -1 // agent.Config: 0 takes the default, negative means none
 	}
 	secrets := configSecrets(cfg)
+	may := append([]string{}, h.ModelMay...) // non-nil: an empty list allows nothing
+	if len(h.Schedule) > 0 {
+		// With a schedule the interval does not apply: no set_interval tool
+		// whose every call the validator would refuse.
+		may = slices.DeleteFunc(may, func(v string) bool { return v == "interval" })
+	}
 	a, err := agent.New(agent.Config{
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
 		MaxTokens: l.MaxOutputTokens, Memory: modelMemory{db},
 		UserAgent:  "vigil/" + version,
 		MaxRetries: retries, RetryBase: l.RetryBackoff.Duration,
-		ModelMay:    append([]string{}, h.ModelMay...), // non-nil: an empty list allows nothing
+		ModelMay:    may,
 		IntervalMin: h.IntervalMin.Duration, IntervalMax: h.IntervalMax.Duration,
 		Self:    &modelSelf{db: db, now: time.Now, secrets: secrets, setInterval: setInterval}, // wall time, as heartbeat.Deps.Wall
 		Secrets: secrets,

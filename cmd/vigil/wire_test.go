@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -79,5 +80,44 @@ func TestModelSelf(t *testing.T) {
 	}
 	if _, err := s.SetInterval(context.Background(), 15*time.Minute); err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Errorf("SetInterval without the overlay = %v, want not available", err)
+	}
+}
+
+// TestNoIntervalToolWithASchedule: with heartbeat.schedule in force the
+// interval does not apply, so model_may's "interval" offers no
+// set_interval tool (the validator would refuse every call); without a
+// schedule it does.
+func TestNoIntervalToolWithASchedule(t *testing.T) {
+	for _, tt := range []struct {
+		timing string
+		want   bool
+	}{{`schedule = ["07:30", "19:00"]`, false}, {`interval = "30m"`, true}} {
+		var tools atomic.Value
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var b strings.Builder
+			_, _ = io.Copy(&b, r.Body)
+			tools.Store(b.String())
+			http.Error(w, `{"error":"no"}`, http.StatusBadRequest)
+		}))
+		src := fmt.Sprintf("[heartbeat]\n%s\nmodel_may = [\"pause\", \"interval\"]\n\n[llm]\nbase_url = %q\napi_key_env = \"\"\n", tt.timing, srv.URL+"/v1")
+		cfg, err := config.Parse(strings.NewReader(src), "config.toml")
+		if err != nil {
+			t.Fatalf("Parse: %v", err)
+		}
+		db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		th, err := newThinker(cfg, db, clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = th.Think(context.Background(), agent.Input{Checklist: "- is it fine?", Now: time.Now()})
+		body, _ := tools.Load().(string)
+		if got := strings.Contains(body, `"set_interval"`); got != tt.want || !strings.Contains(body, `"pause_heartbeats"`) {
+			t.Errorf("%s: set_interval offered = %v, want %v (request: %.300s)", tt.timing, got, tt.want, body)
+		}
+		db.Close()
+		srv.Close()
 	}
 }
