@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"regexp"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,8 +58,11 @@ func Start(t testing.TB) *Browser {
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--hide-scrollbars", "--force-color-profile=srgb",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1",
+		"--user-data-dir="+profileDir(t), "--remote-debugging-address=127.0.0.1",
 		"--remote-debugging-port=0", "about:blank")
+	// Its own process group: close kills the renderer and helper processes
+	// too, which otherwise go on writing into the profile.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -123,9 +127,32 @@ func (b *Browser) close() {
 		b.conn.Close()
 	}
 	if b.cmd.Process != nil {
+		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 		b.cmd.Process.Kill()
 		b.cmd.Wait()
 	}
+}
+
+// profileDir is a throw-away profile directory, removed when the test
+// ends. A helper process that was still dying may add a file while it is
+// removed, so removal is retried for a moment before it is reported.
+func profileDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vigil-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var err error
+		for range 20 {
+			if err = os.RemoveAll(dir); err == nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Errorf("remove the chromium profile: %v", err)
+	})
+	return dir
 }
 
 // Call sends one DevTools command and returns its result, skipping the
