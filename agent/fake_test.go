@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/logtest"
 )
 
 const testKey = "sk-test-SECRET-0123456789"
@@ -524,24 +524,7 @@ func ramp(end time.Time, n int, step time.Duration, start, slope float64) []Poin
 }
 
 // logBuffer returns a debug logger writing into a buffer.
-func logBuffer() (*slog.Logger, *syncBuffer) {
-	var b syncBuffer
-	return slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})), &b
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func logBuffer() (*slog.Logger, *logtest.Buffer) {
+	var b logtest.Buffer
+	return b.Logger(slog.LevelDebug), &b
 }

@@ -1,41 +1,21 @@
 package heartbeat
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/internal/logtest"
 	"github.com/vigil-iot/vigil/store"
 )
 
-// syncBuffer is a log sink the delivery goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// reopenWithLog rebuilds the harness's engine with a logger into buf at level.
-func (h *harness) reopenWithLog(buf *syncBuffer, level slog.Level, notifiers ...Notifier) {
+func (h *harness) reopenWithLog(buf *logtest.Buffer, level slog.Level, notifiers ...Notifier) {
 	h.t.Helper()
-	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: level}))
+	log := buf.Logger(level)
 	e, err := New(h.cfg, Deps{Clock: h.clock, Wall: h.wall.Now, DB: h.db, Sensors: h.e.deps.Sensors,
 		Notifiers: notifiers, Log: log})
 	if err != nil {
@@ -46,7 +26,7 @@ func (h *harness) reopenWithLog(buf *syncBuffer, level slog.Level, notifiers ...
 
 func TestDeliveryFailuresAreSummarised(t *testing.T) {
 	h := newHarness(t, nil)
-	var buf syncBuffer
+	var buf logtest.Buffer
 	h.reopenWithLog(&buf, slog.LevelInfo, h.notes)
 	h.notes.fail = errors.New("not connected")
 	h.flap(3)
@@ -99,7 +79,7 @@ func TestDeliveryFailuresAreSummarised(t *testing.T) {
 
 func TestDeliveryAttemptsLoggedWithVerbose(t *testing.T) {
 	h := newHarness(t, nil)
-	var buf syncBuffer
+	var buf logtest.Buffer
 	h.reopenWithLog(&buf, slog.LevelDebug, h.notes)
 	h.flap(2)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,7 +107,7 @@ func (o *other) Name() string { return "other" }
 
 func TestTestAlertToOneTransport(t *testing.T) {
 	h := newHarness(t, nil)
-	var buf syncBuffer
+	var buf logtest.Buffer
 	o := &other{}
 	h.reopenWithLog(&buf, slog.LevelInfo, h.notes, o)
 	a, err := h.e.TestAlert(context.Background(), alert.Warning, "other")

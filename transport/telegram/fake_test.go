@@ -1,11 +1,9 @@
 package telegram
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-iot/vigil/internal/logtest"
 )
 
 const testToken = "123456789:AAE-secret_TOKEN-value"
@@ -317,23 +317,4 @@ func (s *fakeState) SetChat(configured, newID int64) error {
 }
 
 // logBuffer collects log lines for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+type logBuffer = logtest.Buffer

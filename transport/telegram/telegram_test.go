@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -50,7 +51,7 @@ func newTestBot(t *testing.T, f *fakeAPI, cfg Config, st State, cmds transport.C
 			t.Logf("logs:\n%s", logs)
 		}
 	})
-	return New(cfg, st, cmds, nil, clock, logs.logger())
+	return New(cfg, st, cmds, nil, clock, logs.Logger(slog.LevelDebug))
 }
 
 func testAlert(summary string) alert.Alert {
@@ -315,7 +316,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 	dead.Close()
 	logs := &logBuffer{}
 	b := New(Config{APIURL: deadURL, Token: testToken, ChatID: alertChat, AllowedChats: []int64{1}},
-		newFakeState(), &transporttest.Commands{}, nil, clockwork.NewRealClock(), logs.logger())
+		newFakeState(), &transporttest.Commands{}, nil, clockwork.NewRealClock(), logs.Logger(slog.LevelDebug))
 	err := b.Notify(context.Background(), testAlert("x"))
 	if err == nil {
 		t.Fatal("Notify() to a dead server = nil")
@@ -338,7 +339,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 		apiReplyPair(w, apiErrPair(401, "Unauthorized: "+r.URL.Path))
 	}))
 	defer echo.Close()
-	b3 := New(Config{APIURL: echo.URL, Token: testToken, ChatID: alertChat}, newFakeState(), nil, nil, nil, logs.logger())
+	b3 := New(Config{APIURL: echo.URL, Token: testToken, ChatID: alertChat}, newFakeState(), nil, nil, nil, logs.Logger(slog.LevelDebug))
 	err = b3.Notify(context.Background(), testAlert("x"))
 	if err == nil || strings.Contains(err.Error(), testToken) || !strings.Contains(err.Error(), "/bot<token>/") {
 		t.Errorf("Notify() = %v: the token must be replaced by <token>", err)
