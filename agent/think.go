@@ -280,7 +280,7 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 	r.seen = map[string]int{}
 	for step := 0; step < r.a.cfg.MaxSteps; step++ {
 		rep, err := r.a.complete(ctx, req, r.dec, r.in.MaxCalls)
-		if err != nil && len(req.tools) > 0 && len(req.msgs) == 1 && toolsUnsupported(err) {
+		if err != nil && len(req.tools) > 0 && len(req.msgs) == 1 && errors.Is(err, ErrToolsUnsupported) {
 			// The system prompt already says how to answer without tools.
 			r.a.setTextOnly(model, err)
 			req.tools = nil
@@ -325,31 +325,6 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 		req.msgs = append(req.msgs, message{role: roleTool, results: results})
 	}
 	return fmt.Errorf("%w after %d steps", ErrLoop, r.a.cfg.MaxSteps)
-}
-
-// toolsUnsupported reports a 400 (404 from OpenRouter) whose message says
-// the model cannot take tools: Ollama's "... does not support tools",
-// llama.cpp's server started without --jinja, vLLM without a tool parser,
-// OpenRouter with no endpoint that supports tool use.
-func toolsUnsupported(err error) bool {
-	var pe *ProviderError
-	if !errors.As(err, &pe) || (pe.Status != http.StatusBadRequest && pe.Status != http.StatusNotFound) {
-		return false
-	}
-	msg := strings.ToLower(pe.Err.Error())
-	for _, s := range []string{
-		"does not support tools",
-		"tools param requires --jinja",
-		"tool choice requires --enable-auto-tool-choice",
-		"no endpoints found that support tool use",
-		"tool use is not supported",
-		"tools are not supported",
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // textOnly reports whether model speaks the text contract.
