@@ -302,7 +302,8 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 // Policy: a forced run (vigil check, with or without --dry-run, the control
 // socket, MQTT cmd/check, Telegram /check) skips the change gate, active
 // hours and pause, but not the day's budget: max_llm_calls_per_day is the
-// one limit on what anyone who can send a command may spend.
+// one limit on what anyone who can send a command may spend. Nor does it
+// skip an empty checklist: with nothing to ask, no run calls the LLM.
 func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -317,6 +318,10 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 	if forced {
 		if e.budgetSpentLocked(wall) {
 			return ReasonBudget, false
+		}
+		if _, empty, err := e.cfg.Checklist(); err == nil && empty {
+			// One that cannot be read fails the run, saying why.
+			return ReasonEmptyChecklist, false
 		}
 		return ReasonForced, true
 	}
