@@ -419,23 +419,12 @@ func urlErr(err error) error {
 	return fmt.Errorf("%s %s: %w", strings.ToLower(ue.Op), host, ue.Err)
 }
 
-// perr builds a ProviderError whose text has the API key redacted.
+// perr builds a ProviderError whose text has the secrets redacted.
 func (a *Agent) perr(status int, retryable bool, err error) *ProviderError {
-	return &ProviderError{Provider: a.prov.name(), Status: status, Retryable: retryable,
-		Err: &redactedError{msg: a.redact(err.Error()), err: err}}
+	return &ProviderError{Provider: a.prov.name(), Status: status, Retryable: retryable, Err: a.red.Error(err)}
 }
 
-// redactedError shows a message with secrets removed and still unwraps to
-// the original error for errors.Is.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-func (a *Agent) redact(s string) string { return Redact(s, a.secrets...) }
+func (a *Agent) redact(s string) string { return a.red.String(s) }
 
 // backoff returns the wait before retry attempt+1: RetryBase doubled for
 // each earlier retry (1s, 2s, 4s with the default llm.retry_backoff),

@@ -452,7 +452,7 @@ func (e *Engine) notes() []agent.Note {
 	}
 	out := make([]agent.Note, 0, len(stored))
 	for _, n := range stored {
-		out = append(out, agent.Note{Time: n.Time, Text: n.Text})
+		out = append(out, agent.Note{Time: n.Time, Text: e.deps.Redactor.String(n.Text)})
 	}
 	return out
 }
@@ -490,6 +490,7 @@ func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono 
 // finish records the run, the pending history, state changes and alerts in
 // one write transaction, then publishes the heartbeat.
 func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts CheckOptions) (Result, error) {
+	e.redactResult(&res) // every run passes here before it is stored or returned
 	run := &res.Run
 	run.DurationMS = e.deps.Clock.Since(mono).Milliseconds()
 	if run.DurationMS < 0 {
@@ -602,6 +603,19 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 		DurationMS: run.DurationMS, NextAt: nextAt.UTC().Round(time.Second), Tokens: run.Tokens}
 	e.heartbeatOut.put(hb)
 	return res, nil
+}
+
+// redactResult replaces the secrets in what the model wrote and in the
+// error: the run record's and the decision's (alerts are redacted as they
+// are made, in newAlert).
+func (e *Engine) redactResult(res *Result) {
+	red := e.deps.Redactor
+	res.Run.Error, res.Run.ToolCalls = red.String(res.Run.Error), red.Strings(res.Run.ToolCalls)
+	if d := res.Decision; d != nil {
+		dec := *d
+		dec.Summary, dec.Escalation, dec.ToolCalls = red.String(d.Summary), red.String(d.Escalation), red.Strings(d.ToolCalls)
+		res.Decision = &dec
+	}
 }
 
 // finishDry reports what a run would have queued and writes nothing: no

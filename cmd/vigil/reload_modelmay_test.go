@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vigil-iot/vigil/heartbeat"
@@ -63,5 +64,74 @@ timeout = "5s"
 	e.reload(ctx, a, log)
 	if tools := offered(); slices.Contains(tools, "remember") {
 		t.Errorf("tools after a reload to model_may = [pause]: %v, want no remember", tools)
+	}
+}
+
+// TestReloadTeachesTheRedactorNewSecrets: a secret that a reload changes
+// is redacted from then on, in what the model wrote and in the log, by
+// the one Redactor the config resolution feeds (configBase.parse); the old
+// one stays redacted.
+func TestReloadTeachesTheRedactorNewSecrets(t *testing.T) {
+	const oldPW, newPW = "first-mqtt-pass", "second-mqtt-pass"
+	model := newModelScript(t)
+	model.steps = [][]string{
+		{`read_sensor {"name":"` + oldPW + `"}`, `read_sensor {"name":"` + newPW + `"}`},
+		{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"fine"}`},
+		{`read_sensor {"name":"` + oldPW + `"}`, `read_sensor {"name":"` + newPW + `"}`},
+	}
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "mqtt.pass")
+	for _, f := range [][2]string{{"HEARTBEAT.md", "- Is the air fine?\n"}, {pw, oldPW + "\n"}} {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f[0])), []byte(f[1]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := writeConfig(t, dir, `
+[llm]
+base_url = "`+model.srv.URL+`/v1"
+api_key_env = ""
+timeout = "5s"
+
+[mqtt]
+broker = "tcp://127.0.0.1:1883"
+username = "vigil"
+password_file = "`+pw+`"
+`+overlayRules)
+	var logged strings.Builder
+	e := &env{globals: globals{config: cfgPath}, stdout: io.Discard, stderr: &logged}
+	log := e.logger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, base, err := e.loadOverlaid(ctx, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.build(ctx, cfg, log, buildOptions{thinker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.base, a.runCtx = base, ctx
+	toolCalls := func() string {
+		t.Helper()
+		res, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(res.Run.ToolCalls, "\n")
+	}
+	if got := toolCalls(); strings.Contains(got, oldPW) || !strings.Contains(got, newPW) {
+		t.Fatalf("tool calls before the reload:\n%s\nwant %s redacted and %s (not a secret yet) shown", got, oldPW, newPW)
+	}
+	if err := os.WriteFile(pw, []byte(newPW+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.reload(ctx, a, log)
+	if got := toolCalls(); strings.Contains(got, oldPW) || strings.Contains(got, newPW) {
+		t.Errorf("tool calls after the reload:\n%s\nwant both passwords redacted", got)
+	}
+	log.Info("a log line", "value", "pw "+newPW)
+	if strings.Contains(logged.String(), newPW) || !strings.Contains(logged.String(), "value=\"pw [redacted]\"") {
+		t.Errorf("log:\n%s\nwant the new password redacted", logged.String())
 	}
 }
