@@ -609,7 +609,7 @@ func (c *commands) logs(ctx context.Context, n int) (string, error) {
 			fmt.Fprintf(&b, " %d tokens", r.Tokens)
 		}
 		if r.Error != "" {
-			fmt.Fprintf(&b, " error: %s", r.Error)
+			fmt.Fprintf(&b, " error: %s", c.app.red.String(r.Error)) // as Status redacts it
 		}
 		b.WriteByte('\n')
 	}
