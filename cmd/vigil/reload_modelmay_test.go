@@ -13,6 +13,26 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 )
 
+// reloadableApp wires an app with the LLM from e's config as `vigil run`
+// does, with the context its loops would run under, so that e.reload
+// applies to it.
+func reloadableApp(t *testing.T, e *env, log *slog.Logger) (*app, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg, base, err := e.loadOverlaid(ctx, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.build(ctx, cfg, log, buildOptions{thinker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	a.base, a.runCtx = base, ctx
+	return a, ctx
+}
+
 // TestReloadModelMayRebuildsTools: heartbeat.model_may is what the model
 // may do, so a SIGHUP that takes "notes" away takes the remember tool away
 // from the next heartbeat, though no [llm] key changed.
@@ -34,18 +54,7 @@ timeout = "5s"
 	}
 	log := slog.New(slog.DiscardHandler)
 	e := &env{globals: globals{config: conf(`["pause", "notes"]`)}, stdout: io.Discard, stderr: io.Discard}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg, base, err := e.loadOverlaid(ctx, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := e.build(ctx, cfg, log, buildOptions{thinker: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	a.base, a.runCtx = base, ctx
+	a, ctx := reloadableApp(t, e, log)
 	offered := func() []string {
 		t.Helper()
 		if _, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil); err != nil {
@@ -100,18 +109,7 @@ password_file = "`+pw+`"
 	var logged strings.Builder
 	e := &env{globals: globals{config: cfgPath}, stdout: io.Discard, stderr: &logged}
 	log := e.logger()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg, base, err := e.loadOverlaid(ctx, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := e.build(ctx, cfg, log, buildOptions{thinker: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	a.base, a.runCtx = base, ctx
+	a, ctx := reloadableApp(t, e, log)
 	toolCalls := func() string {
 		t.Helper()
 		res, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
