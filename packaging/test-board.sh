@@ -217,7 +217,7 @@ TOML
 		bad "start: $(systemctl show -P ActiveState vigil) $(systemctl show -P Result vigil)"
 		journalctl -u vigil --no-pager -o cat | tail -20 | sed 's/^/BOARD:        /'
 	fi
-	info "unit: User=$(systemctl show -P User vigil) DynamicUser=$(systemctl show -P DynamicUser vigil) RuntimeDirectory=$(systemctl show -P RuntimeDirectory vigil) After has mosquitto: $(systemctl show -P After vigil | grep -o mosquitto.service)"
+	info "unit: User=$(systemctl show -P User vigil) DynamicUser=$(systemctl show -P DynamicUser vigil) RuntimeDirectory=$(systemctl show -P RuntimeDirectory vigil) MemoryHigh=$(systemctl show -P MemoryHigh vigil) MemoryMax=$(systemctl show -P MemoryMax vigil) After has mosquitto: $(systemctl show -P After vigil | grep -o mosquitto.service)"
 	info "filter: adjtimex in SystemCallFilter: $(systemctl show -P SystemCallFilter vigil | tr ' ' '\n' | grep -cx adjtimex), clock_settime: $(systemctl show -P SystemCallFilter vigil | tr ' ' '\n' | grep -cx clock_settime)"
 
 	if wait_for 30 rule_fired; then
