@@ -268,6 +268,7 @@ func TestManPage(t *testing.T) {
 			t.Errorf("vigil.1 has no entry for %q (in the README's command table)", c[1])
 		}
 	}
+	checkManSections(t, string(src))
 	man, err := exec.LookPath("man")
 	if err != nil {
 		t.Skip("no man here to render vigil.1")
@@ -452,6 +453,74 @@ func TestInstallFailureNamesPackages(t *testing.T) {
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the failure message does not contain %q:\n%s", want, msg)
+		}
+	}
+}
+
+// manSection returns the body of the man page's section NAME ("" if none).
+func manSection(src, name string) string {
+	_, body, ok := strings.Cut(src, "\n.SH "+name+"\n")
+	if !ok {
+		return ""
+	}
+	body, _, _ = strings.Cut(body, "\n.SH ")
+	return body
+}
+
+// envRead matches a variable read by name in Go code.
+var envRead = regexp.MustCompile(`(?:os\.Getenv|os\.LookupEnv|getenv)\("([A-Z_]+)"\)`)
+
+// checkManSections: the man page has ENVIRONMENT, FILES and a section on
+// [manage] remote. ENVIRONMENT names every variable the program reads by
+// name (in cmd/ and config/, tests aside), the overrides and the proxy
+// variables net/http reads; FILES names the state, socket and checklist.
+func checkManSections(t *testing.T, src string) {
+	t.Helper()
+	env := manSection(src, "ENVIRONMENT")
+	if env == "" {
+		t.Error("vigil.1 has no ENVIRONMENT section")
+	}
+	want := []string{`VIGIL_\fISECTION\fB_\fIKEY`, "VIGIL_CONFIG", "NO_COLOR", "CREDENTIALS_DIRECTORY", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "RUNTIME_DIRECTORY", "NOTIFY_SOCKET", "WATCHDOG_USEC"}
+	var sources []string
+	for _, dir := range []string{"../cmd/vigil", "../config"} {
+		m, err := filepath.Glob(dir + "/*.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, m...)
+	}
+	// Read by name but not for users: a benchmark switch.
+	notForUsers := map[string]bool{"VIGIL_NO_TRIM": true}
+	for _, f := range sources {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range envRead.FindAllSubmatch(b, -1) {
+			if !notForUsers[string(m[1])] {
+				want = append(want, string(m[1]))
+			}
+		}
+	}
+	slices.Sort(want)
+	for _, v := range slices.Compact(want) {
+		if !strings.Contains(strings.ReplaceAll(env, `\-`, "-"), v) {
+			t.Errorf("vigil.1's ENVIRONMENT does not name %s", v)
+		}
+	}
+	files := manSection(src, "FILES")
+	for _, f := range []string{"/etc/vigil/config.toml", "/var/lib/vigil/vigil.db", "/run/vigil/vigil.sock", "/var/lib/vigil/HEARTBEAT.md", "vigil.db.corrupt"} {
+		if !strings.Contains(strings.ReplaceAll(files, `\-`, "-"), f) {
+			t.Errorf("vigil.1's FILES does not name %s", f)
+		}
+	}
+	remote := strings.ReplaceAll(manSection(src, "REMOTE COMMANDS"), `\-`, "-")
+	for _, w := range append([]string{"[manage] remote", "not allowed", "The default is"}, config.RemoteVerbs...) {
+		if !strings.Contains(remote, w) {
+			t.Errorf("vigil.1's REMOTE COMMANDS section ([manage] remote) does not mention %s", w)
 		}
 	}
 }
