@@ -40,18 +40,15 @@ run: build
 # Test dependencies: a real mosquitto for the MQTT tests, qemu-user for the
 # cross-architecture runs, headless chromium for the status page test and
 # promtool (Debian's prometheus package) to check /metrics. Installed only
-# when missing (needs root and apt).
+# when missing, by scripts/apt-install.sh (root or sudo, and apt; a failed
+# `apt-get update` is a warning, the install decides).
 test-deps:
 	@missing=""; \
 	command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto mosquitto-clients"; \
 	command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$$missing qemu-user-static"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
-		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y $$missing; \
-	fi
+	if [ -n "$$missing" ]; then sh scripts/apt-install.sh $$missing; fi
 
 # Everything: unit, integration and end-to-end tests (a real mosquitto, real
 # SIGKILLs), the hardware-facing packages under qemu for arm64/arm6/riscv64,

@@ -12,7 +12,7 @@ require (
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/robfig/cron/v3 v3.0.1
 	go.etcd.io/bbolt v1.5.0
-	golang.org/x/net v0.44.0
+	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.24.0
 	periph.io/x/conn/v3 v3.7.2
 	periph.io/x/devices/v3 v3.7.4
@@ -22,6 +22,6 @@ require (
 require (
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
-	golang.org/x/sys v0.45.0 // indirect
-	golang.org/x/text v0.29.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )

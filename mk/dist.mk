@@ -138,9 +138,8 @@ test-dist: dist
 test-systemd:
 	@if ! command -v systemd-analyze >/dev/null 2>&1; then \
 		if command -v apt-get >/dev/null 2>&1; then \
-			if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
-			echo "installing: systemd (for systemd-analyze)"; \
-			$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends systemd; \
+			echo "systemd-analyze is missing: installing systemd"; \
+			sh scripts/apt-install.sh --no-install-recommends systemd || exit 1; \
 		else \
 			echo "SKIP test-systemd: no systemd-analyze and no apt-get"; exit 0; \
 		fi; \

@@ -12,7 +12,7 @@
 #
 # The driver is scripts/proof (go run ./scripts/proof -h); every figure in
 # the two reports comes from its run. It needs mosquitto, strace and
-# qemu-user-static, installed here when missing (root and apt).
+# qemu-user-static, installed here when missing (scripts/apt-install.sh).
 
 # Rules here must not become the default goal.
 proof_mk_default_goal := $(.DEFAULT_GOAL)
@@ -30,11 +30,7 @@ proof-deps:
 	command -v mosquitto_sub >/dev/null 2>&1 || missing="$$missing mosquitto-clients"; \
 	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
 	command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$$missing qemu-user-static"; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
-		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y $$missing; \
-	fi
+	if [ -n "$$missing" ]; then sh scripts/apt-install.sh $$missing; fi
 
 bench: proof-deps build cross
 	PATH="$$PATH:/usr/sbin" $(PROOF) bench -bin $(BIN) -dist dist -o BENCHMARKS.md

@@ -25,7 +25,26 @@
 # for the arm64 maintainer scripts; re-run through sudo otherwise), apt to
 # install what is missing, and about 2 GB of disk. On a 2-core machine: the
 # first run (building the root) about 8-9 minutes, later runs under 3.
+#
+# `sh packaging/test-board.sh tools` only installs the tools (the step
+# below), so that step can be run and tested on its own.
 set -eu
+
+# install_tools: the host's tools, installed with apt's own progress when
+# missing (scripts/apt-install.sh: a failed apt-get update is a warning).
+install_tools() {
+	missing=""
+	command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
+	command -v qemu-system-aarch64 >/dev/null 2>&1 || missing="$missing qemu-system-arm"
+	command -v qemu-img >/dev/null 2>&1 || missing="$missing qemu-utils"
+	[ -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || missing="$missing qemu-user-static"
+	command -v mkfs.ext4 >/dev/null 2>&1 || missing="$missing e2fsprogs"
+	[ -z "$missing" ] || sh "$(dirname "$0")/../scripts/apt-install.sh" --no-install-recommends $missing
+}
+if [ "${1:-}" = tools ]; then
+	install_tools
+	exit
+fi
 
 : "${DIST_DIR:=dist}" "${BOARD_DIR:=/var/tmp/vigil-board}" "${BOARD_TIMEOUT:=900}"
 : "${DEB_VERSION:?}"
@@ -47,18 +66,7 @@ if [ "$(id -u)" != 0 ]; then
 		${BOARD_MIRROR:+BOARD_MIRROR="$BOARD_MIRROR"} sh "$0"
 fi
 
-# Tools, installed with apt's own progress when missing.
-missing=""
-command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
-command -v qemu-system-aarch64 >/dev/null 2>&1 || missing="$missing qemu-system-arm"
-command -v qemu-img >/dev/null 2>&1 || missing="$missing qemu-utils"
-[ -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || missing="$missing qemu-user-static"
-command -v mkfs.ext4 >/dev/null 2>&1 || missing="$missing e2fsprogs"
-if [ -n "$missing" ]; then
-	say "installing:$missing"
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
-fi
+install_tools || fail "the tools are missing (see above)"
 
 # mmdebstrap runs the arm64 maintainer scripts through qemu-user: register
 # the interpreter with binfmt_misc when it is not (a container often has
@@ -209,7 +217,7 @@ TOML
 		bad "start: $(systemctl show -P ActiveState vigil) $(systemctl show -P Result vigil)"
 		journalctl -u vigil --no-pager -o cat | tail -20 | sed 's/^/BOARD:        /'
 	fi
-	info "unit: User=$(systemctl show -P User vigil) DynamicUser=$(systemctl show -P DynamicUser vigil) RuntimeDirectory=$(systemctl show -P RuntimeDirectory vigil) After has mosquitto: $(systemctl show -P After vigil | grep -o mosquitto.service)"
+	info "unit: User=$(systemctl show -P User vigil) DynamicUser=$(systemctl show -P DynamicUser vigil) RuntimeDirectory=$(systemctl show -P RuntimeDirectory vigil) MemoryHigh=$(systemctl show -P MemoryHigh vigil) MemoryMax=$(systemctl show -P MemoryMax vigil) After has mosquitto: $(systemctl show -P After vigil | grep -o mosquitto.service)"
 	info "filter: adjtimex in SystemCallFilter: $(systemctl show -P SystemCallFilter vigil | tr ' ' '\n' | grep -cx adjtimex), clock_settime: $(systemctl show -P SystemCallFilter vigil | tr ' ' '\n' | grep -cx clock_settime)"
 
 	if wait_for 30 rule_fired; then

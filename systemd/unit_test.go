@@ -205,6 +205,72 @@ func TestUnitContract(t *testing.T) {
 	}
 }
 
+// The memory measured on the sim board (bin/vigil run, rules-only, a local
+// mosquitto, homeassistant = true; /proc/PID/status), which the unit's
+// memory bounds are sized from (see the comment at MemoryHigh= in
+// vigil.service and docs/install.md).
+const (
+	// Normal load: VmHWM after 2 minutes (rule firing and resolving,
+	// sensors published). BENCHMARKS.md has 12.4 MiB after a long run
+	// with heartbeats.
+	measuredNormal = 12 << 20
+	// Three 10 MB publishes to homeassistant/status: VmHWM 50.9 MiB.
+	measured10MB = 51 << 20
+	// Three 100 MB publishes: VmHWM 412 MiB (the issue saw 405 MB).
+	measured100MB = 412 << 20
+)
+
+// bytesValue parses a systemd size: a number with an optional K, M or G
+// suffix (base 1024), as MemoryMax= takes it.
+func bytesValue(t *testing.T, key, v string) int64 {
+	t.Helper()
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(v, "K"):
+		mult = 1 << 10
+	case strings.HasSuffix(v, "M"):
+		mult = 1 << 20
+	case strings.HasSuffix(v, "G"):
+		mult = 1 << 30
+	}
+	n, err := strconv.ParseInt(strings.TrimRight(v, "KMG"), 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%s: want a size such as 64M: %v", key, v, err)
+	}
+	return n * mult
+}
+
+// TestMemoryBound: the unit bounds vigil's memory, so a huge MQTT message
+// (paho reads every incoming packet whole, whatever its size) cannot take a
+// Pi's memory. The bounds leave room for what was measured under normal
+// load and a few 10 MB messages, and stop what 100 MB messages take.
+func TestMemoryBound(t *testing.T) {
+	u := parseUnit(t, "vigil.service")
+	hv, mv := u.last("Service", "MemoryHigh"), u.last("Service", "MemoryMax")
+	if hv == "" || mv == "" {
+		t.Fatalf("MemoryHigh=%q MemoryMax=%q: the unit does not bound vigil's memory (three 100 MB MQTT messages took it to %d MiB)", hv, mv, measured100MB>>20)
+	}
+	high, max := bytesValue(t, "MemoryHigh", hv), bytesValue(t, "MemoryMax", mv)
+	if high >= max {
+		t.Errorf("MemoryHigh=%s is not below MemoryMax=%s: the kernel never reclaims before it kills", hv, mv)
+	}
+	if high < 4*measuredNormal || high < measured10MB {
+		t.Errorf("MemoryHigh=%s throttles a healthy daemon: want at least 4 × the %d MiB measured under normal load and the %d MiB of three 10 MB messages", hv, measuredNormal>>20, measured10MB>>20)
+	}
+	// A Pi Zero has 512 MB: vigil may take at most a quarter of it, and
+	// far less than what 100 MB messages took.
+	if max > 128<<20 || max >= measured100MB/2 {
+		t.Errorf("MemoryMax=%s: want at most 128M (a quarter of a Pi Zero) and well under the %d MiB three 100 MB messages took", mv, measured100MB>>20)
+	}
+	// The kill is a failure, and a failure restarts vigil.
+	if r := u.last("Service", "Restart"); r != "on-failure" && r != "always" {
+		t.Errorf("Restart=%s: a daemon killed at MemoryMax would stay down", r)
+	}
+	if v := u.last("Service", "OOMPolicy"); v != "" && v != "stop" {
+		t.Errorf("OOMPolicy=%s: the service must stop (and restart) when the kernel kills it at MemoryMax", v)
+	}
+}
+
 // verifiable writes the unit to a temporary directory with ExecStart
 // pointing at a binary that exists here (verify checks that it does).
 func verifiable(t *testing.T, src []byte) string {

@@ -232,7 +232,7 @@ func TestFleetACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw := filepath.Join(dir, "passwd")
-	for i, u := range []string{"acl-dev", "other-dev", "fleet-viewer", "operator"} {
+	for i, u := range []string{"acl-dev", "other-dev", "fleet-viewer", "operator", "homeassistant"} {
 		args := []string{"-b", pw, u, "pw-" + u}
 		if i == 0 {
 			args = append([]string{"-c"}, args...)
@@ -246,7 +246,7 @@ func TestFleetACL(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := mosquittotest.Start(t, mosquittotest.Options{Config: "user " + me.Username + "\nlistener %d 127.0.0.1\nallow_anonymous false\n" +
-		"password_file " + pw + "\nacl_file " + filepath.Join(dir, "acl") + "\n"})
+		"password_file " + pw + "\nacl_file " + filepath.Join(dir, "acl") + "\n" + docBlock(t, "limits")})
 	as := func(u string) mosquittotest.SubscriberOptions {
 		return mosquittotest.SubscriberOptions{Configure: func(o *paho.ClientOptions) { o.SetUsername(u).SetPassword("pw-" + u) }}
 	}
@@ -279,6 +279,27 @@ func TestFleetACL(t *testing.T) {
 	for _, m := range viewer.On("vigil/acl-dev/cmd/check") {
 		if m.Payload == "from the viewer" {
 			t.Errorf("the viewer could command a device")
+		}
+	}
+
+	// homeassistant/status reaches every device (vigil reads each message
+	// on it whole): only Home Assistant's account may write it, and the
+	// broker refuses a packet over the limit before it reaches anyone.
+	ha := mosquittotest.SubscribeWith(t, b.URL(), as("homeassistant"), "homeassistant/status")
+	spoof.Publish("homeassistant/status", false, "online from a device")
+	op.Publish("homeassistant/status", false, "online from the operator")
+	big := paho.NewClient(paho.NewClientOptions().AddBroker(b.URL()).SetClientID("ha-big").SetUsername("homeassistant").SetPassword("pw-homeassistant"))
+	if tok := big.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect as homeassistant: %v", tok.Error())
+	}
+	big.Publish("homeassistant/status", 0, false, strings.Repeat("x", 2<<20)).WaitTimeout(5 * time.Second)
+	big.Disconnect(100)
+	ha.Publish("homeassistant/status", false, "online")
+	ha.Wait("homeassistant/status", 5*time.Second, payloadIs("online"))
+	time.Sleep(500 * time.Millisecond)
+	for _, m := range ha.On("homeassistant/status") {
+		if m.Payload != "online" {
+			t.Errorf("homeassistant/status carried %d bytes (%.30q) not from Home Assistant or over the broker's limit", len(m.Payload), m.Payload)
 		}
 	}
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/vigil-iot/vigil/config"
 )
 
 // cmdDoc is one command's help: the source of `vigil help`, `vigil help
@@ -37,7 +39,7 @@ var commandDocs = []cmdDoc{
 		"Shows the next heartbeat, the last runs, the pause, each transport's queue, the budget, the checklist in force (the file's, or one set from afar), the model's notes (how many, and the newest one's age), the settings whose value does not come from the config file (the environment or 'vigil set': key, value, who set it and when), each rule's state (ok, pending, firing, unknown or disabled) with the values it last saw, and each reading's last value with a sparkline of the last hour, its min and max and the rules that watch it. Colour only on a terminal, never with NO_COLOR set. --json carries the same series, the settings, the checklist and the notes' text. Asks the running daemon, or reads the state file when none runs; it never creates one.",
 		"vigil status --json"},
 	{"history", "[SENSOR[.QUANTITY]] [--since 24h] [--csv|--json]", "export the sensor history",
-		"Prints the sensor history ring (one sample a minute, 48 hours) of every reading, one sensor, or one reading, since --since ago (default 24h, at most 168h), as a table, CSV (time,reading,value,unit, times in the device's time zone) or JSON. Asks the running daemon, or reads the state file read-only when none runs.",
+		"Prints the sensor history ring (one sample a minute, 48 hours) of every reading, one sensor, or one reading, since --since ago (default 24h, at most 48h: what is kept), as a table, CSV (time,reading,value,unit, times in the device's time zone) or JSON. Asks the running daemon, or reads the state file read-only when none runs.",
 		"vigil history air.temperature --since 6h --csv > temp.csv"},
 	{"pause", "MINUTES", "pause heartbeats (rules keep running)",
 		"Pauses the LLM heartbeats for MINUTES, 1 to 1440 (24 h, the same limit on every channel), persisted across restarts. Local rules keep running and alerting.",
@@ -210,8 +212,35 @@ func writeMan(w io.Writer, commandFlagSet func(name string) *flag.FlagSet) {
 	}
 	fmt.Fprint(w, ".SH OPTIONS\n.TP\n.B \\-c, \\-\\-config \\fIPATH\\fR\nconfig file (default \\fB$VIGIL_CONFIG\\fR or \\fI/etc/vigil/config.toml\\fR)\n"+
 		".TP\n.B \\-v, \\-\\-verbose\ndebug logging\n.TP\n.B \\-h, \\-\\-help\nhelp; with a command, that command's help\n")
+	fmt.Fprint(w, ".SH REMOTE COMMANDS\n"+
+		"MQTT (\\fIPREFIX\\fR/\\fIID\\fR/cmd/\\fIVERB\\fR, answered on cmd/result), Telegram (/status, /set ...) and the status page "+
+		"may run only the verbs \\fB[manage] remote\\fR lists in config.toml: "+esc(strings.Join(config.RemoteVerbs, ", "))+". "+
+		"The default is [\\(dqstatus\\(dq, \\(dqpause\\(dq, \\(dqresume\\(dq, \\(dqcheck\\(dq]. "+
+		"Any other is answered \\(lqnot allowed: add \\(dqVERB\\(dq to [manage] remote\\(rq and logged at WARN with its source. "+
+		"On a remote channel, status shows the run\\-time settings and the model's notes only when get and notes are listed; Telegram's /toggle needs set. "+
+		"The command line and the control socket (root or the daemon's user on the board) may use every verb.\n")
 	fmt.Fprint(w, ".SH EXIT STATUS\n0 ok, 1 runtime failure, 2 usage, 78 config error (EX_CONFIG).\n")
+	fmt.Fprint(w, ".SH ENVIRONMENT\n"+
+		".TP\n.B VIGIL_\\fISECTION\\fB_\\fIKEY\\fR\nsets one single\\-value key of [device], [heartbeat], [llm], [mqtt], [telegram] or [http], "+
+		"as in VIGIL_HEARTBEAT_INTERVAL=10m, validated like the file's (an error names the variable; exit 78): it wins over config.toml, and a value from \\fBvigil set\\fR wins over it. "+
+		"Lists and [[sensor]]/[[rule]] tables are file\\-only. "+
+		"\\fBvigil config check\\fR and \\fBvigil get\\fR show where each value comes from. VIGIL_CONFIG and the variables the *_env keys name are not keys.\n"+
+		".TP\n.B VIGIL_CONFIG\nthe config file when \\-c is not given (default /etc/vigil/config.toml)\n"+
+		".TP\n.B OPENAI_API_KEY, ANTHROPIC_API_KEY\nthe LLM's key (the second for provider anthropic), unless llm.api_key_env names another variable; "+
+		"mqtt.password_env and telegram.token_env name the variables holding the MQTT password and the bot token\n"+
+		".TP\n.B CREDENTIALS_DIRECTORY\nset by systemd (LoadCredential=): relative *_file paths (api_key_file, password_file, token_file) are read from it\n"+
+		".TP\n.B HTTPS_PROXY, HTTP_PROXY, NO_PROXY\n(either case) the proxy for the LLM's and Telegram's requests: http://, https:// or socks5:// (socks5h:// resolves names at the proxy); "+
+		"loopback never goes through a proxy, and MQTT never uses one\n"+
+		".TP\n.B NO_COLOR\nwhen set, \\fBvigil status\\fR prints no colour, even on a terminal\n"+
+		".TP\n.B RUNTIME_DIRECTORY\nset by systemd (RuntimeDirectory=): the control socket vigil.sock goes there (/run/vigil) instead of the state directory\n"+
+		".TP\n.B NOTIFY_SOCKET, WATCHDOG_USEC\nset by systemd (Type=notify, WatchdogSec=): vigil reports READY, STOPPING and its status, and pings the watchdog from the sample loop; without them it sends nothing\n"+
+		".TP\n.B JOURNAL_STREAM\nset by systemd when stderr goes to the journal: each log line then carries its priority, so journalctl \\-p warning shows vigil's warnings\n"+
+		".TP\n.B GOMAXPROCS, GOGC, GOMEMLIMIT\nthe Go runtime's; vigil runs its Go code on one processor unless GOMAXPROCS is set\n")
 	fmt.Fprint(w, ".SH FILES\n.TP\n.I /etc/vigil/config.toml\nthe configuration\n.TP\n.I /etc/vigil/HEARTBEAT.md\nthe heartbeat checklist\n"+
-		".TP\n.I /var/lib/vigil/vigil.db\nthe state file (bbolt)\n")
+		".TP\n.I /var/lib/vigil/vigil.db\nthe state file (bbolt; under the unit's DynamicUser= it lives in /var/lib/private/vigil). "+
+		"A damaged one is moved aside as vigil.db.corrupt\\-\\fITIME\\fR (the newest three are kept)\n"+
+		".TP\n.I /var/lib/vigil/HEARTBEAT.md\nthe checklist set from afar (\\fBvigil checklist set\\fR, MQTT cmd/checklist, Telegram /checklist set), in the state directory: "+
+		"it overrides heartbeat.checklist until \\fBvigil checklist reset\\fR\n"+
+		".TP\n.I /run/vigil/vigil.sock\nthe control socket the commands reach the running daemon through: in $RUNTIME_DIRECTORY under systemd, else vigil.sock in the state directory\n")
 	fmt.Fprint(w, ".SH SEE ALSO\n/usr/share/doc/vigil/ (install.md, alerts.md, hardware.md)\n")
 }
