@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // CLI behaviour a person at a shell sees: help, flag placement, commands
@@ -278,4 +281,85 @@ func TestEnvOverrideInConfigCheck(t *testing.T) {
 			t.Errorf("vigil %v with VIGIL_HEARTBEAT_INTERVAL=10s: exit %d, want 78 and %q; stderr:\n%s", args, code, want, errOut)
 		}
 	}
+}
+
+// TestSilentConfigurationRefused: what vigil used to take without a word
+// (issue 20) now stops `config check` and `run` alike with exit 78 and a
+// message naming where the mistake is: a misspelt VIGIL_ variable, a path
+// starting with ~ (which made a directory named ~ next to the config), a
+// deadband that is not a table. A secret's variable named by token_env is
+// no mistake.
+func TestSilentConfigurationRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		edit      func(string) string
+		env       []string
+		want      string
+		noTildeIn bool
+	}{
+		{"misspelt variable", nil, []string{"VIGIL_HEARTBEAT_INTERVALL=10m"},
+			`$VIGIL_HEARTBEAT_INTERVALL: heartbeat.intervall: unknown key (did you mean VIGIL_HEARTBEAT_INTERVAL?)`, false},
+		{"checklist under ~", func(s string) string {
+			return strings.Replace(s, `checklist = "HEARTBEAT.md"`, `checklist = "~/HEARTBEAT.md"`, 1)
+		}, nil, `config.toml:11: heartbeat.checklist: must be an absolute path: ~ is not expanded (got "~/HEARTBEAT.md")`, true},
+		{"state_dir under ~ from the environment", nil, []string{"VIGIL_DEVICE_STATE_DIR=~/state"},
+			`$VIGIL_DEVICE_STATE_DIR: device.state_dir: must be an absolute path: ~ is not expanded (got "~/state")`, true},
+		{"deadband not a table", func(s string) string {
+			return s + "\n[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\ndeadband = \"x\"\n"
+		}, nil, `config.toml:16: sensor.air.deadband: must be a table (got a string)`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := writeConfig(t, dir, "")
+			if tc.edit != nil {
+				b, err := os.ReadFile(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(cfg, []byte(tc.edit(string(b))), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, args := range [][]string{{"config", "check"}, {"run"}} {
+				// The config named relative to the working directory, as
+				// a person at a shell names it.
+				_, errOut, code := runWithin(t, dir, 10*time.Second, tc.env, append([]string{"-c", "config.toml"}, args...)...)
+				if code != 78 || !strings.Contains(errOut, tc.want) {
+					t.Errorf("vigil %v: exit %d, want 78 and %q; stderr:\n%s", args, code, tc.want, errOut)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "~")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a directory named ~ was created in %s (stat: %v)", dir, err)
+			}
+		})
+	}
+	t.Run("a secret named by token_env", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := writeConfig(t, dir, "\n[telegram]\ntoken_env = \"VIGIL_TELEGRAM_TOKEN\"\nchat_id = 1\n")
+		if _, errOut, code := runIn(t, dir, []string{"VIGIL_TELEGRAM_TOKEN=1:abc"}, "-c", cfg, "config", "check"); code != 0 {
+			t.Errorf("config check with $VIGIL_TELEGRAM_TOKEN named by token_env: exit %d, want 0; stderr:\n%s", code, errOut)
+		}
+	})
+}
+
+// runWithin is runIn that kills the binary after timeout (exit -1), for a
+// command that should stop at once but, broken, would run on.
+func runWithin(t *testing.T, dir string, timeout time.Duration, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, vigilBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=", "NOTIFY_SOCKET=")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
 }
