@@ -352,7 +352,7 @@ func setValue(f reflect.Value, text string) error {
 		return nil
 	case reflect.Int, reflect.Int64:
 		n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
-		if err != nil {
+		if err != nil || f.OverflowInt(n) { // an int is 32 bits on 32-bit arm: 4294967297 is not 1
 			return fmt.Errorf("must be an integer (got %q)", text)
 		}
 		f.SetInt(n)

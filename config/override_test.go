@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,6 +212,8 @@ func TestOverrideErrorsUseTheValidatorsMessages(t *testing.T) {
 			`set by cli: heartbeat.enabled: must be true or false (got "yes please")`},
 		{"not an int", set("heartbeat.max_llm_calls_per_day", "many"),
 			`set by cli: heartbeat.max_llm_calls_per_day: must be an integer (got "many")`},
+		{"beyond int64", set("heartbeat.max_llm_calls_per_day", "9223372036854775808"),
+			`set by cli: heartbeat.max_llm_calls_per_day: must be an integer (got "9223372036854775808")`},
 		{"below range", set("heartbeat.max_llm_calls_per_day", "0"),
 			`set by cli: heartbeat.max_llm_calls_per_day: must be at least 1 (got 0)`},
 		{"bad window", set("heartbeat.active_hours", "7-22"),
@@ -231,6 +234,22 @@ func TestOverrideErrorsUseTheValidatorsMessages(t *testing.T) {
 				t.Errorf("Errors = %d *Error values, want 1", len(errs))
 			}
 		})
+	}
+}
+
+// TestOverrideBeyondInt: on a 32-bit board an int override that does not
+// fit is refused, not cut to its low 32 bits (4294967297 would be 1).
+func TestOverrideBeyondInt(t *testing.T) {
+	c, err := parseOver(t, Override{Key: "heartbeat.max_llm_calls_per_day", Value: "4294967297", Origin: OriginSet, By: "cli"})
+	if strconv.IntSize == 64 {
+		if err != nil || int64(c.Heartbeat.MaxLLMCallsPerDay) != 4294967297 {
+			t.Errorf("64-bit: %v, %v; want 4294967297", c, err)
+		}
+		return
+	}
+	want := `set by cli: heartbeat.max_llm_calls_per_day: must be an integer (got "4294967297")`
+	if err == nil || err.Error() != want {
+		t.Errorf("32-bit: error %v, want %s", err, want)
 	}
 }
 
