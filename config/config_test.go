@@ -489,6 +489,25 @@ func TestEveryMapKeyMustBeATable(t *testing.T) {
 	}
 }
 
+// TestHeartbeatsOff names the key that turns heartbeats off, for status.
+func TestHeartbeatsOff(t *testing.T) {
+	for src, want := range map[string]string{
+		"":                                      "",
+		"[heartbeat]\nenabled = false\n":        "heartbeat.enabled = false",
+		"[heartbeat]\ninterval = \"0\"\n":       `heartbeat.interval = "0"`,
+		"[heartbeat]\nschedule = [\"07:30\"]\n": "",
+		"[heartbeat]\nenabled = false\ninterval = \"0\"\n": "heartbeat.enabled = false",
+	} {
+		c := mustParse(t, src)
+		if got := c.HeartbeatsOff(); got != want {
+			t.Errorf("HeartbeatsOff() for %q = %q, want %q", src, got, want)
+		}
+		if (want == "") != c.HeartbeatEnabled() {
+			t.Errorf("HeartbeatEnabled() for %q = %v, but HeartbeatsOff() = %q", src, c.HeartbeatEnabled(), want)
+		}
+	}
+}
+
 func TestErrorType(t *testing.T) {
 	_, err := parseString(t, "[[rule]]\nname = \"hot\"\nwhen = \"board.cpu_temperature >\"\n[heartbeat]\ninterval = \"10s\"\n")
 	errs := Errors(err)

@@ -363,3 +363,57 @@ func runWithin(t *testing.T, dir string, timeout time.Duration, env []string, ar
 	}
 	return out.String(), errb.String(), code
 }
+
+// TestStatusWithoutDaemonReads: `vigil status` with no daemon says so in
+// words, names the mode, and says heartbeats are off and why instead of
+// dropping the next-run line; --json keeps the mode a mode.
+func TestStatusWithoutDaemonReads(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, bytes.Replace(b, []byte(`interval = "1m"`), []byte(`interval = "0"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runIn(t, dir, nil, "-c", cfg, "status")
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"device:   e2e (daemon not running; rules-only mode)\n", "next run: heartbeats disabled (heartbeat.interval = \"0\")\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	out, errOut, code = runIn(t, dir, nil, "-c", cfg, "status", "--json")
+	if code != 0 {
+		t.Fatalf("status --json: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{`"mode": "rules-only"`, `"daemon_running": false`, `"heartbeats_off": "heartbeat.interval = \"0\""`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status --json lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// TestConfigCheckShowsTheSchedule: with a schedule in force, config check
+// prints it and no interval, which does not apply.
+func TestConfigCheckShowsTheSchedule(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, bytes.Replace(b, []byte(`interval = "1m"`), []byte(`schedule = ["07:30", "19:00"]`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runIn(t, dir, nil, "-c", cfg, "config", "check")
+	if code != 0 {
+		t.Fatalf("config check: exit %d\n%s", code, errOut)
+	}
+	if strings.Contains(out, "\ninterval = ") || !strings.Contains(out, "\nschedule = [\"07:30\", \"19:00\"]\n") {
+		t.Errorf("config check with a schedule: want the schedule and no interval:\n%s", out)
+	}
+}

@@ -246,6 +246,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		BuildTime:              buildTime(),
 		Deadbands:              map[string]float64{},
 		Checklist:              checklistFunc(cfg),
+		Off:                    cfg.HeartbeatsOff(),
 	}
 	switch {
 	case !hb.Enabled:
