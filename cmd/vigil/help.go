@@ -31,7 +31,7 @@ var commandDocs = []cmdDoc{
 		"Reads every configured sensor and the board's health once and prints a table. --drivers lists the sensor drivers, their config keys and quantities, and needs no config file.",
 		"vigil sensors --json -c ./config.toml"},
 	{"scan", "[--bus NAME]", "probe an I²C bus and name what answers",
-		"Probes addresses 0x08-0x77 of an I²C bus, like i2cdetect, and names the chips that may sit at each answering address. Without a config file it uses the detected board's default bus.",
+		"Probes addresses 0x08-0x77 of an I²C bus, like i2cdetect, and names the chips that may sit at each answering address. Without --bus it uses the board's default bus (without a config file, the detected board's), or, on a board with none (generic), the machine's only bus.",
 		"vigil scan --bus 1"},
 	{"status", "[--json]", "runs, pause, queues, rules, readings, settings, notes",
 		"Shows the next heartbeat, the last runs, the pause, each transport's queue, the budget, the checklist in force (the file's, or one set from afar), the model's notes (how many, and the newest one's age), the settings whose value does not come from the config file (the environment or 'vigil set': key, value, who set it and when), each rule's state (ok, pending, firing, unknown or disabled) with the values it last saw, and each reading's last value with a sparkline of the last hour, its min and max and the rules that watch it. Colour only on a terminal, never with NO_COLOR set. --json carries the same series, the settings, the checklist and the notes' text. Asks the running daemon, or reads the state file when none runs; it never creates one.",
