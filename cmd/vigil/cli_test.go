@@ -19,24 +19,11 @@ import (
 // that need no config, and exit codes. The real binary runs every case.
 
 // runIn runs the binary in dir ("" for this one) with env on top of this
-// process's, without an LLM key or $VIGIL_CONFIG, and returns its stdout,
-// stderr and exit code.
+// process's, without an LLM key, $VIGIL_CONFIG or a notify socket, and
+// returns its stdout, stderr and exit code.
 func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(vigilBin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runWithin(t, dir, 5*time.Minute, env, args...)
 }
 
 func TestHelpExitsZero(t *testing.T) {
@@ -291,34 +278,25 @@ func TestEnvOverrideInConfigCheck(t *testing.T) {
 // no mistake.
 func TestSilentConfigurationRefused(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		edit      func(string) string
-		env       []string
-		want      string
-		noTildeIn bool
+		name        string
+		extra, edit string // appended to the config; the checklist line instead
+		env         []string
+		want        string
 	}{
-		{"misspelt variable", nil, []string{"VIGIL_HEARTBEAT_INTERVALL=10m"},
-			`$VIGIL_HEARTBEAT_INTERVALL: heartbeat.intervall: unknown key (did you mean VIGIL_HEARTBEAT_INTERVAL?)`, false},
-		{"checklist under ~", func(s string) string {
-			return strings.Replace(s, `checklist = "HEARTBEAT.md"`, `checklist = "~/HEARTBEAT.md"`, 1)
-		}, nil, `config.toml:11: heartbeat.checklist: must be an absolute path: ~ is not expanded (got "~/HEARTBEAT.md")`, true},
-		{"state_dir under ~ from the environment", nil, []string{"VIGIL_DEVICE_STATE_DIR=~/state"},
-			`$VIGIL_DEVICE_STATE_DIR: device.state_dir: must be an absolute path: ~ is not expanded (got "~/state")`, true},
-		{"deadband not a table", func(s string) string {
-			return s + "\n[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\ndeadband = \"x\"\n"
-		}, nil, `config.toml:16: sensor.air.deadband: must be a table (got a string)`, false},
+		{"misspelt variable", "", "", []string{"VIGIL_HEARTBEAT_INTERVALL=10m"},
+			`$VIGIL_HEARTBEAT_INTERVALL: heartbeat.intervall: unknown key (did you mean VIGIL_HEARTBEAT_INTERVAL?)`},
+		{"checklist under ~", "", `checklist = "~/HEARTBEAT.md"`, nil,
+			`config.toml:11: heartbeat.checklist: must be an absolute path: ~ is not expanded (got "~/HEARTBEAT.md")`},
+		{"state_dir under ~ from the environment", "", "", []string{"VIGIL_DEVICE_STATE_DIR=~/state"},
+			`$VIGIL_DEVICE_STATE_DIR: device.state_dir: must be an absolute path: ~ is not expanded (got "~/state")`},
+		{"deadband not a table", "\n[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\ndeadband = \"x\"\n", "", nil,
+			`config.toml:16: sensor.air.deadband: must be a table (got a string)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := writeConfig(t, dir, "")
-			if tc.edit != nil {
-				b, err := os.ReadFile(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(cfg, []byte(tc.edit(string(b))), 0o600); err != nil {
-					t.Fatal(err)
-				}
+			writeConfig(t, dir, tc.extra)
+			if tc.edit != "" {
+				editConfig(t, filepath.Join(dir, "config.toml"), `checklist = "HEARTBEAT.md"`, tc.edit)
 			}
 			for _, args := range [][]string{{"config", "check"}, {"run"}} {
 				// The config named relative to the working directory, as
@@ -369,51 +347,51 @@ func runWithin(t *testing.T, dir string, timeout time.Duration, env []string, ar
 // dropping the next-run line; --json keeps the mode a mode.
 func TestStatusWithoutDaemonReads(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, "")
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, bytes.Replace(b, []byte(`interval = "1m"`), []byte(`interval = "0"`), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := runIn(t, dir, nil, "-c", cfg, "status")
-	if code != 0 {
-		t.Fatalf("status: exit %d\n%s", code, errOut)
-	}
-	for _, want := range []string{"device:   e2e (daemon not running; rules-only mode)\n", "next run: heartbeats disabled (heartbeat.interval = \"0\")\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status lacks %q:\n%s", want, out)
-		}
-	}
-	out, errOut, code = runIn(t, dir, nil, "-c", cfg, "status", "--json")
-	if code != 0 {
-		t.Fatalf("status --json: exit %d\n%s", code, errOut)
-	}
-	for _, want := range []string{`"mode": "rules-only"`, `"daemon_running": false`, `"heartbeats_off": "heartbeat.interval = \"0\""`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status --json lacks %s:\n%s", want, out)
-		}
-	}
+	cfg := editConfig(t, writeConfig(t, dir, ""), `interval = "1m"`, `interval = "0"`)
+	runOK(t, dir, []string{"-c", cfg, "status"},
+		"device:   e2e (daemon not running; rules-only mode)\n", "next run: heartbeats disabled (heartbeat.interval = \"0\")\n")
+	runOK(t, dir, []string{"-c", cfg, "status", "--json"},
+		`"mode": "rules-only"`, `"daemon_running": false`, `"heartbeats_off": "heartbeat.interval = \"0\""`)
 }
 
 // TestConfigCheckShowsTheSchedule: with a schedule in force, config check
 // prints it and no interval, which does not apply.
 func TestConfigCheckShowsTheSchedule(t *testing.T) {
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, "")
-	b, err := os.ReadFile(cfg)
+	cfg := editConfig(t, writeConfig(t, dir, ""), `interval = "1m"`, `schedule = ["07:30", "19:00"]`)
+	if out := runOK(t, dir, []string{"-c", cfg, "config", "check"}, "\nschedule = [\"07:30\", \"19:00\"]\n"); strings.Contains(out, "\ninterval = ") {
+		t.Errorf("config check with a schedule prints an interval:\n%s", out)
+	}
+}
+
+// editConfig replaces old with new in the config file at path, once.
+func editConfig(t *testing.T, path, old, new string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(cfg, bytes.Replace(b, []byte(`interval = "1m"`), []byte(`schedule = ["07:30", "19:00"]`), 1), 0o600); err != nil {
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s has no %q", path, old)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runIn(t, dir, nil, "-c", cfg, "config", "check")
+	return path
+}
+
+// runOK runs the binary in dir, wants exit 0 and each of wants in its
+// stdout, and returns the stdout.
+func runOK(t *testing.T, dir string, args []string, wants ...string) string {
+	t.Helper()
+	out, errOut, code := runIn(t, dir, nil, args...)
 	if code != 0 {
-		t.Fatalf("config check: exit %d\n%s", code, errOut)
+		t.Fatalf("vigil %v: exit %d\n%s", args, code, errOut)
 	}
-	if strings.Contains(out, "\ninterval = ") || !strings.Contains(out, "\nschedule = [\"07:30\", \"19:00\"]\n") {
-		t.Errorf("config check with a schedule: want the schedule and no interval:\n%s", out)
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("vigil %v: output lacks %q:\n%s", args, want, out)
+		}
 	}
+	return out
 }
