@@ -63,6 +63,12 @@ func TestStatusSaysWhyHeartbeatsAreOff(t *testing.T) {
 	if st.HeartbeatsOff != `heartbeat.interval = "0"` || !st.NextRun.IsZero() {
 		t.Errorf("status with heartbeats off: HeartbeatsOff %q, NextRun %v; want the reason and no next run", st.HeartbeatsOff, st.NextRun)
 	}
+	unnamed := h.cfg
+	unnamed.Off = "" // a caller that names no reason still gets one
+	h.e.Reconfigure(unnamed, h.e.deps.Sensors, h.e.deps.Thinker)
+	if st, _ := h.e.Status(context.Background()); st.HeartbeatsOff != "no interval and no schedule" {
+		t.Errorf("status with heartbeats off and no reason given: HeartbeatsOff %q", st.HeartbeatsOff)
+	}
 	on := h.cfg
 	on.Interval, on.Off = 30*time.Minute, ""
 	h.e.Reconfigure(on, h.e.deps.Sensors, h.e.deps.Thinker)
