@@ -2,7 +2,9 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -378,6 +380,40 @@ func TestErrors(t *testing.T) {
 				"config.toml:5: heartbeat.interval: must be at least 1m (got \"1s\")\n" +
 				"config.toml:7: device.id: must match [a-z0-9_-]{1,64} (got \"A\")\n" +
 				"config.toml:8: device.foo: unknown key"},
+		{"deadband a string", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\ndeadband = \"x\"\n", `config.toml:4: sensor.air.deadband: must be a table (got a string)`},
+		{"deadband an integer", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\ndeadband = 5\n", `config.toml:4: sensor.air.deadband: must be a table (got an integer)`},
+		{"deadband a boolean", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\ndeadband = true\n", `config.toml:4: sensor.air.deadband: must be a table (got a boolean)`},
+		{"deadband an array", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\ndeadband = [1, 2]\n", `config.toml:4: sensor.air.deadband: must be a table (got an array)`},
+		{"deadband an empty array", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\n\ndeadband = []\n", `config.toml:5: sensor.air.deadband: must be a table (got an array)`},
+		{"deadband a float", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\ndeadband = 0.5\n", `config.toml:4: sensor.air.deadband: must be a table (got a float)`},
+		{"deadband a date-time", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\ndeadband = 1979-05-27T07:32:00Z\n", `config.toml:4: sensor.air.deadband: must be a table (got a date-time)`},
+		{"deadband a string in the second sensor", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { temperature = 1 }\n[[sensor]]\nname = \"b\"\ndriver = \"sim\"\ndeadband = \"x\"\n",
+			`config.toml:8: sensor.b.deadband: must be a table (got a string)`},
+
+		{"checklist under ~", "[heartbeat]\nchecklist = \"~/HEARTBEAT.md\"\n",
+			`config.toml:2: heartbeat.checklist: must be an absolute path: ~ is not expanded (got "~/HEARTBEAT.md")`},
+		{"state_dir ~", "[device]\nstate_dir = \"~\"\n", `config.toml:2: device.state_dir: must be an absolute path: ~ is not expanded (got "~")`},
+		{"state_dir ~user", "[device]\nstate_dir = \"~pi/vigil\"\n", `config.toml:2: device.state_dir: must be an absolute path: ~ is not expanded (got "~pi/vigil")`},
+		{"every path-valued key under ~", "[llm]\napi_key_file = \"~/k\"\n[[sensor]]\nname = \"t\"\ndriver = \"ds18b20\"\nw1_dir = \"~/w1\"\n" +
+			"[mqtt]\nbroker = \"ssl://h:8883\"\nusername = \"u\"\npassword_file = \"~/p\"\nca_file = \"~/ca.pem\"\ncert_file = \"~/c.pem\"\nkey_file = \"~/k.pem\"\n" +
+			"[telegram]\ntoken_file = \"~/t\"\nchat_id = 1\n[http]\npassword_file = \"~/h\"\n",
+			"config.toml:2: llm.api_key_file: must be an absolute path: ~ is not expanded (got \"~/k\")\n" +
+				"config.toml:6: sensor.t.w1_dir: must be an absolute path: ~ is not expanded (got \"~/w1\")\n" +
+				"config.toml:10: mqtt.password_file: must be an absolute path: ~ is not expanded (got \"~/p\")\n" +
+				"config.toml:11: mqtt.ca_file: must be an absolute path: ~ is not expanded (got \"~/ca.pem\")\n" +
+				"config.toml:12: mqtt.cert_file: must be an absolute path: ~ is not expanded (got \"~/c.pem\")\n" +
+				"config.toml:13: mqtt.key_file: must be an absolute path: ~ is not expanded (got \"~/k.pem\")\n" +
+				"config.toml:15: telegram.token_file: must be an absolute path: ~ is not expanded (got \"~/t\")\n" +
+				"config.toml:18: http.password_file: must be an absolute path: ~ is not expanded (got \"~/h\")"},
+
+		{"model path", "[llm]\nmodel = \"../../etc/passwd\"\n", `config.toml:2: llm.model: must be a model name, not a path with . or .. in it (got "../../etc/passwd")`},
+		{"model with a space", "[llm]\nmodel = \"gpt 4o\"\n", `config.toml:2: llm.model: must be printable ASCII without spaces (got "gpt 4o")`},
+		{"model with a newline", "[llm]\nmodel = \"gpt-4o\\nmini\"\n", `config.toml:2: llm.model: must be printable ASCII without spaces (got "gpt-4o\nmini")`},
+		{"model with an escape", "[llm]\nmodel = \"gpt\\u001b[2J\"\n", `config.toml:2: llm.model: must be printable ASCII without spaces (got "gpt\x1b[2J")`},
+		{"model too long", "[llm]\nmodel = \"" + strings.Repeat("m", 129) + "\"\n", `config.toml:2: llm.model: must be at most 128 bytes (got 129)`},
+		{"scout_model path", "[llm]\nscout_model = \"./x\"\n", `config.toml:2: llm.scout_model: must be a model name, not a path with . or .. in it (got "./x")`},
+		{"scout_model space", "[llm]\nscout_model = \" \"\n", `config.toml:2: llm.scout_model: must be printable ASCII without spaces (got " ")`},
+
 		{"multi-line strings keep lines", "[[rule]]\nname = \"r\"\nmessage = \"\"\"\nline one\nline two\n\"\"\"\nwhen = '''\nboard.load1\n> 4'''\nseverity = \"bad\"\n",
 			`config.toml:10: rule.r.severity: must be info, warning or critical (got "bad")`},
 	}
@@ -399,6 +435,76 @@ func TestErrors(t *testing.T) {
 				t.Errorf("Errors() returned %d errors, want %d", n, want)
 			}
 		})
+	}
+}
+
+// TestEveryMapKeyMustBeATable finds every map-typed key of the config by
+// reflection (deadband today) and gives it each kind of value that is not a
+// table: each is refused with its line, never decoded into an empty map.
+func TestEveryMapKeyMustBeATable(t *testing.T) {
+	// What a [[table]] element needs before the key under test.
+	element := map[string]string{
+		"sensor": "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n",
+		"rule":   "[[rule]]\nname = \"a\"\nwhen = \"board.load1 > 1\"\n",
+	}
+	values := map[string]string{
+		`"x"`: "a string", "5": "an integer", "0.5": "a float", "true": "a boolean",
+		"[1, 2]": "an array", "[]": "an array", "1979-05-27T07:32:00Z": "a date-time",
+	}
+	found := 0
+	ct := reflect.TypeOf(Config{})
+	for i := range ct.NumField() {
+		sec, _, _ := strings.Cut(ct.Field(i).Tag.Get("toml"), ",")
+		if sec == "" || sec == "-" {
+			continue
+		}
+		st, prefix, name := ct.Field(i).Type, "["+sec+"]\n", sec
+		if st.Kind() == reflect.Slice {
+			st, prefix, name = st.Elem(), element[sec], sec+".a"
+		}
+		if st.Kind() != reflect.Struct {
+			continue
+		}
+		for j := range st.NumField() {
+			key, _, _ := strings.Cut(st.Field(j).Tag.Get("toml"), ",")
+			if st.Field(j).Type.Kind() != reflect.Map || key == "" || key == "-" {
+				continue
+			}
+			if prefix == "" {
+				t.Fatalf("%s.%s is a map: give this test the keys a [[%s]] needs", sec, key, sec)
+			}
+			found++
+			line := strings.Count(prefix, "\n") + 1
+			for v, kind := range values {
+				src := prefix + key + " = " + v + "\n"
+				want := fmt.Sprintf("config.toml:%d: %s.%s: must be a table (got %s)", line, name, key, kind)
+				if _, err := parseString(t, src); err == nil || err.Error() != want {
+					t.Errorf("Parse(%q) = %v, want %s", src, err, want)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no map-typed key found: the test looks in the wrong place")
+	}
+}
+
+// TestHeartbeatsOff names the key that turns heartbeats off, for status.
+func TestHeartbeatsOff(t *testing.T) {
+	for src, want := range map[string]string{
+		"":                                      "",
+		"[heartbeat]\nenabled = false\n":        "heartbeat.enabled = false",
+		"[heartbeat]\ninterval = \"0\"\n":       `heartbeat.interval = "0"`,
+		"[heartbeat]\nschedule = [\"07:30\"]\n": "",
+		"[heartbeat]\nenabled = false\ninterval = \"0\"\n": "heartbeat.enabled = false",
+	} {
+		c := mustParse(t, src)
+		if got := c.HeartbeatsOff(); got != want {
+			t.Errorf("HeartbeatsOff() for %q = %q, want %q", src, got, want)
+		}
+		if (want == "") != c.HeartbeatEnabled() {
+			t.Errorf("HeartbeatEnabled() for %q = %v, but HeartbeatsOff() = %q", src, c.HeartbeatEnabled(), want)
+		}
 	}
 }
 

@@ -24,6 +24,8 @@ func addSeeds(f *testing.F) {
 		"[[rule]]\nname = \"r\"\nwhen = '''board.load1\n> 4'''\n",
 		"\"quoted key\".'lit' = { a = [1, { b = 2 }], c = 1979-05-27 07:32:00Z }\n",
 		"[llm]\napi_key = \"sk\"\n[telegram]\nchat_id = 1\n",
+		"[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = \"x\"\n",
+		"[heartbeat]\nchecklist = \"~/HEARTBEAT.md\"\nschedule = [\"07:30\"]\n[llm]\nmodel = \"../m\"\n",
 	} {
 		f.Add(s)
 	}

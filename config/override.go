@@ -80,14 +80,24 @@ func (o Origin) String() string {
 // envSections are the tables whose scalar keys VIGIL_<SECTION>_<KEY> sets.
 var envSections = []string{"device", "heartbeat", "llm", "mqtt", "telegram", "http", "manage"}
 
-// EnvOverrides returns the overrides that environ (os.Environ's form)
-// holds: VIGIL_<SECTION>_<KEY> for every scalar key of the [device],
-// [heartbeat], [llm], [mqtt], [telegram] and [http] tables, e.g.
-// VIGIL_HEARTBEAT_INTERVAL=10m. Other VIGIL_ variables (VIGIL_CONFIG, a
-// secret named by *_env) are not keys and are left alone. The result is
-// sorted by variable name.
+// fileOnly are the arrays of tables no variable can set.
+var fileOnly = []string{"sensor", "rule"}
+
+// EnvOverrides returns the VIGIL_ variables of environ (os.Environ's form)
+// that are meant as settings, sorted by name: VIGIL_<SECTION>_<KEY> for
+// every table ([device], [heartbeat], [llm], [mqtt], [telegram], [http],
+// [manage], and [[sensor]] and [[rule]], which no variable may set), e.g.
+// VIGIL_HEARTBEAT_INTERVAL=10m, and any other VIGIL_<A>_<B> within two
+// edits of a real one (VIGIL_HEARTBAET_INTERVAL, with no Key).
+//
+// ParseWith applies those that name a single-value key. One that a *_env
+// key names (token_env = "VIGIL_TELEGRAM_TOKEN") is a secret, not a
+// setting, and is dropped; every other is a config error naming the
+// variable and the nearest real one. Other VIGIL_ variables (VIGIL_CONFIG,
+// VIGIL_NO_TRIM, a secret such as VIGIL_TEST_KEY) are left alone.
 func EnvOverrides(environ []string) []Override {
 	var out []Override
+	names := envNames()
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		rest, vigil := strings.CutPrefix(name, "VIGIL_")
@@ -95,18 +105,86 @@ func EnvOverrides(environ []string) []Override {
 			continue
 		}
 		rest = strings.ToLower(rest)
-		for _, sec := range envSections {
-			key, ok := strings.CutPrefix(rest, sec+"_")
-			if !ok {
-				continue
-			}
-			if f, ok := sectionField(reflect.ValueOf(defaults()).Elem(), sec, key); ok && scalar(f) {
-				out = append(out, Override{Key: sec + "." + key, Value: value, Origin: OriginEnv, Env: name})
-			}
+		sec, key, shaped := strings.Cut(rest, "_")
+		switch {
+		case !shaped:
+		case slices.Contains(envSections, sec) || slices.Contains(fileOnly, sec):
+			out = append(out, Override{Key: sec + "." + key, Value: value, Origin: OriginEnv, Env: name})
+		case closest(strings.ToUpper(name), names) != "":
+			out = append(out, Override{Value: value, Origin: OriginEnv, Env: name})
 		}
 	}
 	slices.SortFunc(out, func(a, b Override) int { return strings.Compare(a.Env, b.Env) })
 	return out
+}
+
+// envNames lists the variables that set a key: VIGIL_DEVICE_ID, ...
+func envNames() []string {
+	var names []string
+	root := reflect.ValueOf(defaults()).Elem()
+	for _, sec := range envSections {
+		s, _ := structField(root, sec)
+		for i := range s.NumField() {
+			key, _, _ := strings.Cut(s.Type().Field(i).Tag.Get("toml"), ",")
+			if key != "" && key != "-" && scalar(s.Field(i)) {
+				names = append(names, "VIGIL_"+strings.ToUpper(sec+"_"+key))
+			}
+		}
+	}
+	return names
+}
+
+// envSecrets lists the variables the *_env keys of c name (api_key_env,
+// password_env, token_env): secrets, not settings.
+func (c *Config) envSecrets() []string {
+	var names []string
+	root := reflect.ValueOf(c).Elem()
+	for _, sec := range envSections {
+		s, _ := structField(root, sec)
+		for i := range s.NumField() {
+			key, _, _ := strings.Cut(s.Type().Field(i).Tag.Get("toml"), ",")
+			if strings.HasSuffix(key, "_env") && s.Field(i).Kind() == reflect.String && s.Field(i).String() != "" {
+				names = append(names, s.Field(i).String())
+			}
+		}
+	}
+	return names
+}
+
+// notASetting says why the variable of o, which names no single-value key,
+// is refused, and what was probably meant.
+func notASetting(o Override) error {
+	sec, key, _ := strings.Cut(o.Key, ".")
+	if slices.Contains(fileOnly, sec) {
+		return fmt.Errorf("[[%s]] tables are set in the config file only", sec)
+	}
+	root := reflect.ValueOf(defaults()).Elem()
+	if _, ok := sectionField(root, sec, key); ok {
+		return errors.New("not a single value: set it in the config file")
+	}
+	if stem, ok := secretKeys[key]; ok {
+		if _, ok := sectionField(root, sec, stem+"_env"); ok {
+			return fmt.Errorf("a secret is not a setting: name the variable in the config, as in %s_env = %q", stem, o.Env)
+		}
+		if _, ok := sectionField(root, sec, stem+"_file"); ok {
+			return fmt.Errorf("a secret is not a setting: put it in a file named by %s.%s_file", sec, stem)
+		}
+	}
+	what := "unknown key"
+	if o.Key == "" {
+		what = "unknown setting"
+	}
+	if near := closest(strings.ToUpper(o.Env), envNames()); near != "" {
+		return fmt.Errorf("%s (did you mean %s?)", what, near)
+	}
+	if s, ok := structField(root, sec); ok {
+		for i := range s.NumField() {
+			if k, _, _ := strings.Cut(s.Type().Field(i).Tag.Get("toml"), ","); strings.HasSuffix(k, "_env") {
+				return fmt.Errorf("%s; a variable that holds a secret must be named by %s.%s", what, sec, k)
+			}
+		}
+	}
+	return errors.New(what)
 }
 
 // settable are the [section] keys the run-time overlay may change; every
@@ -274,7 +352,7 @@ func setValue(f reflect.Value, text string) error {
 		return nil
 	case reflect.Int, reflect.Int64:
 		n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
-		if err != nil {
+		if err != nil || f.OverflowInt(n) { // an int is 32 bits on 32-bit arm: 4294967297 is not 1
 			return fmt.Errorf("must be an integer (got %q)", text)
 		}
 		f.SetInt(n)
@@ -304,6 +382,10 @@ func setValue(f reflect.Value, text string) error {
 func (p *parser) applyOverrides() {
 	for _, o := range p.opts.Overrides {
 		f, path, err := p.cfg.field(o.Key)
+		if err != nil && o.Origin == OriginEnv {
+			p.unknownEnv = append(p.unknownEnv, o) // a secret's, or a mistake: see unusedEnv
+			continue
+		}
 		if err != nil {
 			p.errs = append(p.errs, &Error{File: o.label(), Err: err})
 			continue
@@ -321,4 +403,15 @@ func (p *parser) applyOverrides() {
 func (p *parser) isDefined(sec, key string) bool {
 	_, over := p.origins[sec+"."+key]
 	return over || p.md.IsDefined(sec, key)
+}
+
+// unusedEnv refuses each VIGIL_ variable that sets nothing, unless a *_env
+// key names it (after every override: VIGIL_LLM_API_KEY_ENV may name one).
+func (p *parser) unusedEnv() {
+	secrets := p.cfg.envSecrets()
+	for _, o := range p.unknownEnv {
+		if !slices.Contains(secrets, o.Env) {
+			p.errs = append(p.errs, &Error{File: o.label(), Key: o.Key, Err: notASetting(o)})
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,28 +36,106 @@ func parseOver(t *testing.T, ovs ...Override) (*Config, error) {
 func TestEnvOverrides(t *testing.T) {
 	env := []string{
 		"PATH=/usr/bin",
-		"VIGIL_CONFIG=/etc/vigil/config.toml",    // not a key
-		"VIGIL_TELEGRAM_TOKEN=123:abc",           // a secret named by token_env, not a key
-		"VIGIL_HEARTBEAT_SCHEDULE=07:00",         // an array, not a scalar
-		"VIGIL_SENSOR_NAME=air",                  // sensors are not a section
+		"VIGIL_CONFIG=/etc/vigil/config.toml",    // the config's path, not a key
+		"VIGIL_NO_TRIM=1",                        // make bench's knob, not a key
+		"VIGIL_TEST_KEY=sk-1",                    // a secret a *_env key names
+		"VIGIL_E2E_TG_TOKEN=1:a",                 //
+		"VIGIL_PROOF_KEY=sk-2",                   //
+		"VIGIL_SCREENSHOTS=/tmp/s",               // a test's knob
+		"VIGIL_DEV=1",                            // no section_key shape
+		"VIGIL_TELEGRAM_TOKEN=123:abc",           // a secret, or a mistake: Parse decides
+		"VIGIL_HEARTBEAT_SCHEDULE=07:00",         // an array: Parse refuses it
+		"VIGIL_SENSOR_NAME=air",                  // sensors are file-only: Parse refuses it
 		"VIGIL_LLM_MODEL=gpt-4o",                 //
 		"VIGIL_HEARTBEAT_MAX_QUIET=2h",           // a key with an underscore
 		"VIGIL_HEARTBEAT_INTERVAL=10m",           //
 		"VIGIL_MQTT_COMMANDS=true",               //
-		"VIGIL_HEARTBEAT_NO_SUCH_KEY=1",          // unknown: ignored
+		"VIGIL_HEARTBEAT_NO_SUCH_KEY=1",          // unknown: Parse refuses it
+		"VIGIL_HEARTBAET_INTERVAL=1m",            // a misspelt section: Parse refuses it
 		"vigil_heartbeat_interval=1m",            // case matters for the prefix
 		"VIGIL_DEVICE_STATE_DIR=/tmp/vigilstate", //
 	}
 	got := EnvOverrides(env)
+	ov := func(key, value, name string) Override {
+		return Override{Key: key, Value: value, Origin: OriginEnv, Env: name}
+	}
 	want := []Override{
-		{Key: "device.state_dir", Value: "/tmp/vigilstate", Origin: OriginEnv, Env: "VIGIL_DEVICE_STATE_DIR"},
-		{Key: "heartbeat.interval", Value: "10m", Origin: OriginEnv, Env: "VIGIL_HEARTBEAT_INTERVAL"},
-		{Key: "heartbeat.max_quiet", Value: "2h", Origin: OriginEnv, Env: "VIGIL_HEARTBEAT_MAX_QUIET"},
-		{Key: "llm.model", Value: "gpt-4o", Origin: OriginEnv, Env: "VIGIL_LLM_MODEL"},
-		{Key: "mqtt.commands", Value: "true", Origin: OriginEnv, Env: "VIGIL_MQTT_COMMANDS"},
+		ov("device.state_dir", "/tmp/vigilstate", "VIGIL_DEVICE_STATE_DIR"),
+		ov("", "1m", "VIGIL_HEARTBAET_INTERVAL"),
+		ov("heartbeat.interval", "10m", "VIGIL_HEARTBEAT_INTERVAL"),
+		ov("heartbeat.max_quiet", "2h", "VIGIL_HEARTBEAT_MAX_QUIET"),
+		ov("heartbeat.no_such_key", "1", "VIGIL_HEARTBEAT_NO_SUCH_KEY"),
+		ov("heartbeat.schedule", "07:00", "VIGIL_HEARTBEAT_SCHEDULE"),
+		ov("llm.model", "gpt-4o", "VIGIL_LLM_MODEL"),
+		ov("mqtt.commands", "true", "VIGIL_MQTT_COMMANDS"),
+		ov("sensor.name", "air", "VIGIL_SENSOR_NAME"),
+		ov("telegram.token", "123:abc", "VIGIL_TELEGRAM_TOKEN"),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("EnvOverrides (-want +got):\n%s", diff)
+	}
+}
+
+// TestUnknownEnvVariables: a VIGIL_ variable meant as a setting that is
+// none is a config error naming the variable and the nearest real one; a
+// variable a *_env key names is a secret, not a setting, and no error.
+func TestUnknownEnvVariables(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		env  []string
+		want string // "" for no error
+	}{
+		{"misspelt key", "", []string{"VIGIL_HEARTBEAT_INTERVALL=10m"},
+			`$VIGIL_HEARTBEAT_INTERVALL: heartbeat.intervall: unknown key (did you mean VIGIL_HEARTBEAT_INTERVAL?)`},
+		{"misspelt section", "", []string{"VIGIL_HEARTBAET_INTERVAL=10m"},
+			`$VIGIL_HEARTBAET_INTERVAL: unknown setting (did you mean VIGIL_HEARTBEAT_INTERVAL?)`},
+		{"lower case", "", []string{"VIGIL_llm_modle=x"},
+			`$VIGIL_llm_modle: llm.modle: unknown key (did you mean VIGIL_LLM_MODEL?)`},
+		{"nothing near", "", []string{"VIGIL_MQTT_QUALITY_OF_SERVICE=2"},
+			`$VIGIL_MQTT_QUALITY_OF_SERVICE: mqtt.quality_of_service: unknown key; a variable that holds a secret must be named by mqtt.password_env`},
+		{"nothing near, no secrets in the section", "", []string{"VIGIL_DEVICE_COLOUR=red"},
+			`$VIGIL_DEVICE_COLOUR: device.colour: unknown key`},
+		{"not a single value", "", []string{"VIGIL_HEARTBEAT_SCHEDULE=07:00"},
+			`$VIGIL_HEARTBEAT_SCHEDULE: heartbeat.schedule: not a single value: set it in the config file`},
+		{"sensor", "", []string{"VIGIL_SENSOR_NAME=air"},
+			`$VIGIL_SENSOR_NAME: sensor.name: [[sensor]] tables are set in the config file only`},
+		{"a secret no key names", "", []string{"VIGIL_TELEGRAM_TOKEN=1:abc"},
+			`$VIGIL_TELEGRAM_TOKEN: telegram.token: a secret is not a setting: name the variable in the config, as in token_env = "VIGIL_TELEGRAM_TOKEN"`},
+		{"a secret with only a _file key", "", []string{"VIGIL_HTTP_PASSWORD=pw"},
+			`$VIGIL_HTTP_PASSWORD: http.password: a secret is not a setting: put it in a file named by http.password_file`},
+		{"several, all reported", "", []string{"VIGIL_LLM_MODLE=x", "VIGIL_HEARTBEAT_INTERVALL=10m"},
+			"$VIGIL_HEARTBEAT_INTERVALL: heartbeat.intervall: unknown key (did you mean VIGIL_HEARTBEAT_INTERVAL?)\n" +
+				"$VIGIL_LLM_MODLE: llm.modle: unknown key (did you mean VIGIL_LLM_MODEL?)"},
+
+		{"token_env names it", "[telegram]\ntoken_env = \"VIGIL_TELEGRAM_TOKEN\"\nchat_id = 1\n", []string{"VIGIL_TELEGRAM_TOKEN=1:abc"}, ""},
+		{"api_key_env names it", "[llm]\napi_key_env = \"VIGIL_LLM_KEY\"\n", []string{"VIGIL_LLM_KEY=sk"}, ""},
+		{"password_env names it", "[mqtt]\nusername = \"u\"\npassword_env = \"VIGIL_MQTT_PASSWORD\"\n", []string{"VIGIL_MQTT_PASSWORD=pw"}, ""},
+		{"named by an override of an _env key", "", []string{"VIGIL_LLM_KEY=sk", "VIGIL_LLM_API_KEY_ENV=VIGIL_LLM_KEY"}, ""},
+		{"a misspelt secret's name that a key names", "[llm]\napi_key_env = \"VIGIL_LLM_MODLE\"\n", []string{"VIGIL_LLM_MODLE=sk"}, ""},
+		{"variables that are not settings", "", []string{"VIGIL_CONFIG=/x.toml", "VIGIL_NO_TRIM=1", "VIGIL_TEST_KEY=k",
+			"VIGIL_SCREENSHOTS=/tmp", "VIGIL_E2E_TG_TOKEN=t", "VIGIL_PROOF_KEY=k", "VIGIL_BIN=b", "VIGIL_DEB_ARCH=arm64",
+			"VIGIL_VERSION=1", "VIGIL_MAN=m", "VIGIL_TOKEN_2=t", "VIGIL_DEV=1"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseWith(strings.NewReader(tc.src), "config.toml", Options{Overrides: EnvOverrides(tc.env)})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Parse with %q = %v, want no error", tc.env, err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("Parse with %q error:\n%v\nwant:\n%s", tc.env, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestEnvOverrideOfAPath: an override is held to the file's rules, with
+// the variable named.
+func TestEnvOverrideOfAPath(t *testing.T) {
+	_, err := ParseWith(strings.NewReader(""), "config.toml", Options{Overrides: EnvOverrides([]string{"VIGIL_DEVICE_STATE_DIR=~/vigil"})})
+	want := `$VIGIL_DEVICE_STATE_DIR: device.state_dir: must be an absolute path: ~ is not expanded (got "~/vigil")`
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
 	}
 }
 
@@ -133,6 +212,8 @@ func TestOverrideErrorsUseTheValidatorsMessages(t *testing.T) {
 			`set by cli: heartbeat.enabled: must be true or false (got "yes please")`},
 		{"not an int", set("heartbeat.max_llm_calls_per_day", "many"),
 			`set by cli: heartbeat.max_llm_calls_per_day: must be an integer (got "many")`},
+		{"beyond int64", set("heartbeat.max_llm_calls_per_day", "9223372036854775808"),
+			`set by cli: heartbeat.max_llm_calls_per_day: must be an integer (got "9223372036854775808")`},
 		{"below range", set("heartbeat.max_llm_calls_per_day", "0"),
 			`set by cli: heartbeat.max_llm_calls_per_day: must be at least 1 (got 0)`},
 		{"bad window", set("heartbeat.active_hours", "7-22"),
@@ -153,6 +234,22 @@ func TestOverrideErrorsUseTheValidatorsMessages(t *testing.T) {
 				t.Errorf("Errors = %d *Error values, want 1", len(errs))
 			}
 		})
+	}
+}
+
+// TestOverrideBeyondInt: on a 32-bit board an int override that does not
+// fit is refused, not cut to its low 32 bits (4294967297 would be 1).
+func TestOverrideBeyondInt(t *testing.T) {
+	c, err := parseOver(t, Override{Key: "heartbeat.max_llm_calls_per_day", Value: "4294967297", Origin: OriginSet, By: "cli"})
+	if strconv.IntSize == 64 {
+		if err != nil || int64(c.Heartbeat.MaxLLMCallsPerDay) != 4294967297 {
+			t.Errorf("64-bit: %v, %v; want 4294967297", c, err)
+		}
+		return
+	}
+	want := `set by cli: heartbeat.max_llm_calls_per_day: must be an integer (got "4294967297")`
+	if err == nil || err.Error() != want {
+		t.Errorf("32-bit: error %v, want %s", err, want)
 	}
 }
 

@@ -112,6 +112,7 @@ func ParseWith(r io.Reader, name string, opts Options) (*Config, error) {
 	p.applyOverrides()
 	p.cfg.overrides = p.origins
 	p.validate()
+	p.unusedEnv()
 	if len(p.errs) > 0 {
 		slices.SortStableFunc(p.errs, func(a, b *Error) int { return a.Line - b.Line })
 		if len(p.errs) == 1 {
@@ -176,8 +177,9 @@ type parser struct {
 	failed map[string]bool // indexed keys whose decoding failed
 	errs   []*Error
 
-	reported map[string]bool     // indexed keys reported as unknown
-	origins  map[string]Override // display key -> the override that set it
+	reported   map[string]bool     // indexed keys reported as unknown
+	origins    map[string]Override // display key -> the override that set it
+	unknownEnv []Override          // VIGIL_ variables that name no single-value key
 }
 
 // add records an error at key. A key set by an override is named by the
@@ -284,15 +286,7 @@ func (p *parser) inFileOrder(m map[string]toml.Primitive, prefix []seg) []string
 // table decodes a TOML table into the struct v key by key, so that every
 // type error is reported (in file order) and keys must match exactly.
 func (p *parser) table(prim toml.Primitive, prefix []seg, v any) {
-	// toml v1.6.0 decodes a non-table into a map without complaint: check.
-	var data any
-	if err := p.md.PrimitiveDecode(prim, &data); err != nil {
-		p.typeError(err, prefix, prefix)
-		return
-	}
-	if _, ok := data.(map[string]any); !ok {
-		p.add(p.line(prefix), p.display(prefix), fmt.Errorf("must be a table (got %s)", tomlTypeName(goTypeName(data))))
-		p.failed[indexedKey(prefix)] = true
+	if !p.isTable(prim, prefix) {
 		return
 	}
 	var m map[string]toml.Primitive
@@ -309,10 +303,31 @@ func (p *parser) table(prim toml.Primitive, prefix []seg, v any) {
 			p.unknown(path)
 			continue
 		}
+		if rv.Field(i).Kind() == reflect.Map && !p.isTable(m[key], path) {
+			continue // a map-typed key (deadband) given a value
+		}
 		if err := p.md.PrimitiveDecode(m[key], rv.Field(i).Addr().Interface()); err != nil {
 			p.typeError(err, prefix, path)
 		}
 	}
+}
+
+// isTable reports whether prim, the value at path, is a table, and reports
+// it as an error when it is not. toml v1.6.0 decodes any value into a map
+// without complaint (deadband = "x" into an empty map), so every table and
+// every map-typed key passes through here first.
+func (p *parser) isTable(prim toml.Primitive, path []seg) bool {
+	var data any
+	if err := p.md.PrimitiveDecode(prim, &data); err != nil {
+		p.typeError(err, path, path)
+		return false
+	}
+	if _, ok := data.(map[string]any); !ok {
+		p.add(p.line(path), p.display(path), fmt.Errorf("must be a table (got %s)", tomlTypeName(goTypeName(data))))
+		p.failed[indexedKey(path)] = true
+		return false
+	}
+	return true
 }
 
 // tomlFields maps the toml tags of a struct type to field indexes.

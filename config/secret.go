@@ -144,6 +144,19 @@ func (c *Config) HeartbeatEnabled() bool {
 	return c.Heartbeat.Enabled && (len(c.Heartbeat.Schedule) > 0 || c.Heartbeat.Interval.Duration > 0)
 }
 
+// HeartbeatsOff names the key that keeps the heartbeat loop from running
+// ("heartbeat.enabled = false", `heartbeat.interval = "0"`), or "" when it
+// runs; `vigil status` shows it in place of the next run.
+func (c *Config) HeartbeatsOff() string {
+	switch {
+	case !c.Heartbeat.Enabled:
+		return "heartbeat.enabled = false"
+	case len(c.Heartbeat.Schedule) == 0 && c.Heartbeat.Interval.Duration == 0:
+		return `heartbeat.interval = "0"`
+	}
+	return ""
+}
+
 // MQTTEnabled reports whether a broker is configured.
 func (c *Config) MQTTEnabled() bool { return c.MQTT.Broker != "" }
 

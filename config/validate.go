@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +92,75 @@ func (p *parser) validate() {
 	p.validateTelegram()
 	p.validateHTTP()
 	p.validateManage()
+	p.validatePaths()
+}
+
+// validatePaths refuses a path-valued key (checklist, *_dir, *_file) that
+// starts with ~. vigil runs without a shell, so nothing expands it:
+// "~/HEARTBEAT.md" would be a file in a directory literally named ~ under
+// the working directory, created there by the first run.
+func (p *parser) validatePaths() {
+	root := reflect.ValueOf(p.cfg).Elem()
+	for i := range root.NumField() {
+		sec, _, _ := strings.Cut(root.Type().Field(i).Tag.Get("toml"), ",")
+		if sec == "" || sec == "-" {
+			continue
+		}
+		switch f := root.Field(i); f.Kind() {
+		case reflect.Struct:
+			p.paths(f, at(sec, -1))
+		case reflect.Slice:
+			for j := range f.Len() {
+				p.paths(f.Index(j), at(sec, j))
+			}
+		}
+	}
+}
+
+// paths checks the path-valued keys of the table v at prefix.
+func (p *parser) paths(v reflect.Value, prefix []seg) {
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	for i := range v.NumField() {
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ",")
+		if !pathKey(key) || v.Field(i).Kind() != reflect.String {
+			continue
+		}
+		if s := v.Field(i).String(); strings.HasPrefix(s, "~") {
+			p.bad(append(slices.Clone(prefix), seg{name: key, idx: -1}), "must be an absolute path: ~ is not expanded (got %q)", s)
+		}
+	}
+}
+
+// pathKey reports whether a key holds a file system path.
+func pathKey(key string) bool {
+	return key == "checklist" || strings.HasSuffix(key, "_dir") || strings.HasSuffix(key, "_file")
+}
+
+// maxModelName is the longest llm.model or llm.scout_model accepted.
+const maxModelName = 128
+
+// modelName checks a model name, from any source (the file, the
+// environment, a set from afar): it goes to the LLM server and into status,
+// logs and alerts, so it is printable ASCII without spaces, at most
+// maxModelName bytes, and not a path (no . or .. segment). Names with a
+// slash or a colon ("meta-llama/Llama-3.1-8B", "llama3.1:8b") are fine.
+func modelName(s string) error {
+	if len(s) > maxModelName {
+		return fmt.Errorf("must be at most %d bytes (got %d)", maxModelName, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return fmt.Errorf("must be printable ASCII without spaces (got %q)", s)
+		}
+	}
+	for _, part := range strings.Split(s, "/") {
+		if part == "." || part == ".." {
+			return fmt.Errorf("must be a model name, not a path with . or .. in it (got %q)", s)
+		}
+	}
+	return nil
 }
 
 func (p *parser) validateDevice() {
@@ -199,6 +269,13 @@ func (p *parser) validateLLM() {
 	}
 	if strings.TrimSpace(l.Model) == "" {
 		p.bad(k("model"), "must not be empty")
+	} else if err := modelName(l.Model); err != nil {
+		p.badErr(k("model"), err)
+	}
+	if l.ScoutModel != "" {
+		if err := modelName(l.ScoutModel); err != nil {
+			p.badErr(k("scout_model"), err)
+		}
 	}
 	p.secretRef(at("llm", -1), "api_key", l.APIKeyEnv, l.APIKeyFile)
 	if l.Timeout.Duration < time.Second {

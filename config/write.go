@@ -29,7 +29,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	h := c.Heartbeat
 	t.table("heartbeat")
 	t.bool("enabled", h.Enabled)
-	t.dur("interval", h.Interval)
+	if len(h.Schedule) > 0 {
+		t.line("# interval: not used: heartbeat.schedule is in force")
+	} else {
+		t.dur("interval", h.Interval)
+	}
 	t.dur("sample_interval", h.SampleInterval)
 	t.dur("sensors_publish_interval", h.SensorsPublishInterval)
 	t.str("checklist", h.Checklist)

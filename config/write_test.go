@@ -81,6 +81,38 @@ func TestWriteTOMLRoundTrip(t *testing.T) {
 	}
 }
 
+// TestWriteTOMLSchedule: with a schedule in force, the resolved config
+// shows the schedule and no interval (which does not apply), and still
+// reads back as the same config.
+func TestWriteTOMLSchedule(t *testing.T) {
+	c := mustParse(t, "[heartbeat]\nschedule = [\"07:30\", \"19:00\"]\n")
+	out := writeString(t, c)
+	if strings.Contains(out, "\ninterval = ") {
+		t.Errorf("WriteTOML with a schedule prints an interval:\n%s", out)
+	}
+	for _, want := range []string{"\nschedule = [\"07:30\", \"19:00\"]\n", "\n# interval: not used: heartbeat.schedule is in force\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("WriteTOML with a schedule lacks %q:\n%s", want, out)
+		}
+	}
+	back := roundTrip(t, c)
+	if diff := cmp.Diff(c, back, cmpConfig...); diff != "" {
+		t.Errorf("round trip with a schedule (-want +got):\n%s", diff)
+	}
+	if out := writeString(t, mustParse(t, "")); !strings.Contains(out, "\ninterval = \"30m\"\n") {
+		t.Errorf("WriteTOML without a schedule lacks the interval:\n%s", out)
+	}
+}
+
+func writeString(t *testing.T, c *Config) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := c.WriteTOML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 // sameLines copies the header lines of c into back: they differ (WriteTOML
 // drops comments), everything else must not.
 func sameLines(c, back *Config) {

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/vigil-iot/vigil/alert"
 )
@@ -47,5 +48,31 @@ func TestDisabledRule(t *testing.T) {
 	h.sample()
 	if ob := h.outbox(); len(ob) != 3 || ob[2].Alert.State != alert.StateFiring {
 		t.Fatalf("outbox after enabling again = %+v, want it firing again", ob)
+	}
+}
+
+// TestStatusSaysWhyHeartbeatsAreOff: with no interval and no schedule the
+// status has no next run and gives the reason the config named; with
+// heartbeats on it gives none.
+func TestStatusSaysWhyHeartbeatsAreOff(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Interval, c.Off = 0, `heartbeat.interval = "0"` })
+	st, err := h.e.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.HeartbeatsOff != `heartbeat.interval = "0"` || !st.NextRun.IsZero() {
+		t.Errorf("status with heartbeats off: HeartbeatsOff %q, NextRun %v; want the reason and no next run", st.HeartbeatsOff, st.NextRun)
+	}
+	unnamed := h.cfg
+	unnamed.Off = "" // a caller that names no reason still gets one
+	h.e.Reconfigure(unnamed, h.e.deps.Sensors, h.e.deps.Thinker)
+	if st, _ := h.e.Status(context.Background()); st.HeartbeatsOff != "no interval and no schedule" {
+		t.Errorf("status with heartbeats off and no reason given: HeartbeatsOff %q", st.HeartbeatsOff)
+	}
+	on := h.cfg
+	on.Interval, on.Off = 30*time.Minute, ""
+	h.e.Reconfigure(on, h.e.deps.Sensors, h.e.deps.Thinker)
+	if st, _ := h.e.Status(context.Background()); st.HeartbeatsOff != "" {
+		t.Errorf("status with heartbeats on: HeartbeatsOff %q, want none", st.HeartbeatsOff)
 	}
 }

@@ -57,6 +57,7 @@ type Config struct {
 	DeviceID               string
 	Interval               time.Duration // 0 disables the heartbeat loop
 	Schedule               Schedule      // non-nil: runs at these wall-clock times instead of every Interval
+	Off                    string        // with neither: the setting that turned heartbeats off, for Status
 	SampleInterval         time.Duration
 	SensorsPublishInterval time.Duration
 	Active                 *Window // nil: always active

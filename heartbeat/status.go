@@ -22,6 +22,7 @@ type Status struct {
 	ClockPlausible bool              `json:"clock_plausible"`
 	Uptime         time.Duration     `json:"uptime_ns"`
 	NextRun        time.Time         `json:"next_run,omitzero"`
+	HeartbeatsOff  string            `json:"heartbeats_off,omitempty"` // no interval, no schedule: the setting that turned them off (Config.Off)
 	PausedUntil    time.Time         `json:"paused_until,omitzero"`
 	Failures       int               `json:"consecutive_failures"`
 	LLMDown        bool              `json:"llm_down"`
@@ -95,7 +96,13 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	st.Now = wall.In(loc).Round(time.Second)
 	st.ClockPlausible = Plausible(wall, e.cfg.BuildTime)
 	st.Uptime = e.deps.Clock.Since(e.start).Round(time.Second)
-	if (e.cfg.Interval > 0 || e.cfg.Schedule != nil) && !e.nextAt.IsZero() {
+	switch {
+	case e.cfg.Interval == 0 && e.cfg.Schedule == nil:
+		st.HeartbeatsOff = e.cfg.Off
+		if st.HeartbeatsOff == "" {
+			st.HeartbeatsOff = "no interval and no schedule"
+		}
+	case !e.nextAt.IsZero():
 		st.NextRun = e.nextAt.In(loc).Round(time.Second)
 	}
 	st.Failures, st.LLMDown = e.state.ConsecutiveFailures, e.state.LLMDown

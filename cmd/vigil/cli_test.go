@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,30 +12,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // CLI behaviour a person at a shell sees: help, flag placement, commands
 // that need no config, and exit codes. The real binary runs every case.
 
 // runIn runs the binary in dir ("" for this one) with env on top of this
-// process's, without an LLM key or $VIGIL_CONFIG, and returns its stdout,
-// stderr and exit code.
+// process's, without an LLM key, $VIGIL_CONFIG or a notify socket, and
+// returns its stdout, stderr and exit code.
 func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(vigilBin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runWithin(t, dir, 5*time.Minute, env, args...)
 }
 
 func TestHelpExitsZero(t *testing.T) {
@@ -278,4 +268,130 @@ func TestEnvOverrideInConfigCheck(t *testing.T) {
 			t.Errorf("vigil %v with VIGIL_HEARTBEAT_INTERVAL=10s: exit %d, want 78 and %q; stderr:\n%s", args, code, want, errOut)
 		}
 	}
+}
+
+// TestSilentConfigurationRefused: what vigil used to take without a word
+// (issue 20) now stops `config check` and `run` alike with exit 78 and a
+// message naming where the mistake is: a misspelt VIGIL_ variable, a path
+// starting with ~ (which made a directory named ~ next to the config), a
+// deadband that is not a table. A secret's variable named by token_env is
+// no mistake.
+func TestSilentConfigurationRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		extra, edit string // appended to the config; the checklist line instead
+		env         []string
+		want        string
+	}{
+		{"misspelt variable", "", "", []string{"VIGIL_HEARTBEAT_INTERVALL=10m"},
+			`$VIGIL_HEARTBEAT_INTERVALL: heartbeat.intervall: unknown key (did you mean VIGIL_HEARTBEAT_INTERVAL?)`},
+		{"checklist under ~", "", `checklist = "~/HEARTBEAT.md"`, nil,
+			`config.toml:11: heartbeat.checklist: must be an absolute path: ~ is not expanded (got "~/HEARTBEAT.md")`},
+		{"state_dir under ~ from the environment", "", "", []string{"VIGIL_DEVICE_STATE_DIR=~/state"},
+			`$VIGIL_DEVICE_STATE_DIR: device.state_dir: must be an absolute path: ~ is not expanded (got "~/state")`},
+		{"deadband not a table", "\n[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\ndeadband = \"x\"\n", "", nil,
+			`config.toml:16: sensor.air.deadband: must be a table (got a string)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeConfig(t, dir, tc.extra)
+			if tc.edit != "" {
+				editConfig(t, filepath.Join(dir, "config.toml"), `checklist = "HEARTBEAT.md"`, tc.edit)
+			}
+			for _, args := range [][]string{{"config", "check"}, {"run"}} {
+				// The config named relative to the working directory, as
+				// a person at a shell names it.
+				_, errOut, code := runWithin(t, dir, 10*time.Second, tc.env, append([]string{"-c", "config.toml"}, args...)...)
+				if code != 78 || !strings.Contains(errOut, tc.want) {
+					t.Errorf("vigil %v: exit %d, want 78 and %q; stderr:\n%s", args, code, tc.want, errOut)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, "~")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a directory named ~ was created in %s (stat: %v)", dir, err)
+			}
+		})
+	}
+	t.Run("a secret named by token_env", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := writeConfig(t, dir, "\n[telegram]\ntoken_env = \"VIGIL_TELEGRAM_TOKEN\"\nchat_id = 1\n")
+		if _, errOut, code := runIn(t, dir, []string{"VIGIL_TELEGRAM_TOKEN=1:abc"}, "-c", cfg, "config", "check"); code != 0 {
+			t.Errorf("config check with $VIGIL_TELEGRAM_TOKEN named by token_env: exit %d, want 0; stderr:\n%s", code, errOut)
+		}
+	})
+}
+
+// runWithin is runIn that kills the binary after timeout (exit -1), for a
+// command that should stop at once but, broken, would run on.
+func runWithin(t *testing.T, dir string, timeout time.Duration, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, vigilBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=", "NOTIFY_SOCKET=")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestStatusWithoutDaemonReads: `vigil status` with no daemon says so in
+// words, names the mode, and says heartbeats are off and why instead of
+// dropping the next-run line; --json keeps the mode a mode.
+func TestStatusWithoutDaemonReads(t *testing.T) {
+	dir := t.TempDir()
+	cfg := editConfig(t, writeConfig(t, dir, ""), `interval = "1m"`, `interval = "0"`)
+	runOK(t, dir, []string{"-c", cfg, "status"},
+		"device:   e2e (daemon not running; rules-only mode)\n", "next run: heartbeats disabled (heartbeat.interval = \"0\")\n")
+	runOK(t, dir, []string{"-c", cfg, "status", "--json"},
+		`"mode": "rules-only"`, `"daemon_running": false`, `"heartbeats_off": "heartbeat.interval = \"0\""`)
+}
+
+// TestConfigCheckShowsTheSchedule: with a schedule in force, config check
+// prints it and no interval, which does not apply.
+func TestConfigCheckShowsTheSchedule(t *testing.T) {
+	dir := t.TempDir()
+	cfg := editConfig(t, writeConfig(t, dir, ""), `interval = "1m"`, `schedule = ["07:30", "19:00"]`)
+	if out := runOK(t, dir, []string{"-c", cfg, "config", "check"}, "\nschedule = [\"07:30\", \"19:00\"]\n"); strings.Contains(out, "\ninterval = ") {
+		t.Errorf("config check with a schedule prints an interval:\n%s", out)
+	}
+}
+
+// editConfig replaces old with new in the config file at path, once.
+func editConfig(t *testing.T, path, old, new string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s has no %q", path, old)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runOK runs the binary in dir, wants exit 0 and each of wants in its
+// stdout, and returns the stdout.
+func runOK(t *testing.T, dir string, args []string, wants ...string) string {
+	t.Helper()
+	out, errOut, code := runIn(t, dir, nil, args...)
+	if code != 0 {
+		t.Fatalf("vigil %v: exit %d\n%s", args, code, errOut)
+	}
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("vigil %v: output lacks %q:\n%s", args, want, out)
+		}
+	}
+	return out
 }

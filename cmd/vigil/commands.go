@@ -181,6 +181,7 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	var series []heartbeat.Series
 	var rt *web.Runtime
 	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "status"}, 10*time.Second)
+	running := err == nil
 	switch {
 	case err == nil:
 		st, series, rt = *resp.Status, resp.Series, resp.Runtime
@@ -201,9 +202,10 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		if series, err = a.engine.History(ctx, time.Now().Add(-statusWindow)); err != nil {
 			return err
 		}
-		st.Mode = "not running"
+		// The mode `vigil run` would start in; writeStatus says no daemon runs.
+		st.Mode = "rules-only"
 		if cfg.LLMEnabled() {
-			st.Mode = "not running (llm)"
+			st.Mode = "llm"
 		}
 		if err := configuredQueues(a.db, cfg, st.Outbox); err != nil {
 			return err
@@ -221,9 +223,12 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		if rt != nil {
 			v.Runtime = *rt
 		}
-		return writeJSON(e.stdout, v)
+		return writeJSON(e.stdout, struct {
+			web.StatusView
+			DaemonRunning bool `json:"daemon_running"`
+		}{v, running})
 	}
-	writeStatus(e.stdout, st, rt)
+	writeStatus(e.stdout, st, rt, running)
 	writeReadings(e.stdout, st, series, webRules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
 }
@@ -248,15 +253,27 @@ func configuredQueues(db *store.DB, cfg *config.Config, outbox map[string]int) e
 	})
 }
 
-// writeStatus prints the status; rt (nil: not known, an older daemon)
-// adds the checklist in force, the model's notes and the settings that do
-// not come from the file.
-func writeStatus(w io.Writer, st heartbeat.Status, rt *web.Runtime) {
-	fmt.Fprintf(w, "device:   %s (%s)\n", st.Device, st.Mode)
+// writeStatus prints the status of a running daemon, or of the state file
+// when none runs; rt (nil: not known, an older daemon) adds the checklist
+// in force, the model's notes and the settings that do not come from the
+// file.
+func writeStatus(w io.Writer, st heartbeat.Status, rt *web.Runtime, running bool) {
+	daemon := "daemon running"
+	if !running {
+		daemon = "daemon not running"
+	}
+	fmt.Fprintf(w, "device:   %s (%s; %s)\n", st.Device, daemon, modeText(st.Mode))
 	clock := clockWord(st.ClockPlausible, clockSynced())
 	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(timeLayout), clock)
-	if !st.NextRun.IsZero() {
+	switch {
+	case !st.NextRun.IsZero():
 		fmt.Fprintf(w, "next run: %s\n", st.NextRun.Format(timeLayout))
+	case st.HeartbeatsOff != "":
+		fmt.Fprintf(w, "next run: heartbeats disabled (%s)\n", st.HeartbeatsOff)
+	case !running:
+		fmt.Fprintln(w, "next run: none (no daemon is running)")
+	default:
+		fmt.Fprintln(w, "next run: not scheduled yet")
 	}
 	if !st.PausedUntil.IsZero() {
 		fmt.Fprintf(w, "paused:   until %s\n", st.PausedUntil.Format(timeLayout))
@@ -322,6 +339,15 @@ func writeStatus(w io.Writer, st heartbeat.Status, rt *web.Runtime) {
 		}
 		tw.Flush()
 	}
+}
+
+// modeText names the engine's mode for a person: "LLM mode", "rules-only
+// mode".
+func modeText(mode string) string {
+	if mode == "llm" {
+		return "LLM mode"
+	}
+	return mode + " mode"
 }
 
 // timeLayout is how every command shows a time: in the device's time zone

@@ -417,7 +417,7 @@ func (c *commands) Status(ctx context.Context) (string, error) {
 		c.app.log.Warn("status: read the model's notes", "err", err)
 	}
 	var b strings.Builder
-	writeStatus(&b, st, rt)
+	writeStatus(&b, st, rt, true)
 	return b.String(), nil
 }
 

@@ -89,6 +89,16 @@ remote = ["status", "pause", "resume", "check", "get", "set", "unset"]
 	if ok, _, errText := waitResult(t, rec, "vigil/e2e/cmd/set", "heartbeat.interval 30s"); ok || !strings.Contains(errText, `heartbeat.interval: must be at least 1m (got "30s")`) {
 		t.Errorf("mqtt set 30s: ok=%v %q; want the validator's message", ok, errText)
 	}
+	// Even with set allowed, a remote channel may not raise the daily LLM
+	// budget, nor set a model name that is a path; each refusal says why.
+	if ok, _, errText := waitResult(t, rec, "vigil/e2e/cmd/set", "heartbeat.max_llm_calls_per_day 2000000000"); ok ||
+		!strings.Contains(errText, "a remote channel may lower the daily LLM budget, not raise it: at most 96, the configured value (got 2000000000)") {
+		t.Errorf("mqtt set max_llm_calls_per_day 2000000000: ok=%v %q; want refused: a remote may not raise the budget", ok, errText)
+	}
+	if ok, _, errText := waitResult(t, rec, "vigil/e2e/cmd/set", "llm.model ../../etc/passwd"); ok ||
+		!strings.Contains(errText, `llm.model: must be a model name, not a path with . or .. in it (got "../../etc/passwd")`) {
+		t.Errorf("mqtt set llm.model ../../etc/passwd: ok=%v %q; want the validator's refusal", ok, errText)
+	}
 
 	api.addUpdate(botUpdate{ID: 802, Chat: chat, Text: "/set heartbeat.interval 15m"})
 	api.waitPoll(0, 803, 10*time.Second)

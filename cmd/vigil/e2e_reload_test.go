@@ -255,7 +255,7 @@ func TestSocketInRuntimeDirectory(t *testing.T) {
 		t.Errorf("a socket beside the state file too: %v", err)
 	}
 	out, errOut, code := runIn(t, dir, []string{"RUNTIME_DIRECTORY=" + rt}, "-c", cfg, "status")
-	if code != 0 || !strings.Contains(out, "device:   e2e (rules-only)") {
+	if code != 0 || !strings.Contains(out, "device:   e2e (daemon running; rules-only mode)") {
 		t.Fatalf("status with RUNTIME_DIRECTORY: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -276,7 +276,7 @@ func TestSocketInRuntimeDirectory(t *testing.T) {
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("the second instance removed the first one's socket: %v", err)
 	}
-	if out, errOut, code := runIn(t, dir, []string{"RUNTIME_DIRECTORY=" + rt}, "-c", cfg, "status"); code != 0 || !strings.Contains(out, "e2e (rules-only)") {
+	if out, errOut, code := runIn(t, dir, []string{"RUNTIME_DIRECTORY=" + rt}, "-c", cfg, "status"); code != 0 || !strings.Contains(out, "e2e (daemon running; rules-only mode)") {
 		t.Fatalf("status after the second instance: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

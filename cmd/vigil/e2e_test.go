@@ -170,7 +170,7 @@ message = "air at {air.temperature}"
 	if code != 0 {
 		t.Fatalf("vigil status exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"device:   e2e (rules-only)", "outbox:   log 0", "paused:   no"} {
+	for _, want := range []string{"device:   e2e (daemon running; rules-only mode)", "outbox:   log 0", "paused:   no"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
 		}

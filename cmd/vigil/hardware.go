@@ -546,8 +546,37 @@ func printDrivers(w io.Writer) error {
 }
 
 // cmdScan is `vigil scan [--bus NAME]`: probe an I²C bus like i2cdetect and
-// name the chips that may sit at each answering address.
+// name the chips that may answer at each address.
 func cmdScan(ctx context.Context, cfg *config.Config, prof board.Profile, busName string, stdout io.Writer) error {
+	h := newHardware(prof)
+	defer h.close()
+	return scanWith(ctx, cfg, prof, busName, stdout, periphBuses{h})
+}
+
+// i2cBuses is what scan needs of the machine's I²C buses; tests give a fake.
+type i2cBuses interface {
+	list() ([]string, error)           // the buses present, by number
+	open(name string) (i2c.Bus, error) // borrowed: the owner closes it
+}
+
+// periphBuses are the buses periph.io's registry knows.
+type periphBuses struct{ h *hardware }
+
+func (p periphBuses) list() ([]string, error) {
+	if err := p.h.init(); err != nil {
+		return nil, err
+	}
+	var have []string
+	for _, r := range i2creg.All() {
+		have = append(have, strconv.Itoa(r.Number))
+	}
+	return have, nil
+}
+
+func (p periphBuses) open(name string) (i2c.Bus, error) { return p.h.i2cBus(name) }
+
+// scanWith is cmdScan on buses.
+func scanWith(ctx context.Context, cfg *config.Config, prof board.Profile, busName string, stdout io.Writer, buses i2cBuses) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -559,22 +588,21 @@ func cmdScan(ctx context.Context, cfg *config.Config, prof board.Profile, busNam
 		if prof.Name == "sim" {
 			return fmt.Errorf("scan: the sim board has no bus; pick a real one with --bus N")
 		}
-		h := newHardware(prof)
-		if err := h.init(); err != nil {
+		have, err := buses.list()
+		if err != nil {
 			return err
 		}
-		var have []string
-		for _, r := range i2creg.All() {
-			have = append(have, strconv.Itoa(r.Number))
-		}
-		if len(have) == 0 {
+		switch len(have) {
+		case 0:
 			return fmt.Errorf("scan: this machine has no I²C bus (no /dev/i2c-*)")
+		case 1: // nothing to choose between
+			name = have[0]
+			fmt.Fprintf(stdout, "scanning i2c bus %s, the only one here (the %s board profile names no default bus)\n", name, prof.Name)
+		default:
+			return fmt.Errorf("scan: the %s board profile has no default I²C bus; pick one with --bus (buses here: %s)", prof.Name, strings.Join(have, ", "))
 		}
-		return fmt.Errorf("scan: the %s board profile has no default I²C bus; pick one with --bus (buses here: %s)", prof.Name, strings.Join(have, ", "))
 	}
-	h := newHardware(prof)
-	defer h.close()
-	bus, err := h.i2cBus(name)
+	bus, err := buses.open(name)
 	if err != nil {
 		return fmt.Errorf("scan: %w", err)
 	}

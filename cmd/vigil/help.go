@@ -33,7 +33,7 @@ var commandDocs = []cmdDoc{
 		"Reads every configured sensor and the board's health once and prints a table. --drivers lists the sensor drivers, their config keys and quantities, and needs no config file.",
 		"vigil sensors --json -c ./config.toml"},
 	{"scan", "[--bus NAME]", "probe an I²C bus and name what answers",
-		"Probes addresses 0x08-0x77 of an I²C bus, like i2cdetect, and names the chips that may sit at each answering address. Without a config file it uses the detected board's default bus.",
+		"Probes addresses 0x08-0x77 of an I²C bus, like i2cdetect, and names the chips that may sit at each answering address. Without --bus it uses the board's default bus (without a config file, the detected board's), or, on a board with none (generic), the machine's only bus.",
 		"vigil scan --bus 1"},
 	{"status", "[--json]", "runs, pause, queues, rules, readings, settings, notes",
 		"Shows the next heartbeat, the last runs, the pause, each transport's queue, the budget, the checklist in force (the file's, or one set from afar), the model's notes (how many, and the newest one's age), the settings whose value does not come from the config file (the environment or 'vigil set': key, value, who set it and when), each rule's state (ok, pending, firing, unknown or disabled) with the values it last saw, and each reading's last value with a sparkline of the last hour, its min and max and the rules that watch it. Colour only on a terminal, never with NO_COLOR set. --json carries the same series, the settings, the checklist and the notes' text. Asks the running daemon, or reads the state file when none runs; it never creates one.",
@@ -224,7 +224,7 @@ func writeMan(w io.Writer, commandFlagSet func(name string) *flag.FlagSet) {
 		".TP\n.B VIGIL_\\fISECTION\\fB_\\fIKEY\\fR\nsets one single\\-value key of [device], [heartbeat], [llm], [mqtt], [telegram] or [http], "+
 		"as in VIGIL_HEARTBEAT_INTERVAL=10m, validated like the file's (an error names the variable; exit 78): it wins over config.toml, and a value from \\fBvigil set\\fR wins over it. "+
 		"Lists and [[sensor]]/[[rule]] tables are file\\-only. "+
-		"\\fBvigil config check\\fR and \\fBvigil get\\fR show where each value comes from. VIGIL_CONFIG and the variables the *_env keys name are not keys.\n"+
+		"\\fBvigil config check\\fR and \\fBvigil get\\fR show where each value comes from. An unknown or misspelt variable of that shape (or a VIGIL_SENSOR_* or VIGIL_RULE_* one) is a config error that names the nearest valid variable. VIGIL_CONFIG and the variables the *_env keys name are not keys.\n"+
 		".TP\n.B VIGIL_CONFIG\nthe config file when \\-c is not given (default /etc/vigil/config.toml)\n"+
 		".TP\n.B OPENAI_API_KEY, ANTHROPIC_API_KEY\nthe LLM's key (the second for provider anthropic), unless llm.api_key_env names another variable; "+
 		"mqtt.password_env and telegram.token_env name the variables holding the MQTT password and the bot token\n"+

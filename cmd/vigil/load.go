@@ -247,6 +247,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		Deadbands:              map[string]float64{},
 		Checklist:              checklistFunc(cfg),
 		HistoryStep:            historyStep,
+		Off:                    cfg.HeartbeatsOff(),
 	}
 	switch {
 	case !hb.Enabled:

@@ -21,6 +21,11 @@ package main
 //     lists (toggle needs "set"). The model only sets heartbeat.interval,
 //     when heartbeat.model_may lists "interval", within interval_min and
 //     interval_max.
+//   - What a remote channel may not do even with "set": raise the daily LLM
+//     budget (heartbeat.max_llm_calls_per_day), which costs money. It may
+//     lower it, and set at most the larger of the configured value
+//     (config.toml and the environment) and the value in force; only the
+//     device's own CLI or socket may go above both.
 
 import (
 	"bytes"
@@ -33,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -280,6 +286,31 @@ func checkModelSet(cfg *config.Config, key, value string) error {
 	return nil
 }
 
+// errRemoteRaise refuses a remote channel's raise of the daily LLM budget.
+var errRemoteRaise = errors.New("a remote channel may lower the daily LLM budget, not raise it")
+
+// checkRemoteSet bounds what a remote channel may set beyond [manage]
+// remote (see the policy at the top): heartbeat.max_llm_calls_per_day at
+// most the larger of the configured value (base) and the value in force
+// (was). A value that is no integer is left to the validator.
+func checkRemoteSet(base *config.Config, key, value, was string) error {
+	if key != "heartbeat.max_llm_calls_per_day" {
+		return nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(value), 0, 64) // as config reads it: 0x7fffffff too
+	if err != nil {
+		return nil
+	}
+	limit, what := int64(base.Heartbeat.MaxLLMCallsPerDay), "the configured value"
+	if now, err := strconv.ParseInt(was, 10, 64); err == nil && now > limit {
+		limit, what = now, "the value in force"
+	}
+	if n <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: at most %d, %s (got %d); raise it on the device with 'vigil set'", key, errRemoteRaise, limit, what, n)
+}
+
 // setModelInterval is the model's set_interval (agent.Self): a set of
 // heartbeat.interval from the model channel, bounded by checkModelSet and
 // audited like a person's.
@@ -337,6 +368,15 @@ func (c *commands) store(ctx context.Context, key string, value func(was string)
 	v := value(was)
 	if src.Channel == channelModel {
 		if err := checkModelSet(a.cfg, key, v); err != nil { // model_may and its bounds are file keys
+			return nil, "", err
+		}
+	}
+	if remote(ctx) {
+		base, err := a.base.parse(nil)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := checkRemoteSet(base, key, v, was); err != nil {
 			return nil, "", err
 		}
 	}

@@ -175,6 +175,83 @@ func TestModelSetBounded(t *testing.T) {
 	}
 }
 
+// TestRemoteCannotRaiseTheBudget: with "set" in [manage] remote, MQTT and
+// Telegram may lower heartbeat.max_llm_calls_per_day but not raise it above
+// both the configured value and the value in force; the CLI and the socket
+// (local root) may set any value. A refusal stores and queues nothing and
+// says why, not "add set to [manage] remote".
+func TestRemoteCannotRaiseTheBudget(t *testing.T) {
+	const key = "heartbeat.max_llm_calls_per_day"
+	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"get\", \"set\"]\n")
+	mctx := transport.WithSource(context.Background(), mqttSet)
+	tctx := transport.WithSource(context.Background(), telegramSrc)
+	sctx := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelSocket})
+	step := func(ctx context.Context, value, wantErr string) {
+		t.Helper()
+		before, _ := a.db.Settings()
+		queued := len(queuedInfo(t, a.db))
+		_, err := a.cmds.Set(ctx, key, value)
+		if wantErr == "" {
+			if err != nil {
+				t.Fatalf("%s Set(%s) = %v, want ok", transport.SourceOf(ctx), value, err)
+			}
+			return
+		}
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("%s Set(%s) = %v, want an error with %q", transport.SourceOf(ctx), value, err, wantErr)
+		}
+		if errors.Is(err, transport.ErrNotAllowed) {
+			t.Errorf("%s Set(%s) = %v: ErrNotAllowed makes the transports answer \"add set to [manage] remote\", which is not why", transport.SourceOf(ctx), value, err)
+		}
+		if after, _ := a.db.Settings(); !slices.Equal(before, after) {
+			t.Errorf("a refused Set(%s) changed the stored settings: %+v, was %+v", value, after, before)
+		}
+		if n := len(queuedInfo(t, a.db)); n != queued {
+			t.Errorf("a refused Set(%s) queued an info alert", value)
+		}
+	}
+	const above = "may lower the daily LLM budget, not raise it: at most 96, the configured value"
+	step(mctx, "2000000000", above+" (got 2000000000)")
+	step(mctx, "0x7fffffff", above+" (got 2147483647)")
+	step(tctx, "97", above+" (got 97)")
+	step(mctx, "10", "")
+	step(tctx, "96", "")  // back up to the file's value
+	step(sctx, "500", "") // the device's own CLI may raise it
+	step(mctx, "400", "") // and then a remote may lower it again
+	step(tctx, "401", "may lower the daily LLM budget, not raise it: at most 400, the value in force (got 401)")
+	step(mctx, "many", `heartbeat.max_llm_calls_per_day: must be an integer (got "many")`)
+	if v, _ := a.current().Get(key); v != "400" {
+		t.Errorf("%s in force = %s, want 400", key, v)
+	}
+}
+
+// TestModelNamesBounded: llm.model and llm.scout_model are names, from
+// every channel: a path, a space or a control character is refused with
+// the validator's message and nothing is stored.
+func TestModelNamesBounded(t *testing.T) {
+	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"get\", \"set\"]\n")
+	for _, src := range []transport.Source{mqttSet, telegramSrc, {Channel: transport.ChannelSocket}} {
+		ctx := transport.WithSource(context.Background(), src)
+		for key, tt := range map[string][2]string{
+			"llm.model":       {"../../etc/passwd", `llm.model: must be a model name, not a path with . or .. in it (got "../../etc/passwd")`},
+			"llm.scout_model": {"tiny\x1b[2J", `llm.scout_model: must be printable ASCII without spaces (got "tiny\x1b[2J")`},
+		} {
+			if _, err := a.cmds.Set(ctx, key, tt[0]); err == nil || !strings.Contains(err.Error(), tt[1]) {
+				t.Errorf("%s Set(%s, %q) = %v, want %q", src, key, tt[0], err, tt[1])
+			}
+		}
+		if _, err := a.cmds.Set(ctx, "llm.model", strings.Repeat("m", 129)); err == nil || !strings.Contains(err.Error(), "llm.model: must be at most 128 bytes (got 129)") {
+			t.Errorf("%s Set(llm.model, 129 bytes) = %v", src, err)
+		}
+	}
+	if st, _ := a.db.Settings(); len(st) != 0 {
+		t.Errorf("refused model names stored %+v", st)
+	}
+	if _, err := a.cmds.Set(transport.WithSource(context.Background(), mqttSet), "llm.model", "meta-llama/Llama-3.1-8B-Instruct:q4"); err != nil {
+		t.Errorf("a model name with a slash and a colon: %v", err)
+	}
+}
+
 // TestOverlayEntryNoLongerValid: a stored entry for a rule the file no
 // longer has is left out with one ERROR naming it and who set it; the
 // config still loads, and the entry stays stored.
