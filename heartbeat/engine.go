@@ -122,8 +122,9 @@ type Engine struct {
 	pubAt        time.Time
 	sensorsOut   *latest[device.Snapshot]
 	heartbeatOut *latest[transport.Heartbeat]
-	lost         *store.Lost   // a reset whose state_lost alert is not queued yet (sample loop only)
-	reconf       chan struct{} // closed and replaced by Reconfigure: the loops re-read their timing
+	lost         *store.Lost            // a reset whose state_lost alert is not queued yet (sample loop only)
+	raised       map[string]alert.Alert // system faults that never resolve, raised by this process (Problems)
+	reconf       chan struct{}          // closed and replaced by Reconfigure: the loops re-read their timing
 }
 
 type ruleRun struct {
@@ -172,6 +173,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		wake:         map[string]chan struct{}{},
 		rules:        map[string]*ruleRun{},
 		lastGood:     map[string]time.Time{},
+		raised:       map[string]alert.Alert{},
 		hist:         newHistory(cfg.MemHistory),
 		start:        deps.Clock.Now(),
 		sensorsOut:   newLatest[device.Snapshot](),

@@ -12,6 +12,12 @@ import (
 // was found corrupt, moved aside and replaced by an empty one.
 const RuleStateLost = "state_lost"
 
+// Rules of the system faults the LLM heartbeat raises and resolves.
+const (
+	ruleLLMUnreachable  = "llm_unreachable"
+	ruleHeartbeatFailed = "heartbeat_failed"
+)
+
 // noteLost raises state_lost once after the store replaced a corrupt file,
 // at start or while running. A reset while running loses only what was on
 // disk alone (the outbox, fingerprints, the run ring, history): the engine
@@ -72,6 +78,7 @@ func (e *Engine) noteLost() {
 	e.lost = nil
 	e.mu.Lock()
 	e.state = st
+	e.noteRaised([]alert.Alert{a})
 	e.mu.Unlock()
 	e.wakeAll()
 }

@@ -169,6 +169,7 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		return fmt.Errorf("commit rule changes: %w", err)
 	}
 	e.state = st
+	e.noteRaised(alerts)
 	for _, c := range changes {
 		c.rr.state = c.next
 		c.rr.alertID = c.alertID
