@@ -257,7 +257,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	}
 	var next map[string]wiredTransport
 	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || !reflect.DeepEqual(old.Telegram, cfg.Telegram) {
-		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, a.clock, log)
+		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, engineProblems{a}, a.clock, log)
 		if err != nil {
 			return err
 		}
