@@ -29,6 +29,13 @@ type Notifier interface {
 	Notify(ctx context.Context, a alert.Alert) error
 }
 
+// Connector is implemented by a Notifier that must connect before it can
+// deliver (MQTT). Ready is closed once its first connection is up; until
+// then, for at most firstConnectWait, a failed delivery is no outage.
+type Connector interface {
+	Ready() <-chan struct{}
+}
+
 // Publisher receives the retained state topics (heartbeat, sensors).
 type Publisher interface {
 	PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error

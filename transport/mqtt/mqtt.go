@@ -121,6 +121,10 @@ type Client struct {
 	conns, sensorsVer, annConn, annVer int
 
 	announceMu sync.Mutex // one discovery message at a time, newest last
+	// problemMu orders the changes of active with their publishing, so
+	// the last problem state published is the newest (a rebuild reading
+	// its source while an alert resolves cannot put it back).
+	problemMu sync.Mutex
 }
 
 // New returns a Client for cfg. cmds may be nil when cfg.Commands is false.
@@ -485,6 +489,8 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 		return fmt.Errorf("mqtt: publish alert %s: %w", a.ID, err)
 	}
 	if c.cfg.HomeAssistant && !a.IsNotice() {
+		c.problemMu.Lock()
+		defer c.problemMu.Unlock()
 		c.mu.Lock()
 		key := problemKey(a)
 		if a.State == alert.StateResolved {
@@ -548,6 +554,8 @@ func problemKey(a alert.Alert) string { return a.Source + "/" + a.Rule }
 // not of whenever it was last published. Without Problems, or when it
 // fails, the alerts this client delivered stand.
 func (c *Client) rebuildProblem(ctx context.Context) {
+	c.problemMu.Lock()
+	defer c.problemMu.Unlock()
 	if c.cfg.Problems != nil {
 		ps, err := c.cfg.Problems.Problems(ctx)
 		if err != nil {
@@ -628,6 +636,8 @@ func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) e
 	if !c.cfg.HomeAssistant || hb.Outcome != "ok" {
 		return nil
 	}
+	c.problemMu.Lock()
+	defer c.problemMu.Unlock()
 	c.mu.Lock()
 	cleared := false
 	for k, a := range c.active {
