@@ -122,6 +122,14 @@ enabled = false
 	if f := fleetOnce(t, b.URL())["e2e"]; len(f.Firing) != 0 || f.LastAlert != nil {
 		t.Errorf("vigil fleet after notices: firing %+v, last alert %+v; want none", f.Firing, f.LastAlert)
 	}
+	out, _, _ := runVigil(t, "-c", cfg, "status", "--json")
+	var st struct {
+		Firing   []string          `json:"rules_firing"`
+		Counters map[string]uint64 `json:"counters"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Firing) != 0 || st.Counters["alerts"] != 0 || st.Counters["notices"] < 3 {
+		t.Errorf("vigil status after notices: firing %v, counters %v (%v); want nothing firing, no alerts, at least 3 notices", st.Firing, st.Counters, err)
+	}
 
 	// A rule fires: ON.
 	if out, errOut, code := runVigil(t, "-c", cfg, "set", "rule.always.enabled", "true"); code != 0 {
