@@ -70,6 +70,10 @@ const (
 	RuleNotes     = "notes"
 )
 
+// RuleFloodGuard is the Rule of the notice that the flood guard engaged
+// and holds further alerts; it never resolves, so it is no problem.
+const RuleFloodGuard = "flood_guard"
+
 // Alert sources.
 const (
 	SourceLLM    = "llm"
@@ -109,8 +113,8 @@ type Alert struct {
 // delivered but never counts as a problem. Besides State "notice" this
 // recognises the notices vigil wrote before that state existed: a firing
 // system alert with one of the notice rules (RuleTest, RuleSetting,
-// RuleChecklist, RuleNotes), as an outbox filled by an older vigil or an
-// older device on the same broker still carries them.
+// RuleChecklist, RuleNotes, RuleFloodGuard), as an outbox filled by an
+// older vigil or an older device on the same broker still carries them.
 func (a Alert) IsNotice() bool {
 	if a.State == StateNotice {
 		return true
@@ -119,7 +123,7 @@ func (a Alert) IsNotice() bool {
 		return false
 	}
 	switch a.Rule {
-	case RuleTest, RuleSetting, RuleChecklist, RuleNotes:
+	case RuleTest, RuleSetting, RuleChecklist, RuleNotes, RuleFloodGuard:
 		return true
 	}
 	return false

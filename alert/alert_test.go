@@ -67,6 +67,8 @@ func TestNotice(t *testing.T) {
 			true, false, "[pi] notice notes: 2 notes cleared by cli", StateNotice},
 		{Alert{Device: "pi", Severity: Critical, Source: SourceSystem, Rule: RuleTest, State: StateFiring, Summary: "Test alert"},
 			true, false, "[pi] notice test: Test alert", StateNotice},
+		{Alert{Device: "pi", Severity: Warning, Source: SourceSystem, Rule: RuleFloodGuard, State: StateFiring, Summary: "holding alerts"},
+			true, false, "[pi] notice flood_guard: holding alerts", StateNotice},
 		// A rule named like a notice kind is still a rule.
 		{Alert{Device: "pi", Severity: Warning, Source: SourceRule, Rule: "setting", State: StateFiring, Summary: "dial at 7"},
 			false, true, "[pi] warning setting: dial at 7", StateFiring},

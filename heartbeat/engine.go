@@ -130,7 +130,7 @@ type Engine struct {
 	sensorsOut   *latest[device.Snapshot]
 	heartbeatOut *latest[transport.Heartbeat]
 	lost         *store.Lost            // a reset whose state_lost alert is not queued yet (sample loop only)
-	raised       map[string]alert.Alert // system faults that never resolve, raised by this process (Problems)
+	raised       map[string]alert.Alert // system faults that never resolve (state_lost), raised by this process (Problems)
 	reconf       chan struct{}          // closed and replaced by Reconfigure: the loops re-read their timing
 }
 
@@ -272,7 +272,7 @@ func (e *Engine) newAlert(sev alert.Severity, source, ruleName, state, summary s
 
 // admit applies the flood guard to an alert about to be queued. It returns
 // the alerts to queue: the alert itself, nothing (held), or a single notice
-// that the guard engaged. Resolved messages always pass. Caller holds e.mu.
+// that the guard engaged (a notice: it never resolves). Resolved messages always pass. Caller holds e.mu.
 func (e *Engine) admit(a alert.Alert, now time.Time) []alert.Alert {
 	if a.State == alert.StateResolved {
 		return []alert.Alert{a}
@@ -295,7 +295,7 @@ func (e *Engine) admit(a alert.Alert, now time.Time) []alert.Alert {
 		return nil
 	}
 	e.floodHeld = true
-	return []alert.Alert{e.newAlert(alert.Warning, alert.SourceSystem, "flood_guard", alert.StateFiring,
+	return []alert.Alert{e.newAlert(alert.Warning, alert.SourceSystem, alert.RuleFloodGuard, alert.StateNotice,
 		fmt.Sprintf("more than %d alerts in %s: holding further alerts until the rate drops (latest: %s)",
 			e.cfg.FloodLimit, e.cfg.FloodWindow, a.Summary))}
 }

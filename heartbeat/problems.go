@@ -21,8 +21,8 @@ import (
 //   - the LLM's alert: from the run ring, the newest run that queued one,
 //     unless a heartbeat ended ok after it (an ok run resolves the LLM's
 //     alerts, as the problem sensor and `vigil fleet` do live);
-//   - the other system faults, which never resolve (state_lost,
-//     flood_guard): while the process that raised them runs.
+//   - state_lost, which never resolves: while the process that raised it
+//     runs.
 //
 // Each is the newest alert of its kind in the alert log, so the sensor
 // shows what was sent; when the log no longer holds it, one made up from
@@ -111,9 +111,9 @@ func openLLMAlert(runs []store.Run, logged []alert.Alert) *alert.Alert {
 	return nil
 }
 
-// noteRaised keeps the system faults that never resolve (state_lost,
-// flood_guard) among the problems for the life of the process. Caller
-// holds e.mu, after the alerts were committed.
+// noteRaised keeps the system faults that never resolve (state_lost) among
+// the problems for the life of the process. Caller holds e.mu, after the
+// alerts were committed.
 func (e *Engine) noteRaised(as []alert.Alert) {
 	for _, a := range as {
 		if a.Source == alert.SourceSystem && a.IsProblem() && a.Rule != ruleLLMUnreachable && a.Rule != ruleHeartbeatFailed {

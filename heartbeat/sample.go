@@ -142,6 +142,10 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	}
 	st := e.state
 	for _, a := range alerts {
+		if a.IsNotice() { // the flood guard's
+			st.Counters["notices"]++
+			continue
+		}
 		st.Counters["alerts"]++
 		st.LastAlert, st.LastAlertAt = a.Summary, a.Time
 	}
