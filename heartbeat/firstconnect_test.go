@@ -29,10 +29,20 @@ func (c *connecting) connect() {
 	close(c.ready)
 }
 
-func newConnecting() *connecting {
+// startConnecting queues 2 alerts and runs the delivery loop to a
+// transport that is not connected yet, until the test ends.
+func startConnecting(t *testing.T) (*harness, *connecting, *logtest.Buffer, context.Context) {
+	h := newHarness(t, nil)
+	buf := &logtest.Buffer{}
 	c := &connecting{ready: make(chan struct{})}
 	c.fail = errors.New("not connected")
-	return c
+	h.reopenWithLog(buf, slog.LevelInfo, c)
+	h.flap(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.e.deliveryLoop(ctx, c) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return h, c, buf, ctx
 }
 
 // TestNoDeliveryWarningBeforeFirstConnect: alerts queued at start, a
@@ -40,15 +50,7 @@ func newConnecting() *connecting {
 // it comes up are no outage, so nothing is logged above DEBUG, and the
 // alerts go out as soon as it connects.
 func TestNoDeliveryWarningBeforeFirstConnect(t *testing.T) {
-	h := newHarness(t, nil)
-	var buf logtest.Buffer
-	c := newConnecting()
-	h.reopenWithLog(&buf, slog.LevelInfo, c)
-	h.flap(2)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.e.deliveryLoop(ctx, c) }()
-	defer func() { cancel(); <-done }()
+	h, c, buf, ctx := startConnecting(t)
 
 	h.clock.BlockUntilContext(ctx, 1) // the loop waits after the first failed attempt
 	c.connect()
@@ -63,15 +65,7 @@ func TestNoDeliveryWarningBeforeFirstConnect(t *testing.T) {
 // connected within firstConnectWait is failing: one warning, as for any
 // outage.
 func TestDeliveryWarningWhenFirstConnectTakesTooLong(t *testing.T) {
-	h := newHarness(t, nil)
-	var buf logtest.Buffer
-	c := newConnecting()
-	h.reopenWithLog(&buf, slog.LevelInfo, c)
-	h.flap(2)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.e.deliveryLoop(ctx, c) }()
-	defer func() { cancel(); <-done }()
+	h, c, buf, ctx := startConnecting(t)
 
 	h.clock.BlockUntilContext(ctx, 1)
 	if strings.Contains(buf.String(), "level=WARN") {

@@ -146,6 +146,20 @@ func (p *problems) Problems(context.Context) ([]alert.Alert, error) {
 	return append([]alert.Alert(nil), p.now...), p.err
 }
 
+// restartBroker kills the broker, runs meanwhile (if set) once c noticed,
+// and starts the broker again, without its retained messages, until c is
+// back.
+func restartBroker(t *testing.T, b *mosquittotest.Broker, c *Client, meanwhile func()) {
+	t.Helper()
+	b.Kill()
+	waitFor(t, "client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
+	if meanwhile != nil {
+		meanwhile()
+	}
+	b.Start()
+	waitConnected(t, c)
+}
+
 // TestProblemRebuiltFromSourceOnEveryConnect: the problem sensor is rebuilt
 // from the owner's durable state after every connection: a broker that
 // restarted without its retained messages gets ON back, with no alert
@@ -167,20 +181,13 @@ func TestProblemRebuiltFromSourceOnEveryConnect(t *testing.T) {
 	}
 
 	// The broker restarts and forgets every retained message.
-	b.Kill()
-	waitFor(t, "client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
-	b.Start()
-	waitConnected(t, c)
+	restartBroker(t, b, c, nil)
 	if state, firing := retainedProblem(t, b.URL()); state != "ON" || !slices.Equal(firing, []string{"rule/too_hot"}) {
 		t.Errorf("retained problem after the broker restarted = %q firing %v, want ON with rule/too_hot", state, firing)
 	}
 
 	// The rule resolved while the broker was away: OFF on reconnect.
-	b.Kill()
-	waitFor(t, "client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
-	src.set(nil, nil)
-	b.Start()
-	waitConnected(t, c)
+	restartBroker(t, b, c, func() { src.set(nil, nil) })
 	sub := mosquittotest.Subscribe(t, b.URL(), topicProblem)
 	sub.Wait(topicProblem, wait5, func(m mosquittotest.Message) bool { return m.Payload == "OFF" })
 
@@ -191,11 +198,7 @@ func TestProblemRebuiltFromSourceOnEveryConnect(t *testing.T) {
 	if err := c.Notify(ctx, rule); err != nil {
 		t.Fatal(err)
 	}
-	src.set(nil, errors.New("state file busy"))
-	b.Kill()
-	waitFor(t, "client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
-	b.Start()
-	waitConnected(t, c)
+	restartBroker(t, b, c, func() { src.set(nil, errors.New("state file busy")) })
 	if state, firing := retainedProblem(t, b.URL()); state != "ON" || !slices.Equal(firing, []string{"rule/too_hot"}) {
 		t.Errorf("retained problem after a failed rebuild = %q firing %v, want ON with rule/too_hot (what was delivered)", state, firing)
 	}
