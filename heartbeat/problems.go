@@ -48,7 +48,8 @@ func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
 		text string
 	}{{e.state.LLMDown, ruleLLMUnreachable, "LLM unreachable"}, {e.state.FailureAlerted, ruleHeartbeatFailed, "heartbeats failing"}} {
 		if f.on {
-			a := alert.Alert{Device: e.cfg.DeviceID, Time: e.state.LastSuccess, Severity: alert.Warning,
+			// Made up: the time of the last failed call, which kept it open.
+			a := alert.Alert{Device: e.cfg.DeviceID, Time: e.state.LastLLMCall, Severity: alert.Warning,
 				Source: alert.SourceSystem, Rule: f.rule, State: alert.StateFiring, Summary: f.text}
 			open[problemKey(a)] = a
 		}
