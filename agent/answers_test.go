@@ -113,11 +113,19 @@ func (m *memMemory) SetTextOnly(model string) error {
 // TestTextFallbackWhenToolsUnsupported: a server that rejects tools for the
 // model (Ollama's 400, llama.cpp without --jinja) gets the same heartbeat
 // without tools and answers in the text contract; the model is remembered,
-// so later runs and a restarted agent send no tools.
+// so later runs and a restarted agent send no tools. llama.cpp's server
+// answers the rejection with a 500 (its request parser throws, and the
+// handler files that as server_error): it is not retried with tools.
 func TestTextFallbackWhenToolsUnsupported(t *testing.T) {
-	for _, tt := range []struct{ name, rejection string }{
-		{"ollama", `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`},
-		{"llama.cpp", `{"error":{"code":400,"message":"tools param requires --jinja flag","type":"invalid_request_error"}}`},
+	for _, tt := range []struct {
+		name      string
+		status    int
+		rejection string
+	}{
+		{"ollama", http.StatusBadRequest, `{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}`},
+		{"llama.cpp-400", http.StatusBadRequest, `{"error":{"code":400,"message":"tools param requires --jinja flag","type":"invalid_request_error"}}`},
+		// Exactly what llama-server without --jinja sends: format_error_response(e.what(), ERROR_TYPE_SERVER).
+		{"llama.cpp-500", http.StatusInternalServerError, `{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
@@ -133,7 +141,7 @@ func TestTextFallbackWhenToolsUnsupported(t *testing.T) {
 				mu.Unlock()
 				w.Header().Set("Content-Type", "application/json")
 				if len(req.Tools) > 0 {
-					w.WriteHeader(http.StatusBadRequest)
+					w.WriteHeader(tt.status)
 					io.WriteString(w, tt.rejection)
 					return
 				}

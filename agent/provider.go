@@ -43,6 +43,10 @@ var (
 	// ErrBudget: the run reached Input.MaxCalls, the caller's remaining
 	// daily budget; no further request was sent.
 	ErrBudget = errors.New("llm call budget spent")
+	// ErrToolsUnsupported: the server refused the request because the
+	// model (or the server as started) takes no tools. It also matches
+	// ErrRejected; the agent asks again in the text contract.
+	ErrToolsUnsupported = errors.New("llm takes no tools")
 )
 
 // ProviderError is an error from one LLM request. It matches ErrUnreachable,
@@ -61,7 +65,10 @@ type ProviderError struct {
 	NoAnswer bool
 	// Timeout: no complete answer within Config.Timeout.
 	Timeout bool
-	Err     error
+	// ToolsUnsupported: the server refused the tools for this model (see
+	// ErrToolsUnsupported); never retried as it was.
+	ToolsUnsupported bool
+	Err              error
 }
 
 func (e *ProviderError) Error() string {
@@ -82,6 +89,8 @@ func (e *ProviderError) Is(target error) bool {
 		return !e.Retryable && e.Status >= 200 && e.Status < 300
 	case ErrNoAnswer:
 		return e.NoAnswer
+	case ErrToolsUnsupported:
+		return e.ToolsUnsupported
 	case ErrRejected:
 		return !e.Retryable && (e.Status < 200 || e.Status >= 300)
 	}
@@ -351,6 +360,12 @@ func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) 
 		msg = "redirect to " + resp.Header.Get("Location") + " (check base_url)"
 	}
 	pe := a.perr(st, retryable, errors.New(msg))
+	if toolsRefused(st, msg) {
+		// A refusal, whatever its status: llama.cpp's server files it
+		// as a 500, and asking again with tools gets the same answer.
+		pe.Retryable, pe.ToolsUnsupported = false, true
+		return nil, pe
+	}
 	if retryable {
 		pe.RetryAfter = retryAfterMS(resp.Header.Get("Retry-After-Ms"))
 		if pe.RetryAfter == 0 {
@@ -358,6 +373,36 @@ func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) 
 		}
 	}
 	return nil, pe
+}
+
+// toolsRefused classifies an error response: it reports whether the
+// server refused the request's tools for the model. This is the one place
+// a provider's words are read for it; the agent sees ErrToolsUnsupported.
+// Ollama answers 400 "... does not support tools"; llama.cpp's server
+// started without --jinja answers 500 (400 in some builds) "tools param
+// requires --jinja flag"; vLLM without a tool parser 400 "... requires
+// --enable-auto-tool-choice"; OpenRouter 404 "No endpoints found that
+// support tool use".
+func toolsRefused(status int, msg string) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusInternalServerError:
+	default:
+		return false
+	}
+	msg = strings.ToLower(msg)
+	for _, s := range []string{
+		"does not support tools",
+		"tools param requires --jinja",
+		"tool choice requires --enable-auto-tool-choice",
+		"no endpoints found that support tool use",
+		"tool use is not supported",
+		"tools are not supported",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // urlErr shortens net/http's *url.Error, which quotes the whole URL, to
@@ -374,23 +419,12 @@ func urlErr(err error) error {
 	return fmt.Errorf("%s %s: %w", strings.ToLower(ue.Op), host, ue.Err)
 }
 
-// perr builds a ProviderError whose text has the API key redacted.
+// perr builds a ProviderError whose text has the secrets redacted.
 func (a *Agent) perr(status int, retryable bool, err error) *ProviderError {
-	return &ProviderError{Provider: a.prov.name(), Status: status, Retryable: retryable,
-		Err: &redactedError{msg: a.redact(err.Error()), err: err}}
+	return &ProviderError{Provider: a.prov.name(), Status: status, Retryable: retryable, Err: a.red.Error(err)}
 }
 
-// redactedError shows a message with secrets removed and still unwraps to
-// the original error for errors.Is.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-func (a *Agent) redact(s string) string { return Redact(s, a.secrets...) }
+func (a *Agent) redact(s string) string { return a.red.String(s) }
 
 // backoff returns the wait before retry attempt+1: RetryBase doubled for
 // each earlier retry (1s, 2s, 4s with the default llm.retry_backoff),

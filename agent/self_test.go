@@ -13,6 +13,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -174,7 +175,7 @@ func TestThinkRemember(t *testing.T) {
 				turn{calls: []call{respond("ok", "", "")}})
 			self := &fakeSelf{}
 			cfg := testConfig(f)
-			cfg.ModelMay, cfg.Self, cfg.Secrets = []string{"notes"}, self, []string{"hunter2-mqtt"}
+			cfg.ModelMay, cfg.Self, cfg.Redactor = []string{"notes"}, self, redact.New("hunter2-mqtt")
 			if _, err := think(t, newTestAgent(t, cfg, nil, nil)); err != nil {
 				t.Fatal(err)
 			}
@@ -371,4 +372,36 @@ func TestErrorClass(t *testing.T) {
 			t.Errorf("ErrorClass(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
+}
+
+// TestThinkRedactsWhatTheModelWrote: a model that echoes a configured
+// secret with no known prefix (and the API key) in its tool calls' names
+// and arguments and in its summary returns a Decision without them; so
+// does the error of a run it ends in a loop.
+func TestThinkRedactsWhatTheModelWrote(t *testing.T) {
+	const secret = "q7Zt9wLmN3xK2pR8vB4c"
+	forProviders(t, func(t *testing.T, p string) {
+		f := newFake(t, p,
+			turn{calls: []call{{"c1", ToolReadSensor, `{"name":"` + secret + `"}`}, {"c2", secret, `{"k":"` + testKey + `"}`}}},
+			turn{calls: []call{respond("alert", "warning", "saw "+secret+" and "+testKey)}})
+		cfg := testConfig(f)
+		cfg.Redactor = redact.New(secret)
+		d, err := think(t, newTestAgent(t, cfg, nil, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{`read_sensor {"name":"[redacted]"}`, `[redacted] {"k":"[redacted]"}`,
+			`heartbeat_respond {"outcome":"alert","severity":"warning","summary":"saw [redacted] and [redacted]"}`}
+		if !slices.Equal(d.ToolCalls, want) || d.Summary != "saw [redacted] and [redacted]" {
+			t.Errorf("Think = tool calls %q, summary %q; want %q and the summary redacted", d.ToolCalls, d.Summary, want)
+		}
+
+		f = newFakeFunc(t, p, func(int) turn { return turn{calls: []call{{"c", secret, `{}`}}} })
+		cfg = testConfig(f)
+		cfg.Redactor = redact.New(secret)
+		_, err = think(t, newTestAgent(t, cfg, nil, nil))
+		if !errors.Is(err, ErrLoop) || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "[redacted] called 3 times") {
+			t.Errorf("Think error = %v, want ErrLoop naming the tool [redacted]", err)
+		}
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/vigil-iot/vigil/redact"
 )
 
 // ErrLoop means the model did not reach a decision within the run's limits:
@@ -81,9 +83,12 @@ type Config struct {
 	// Self carries out set_interval and remember; nil: they answer "not
 	// available".
 	Self Self
-	// Secrets are further values (MQTT password, Telegram token, HTTP
-	// password) Redact removes, besides APIKey, from errors and notes.
-	Secrets []string
+	// Redactor removes secrets from what the agent returns, keeps or
+	// logs: its errors, its Decision's text and the model's notes. The
+	// agent adds APIKey to it. nil: one of the agent's own, which knows
+	// APIKey only; cmd passes the daemon's, which knows every configured
+	// secret.
+	Redactor *redact.Redactor
 }
 
 // ModelMemory keeps what the agent learned about a model. cmd backs it
@@ -121,8 +126,8 @@ type Agent struct {
 	clock clockwork.Clock
 	log   *slog.Logger
 
-	tools   []toolDef // the main model's, following ModelMay
-	secrets []string  // APIKey and Secrets, for Redact
+	tools []toolDef // the main model's, following ModelMay
+	red   *redact.Redactor
 
 	mu   sync.Mutex
 	text map[string]bool // model -> speaks the text contract (no tools)
@@ -174,8 +179,11 @@ func New(cfg Config, hc *http.Client, clock clockwork.Clock, log *slog.Logger) (
 	if cfg.IntervalMax < cfg.IntervalMin {
 		return nil, fmt.Errorf("agent: interval max %v is below interval min %v", cfg.IntervalMax, cfg.IntervalMin)
 	}
-	a := &Agent{cfg: cfg, clock: clock, log: log, text: map[string]bool{},
-		secrets: append([]string{cfg.APIKey}, cfg.Secrets...)}
+	a := &Agent{cfg: cfg, clock: clock, log: log, text: map[string]bool{}, red: cfg.Redactor}
+	if a.red == nil {
+		a.red = redact.New()
+	}
+	a.red.Add(cfg.APIKey)
 	a.tools = mainTools(cfg)
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	switch cfg.Provider {
@@ -220,8 +228,19 @@ const outcomeEscalate = "escalate"
 // main model with all tools. It returns the decision, or an error matching
 // ErrUnreachable, ErrRejected, ErrMalformed or ErrLoop (or ctx's error). On
 // error the returned Decision still carries Calls, Tokens, ToolCalls and
-// Escalated, so the budget counts what was spent.
+// Escalated, so the budget counts what was spent. The model's text in the
+// Decision (tool calls and their arguments, summary, escalation) and the
+// error's text are redacted.
 func (a *Agent) Think(ctx context.Context, in Input) (Decision, error) {
+	dec, err := a.think(ctx, in)
+	dec.Summary, dec.Escalation = a.red.String(dec.Summary), a.red.String(dec.Escalation)
+	for i, c := range dec.ToolCalls {
+		dec.ToolCalls[i] = a.red.String(c)
+	}
+	return dec, a.red.Error(err)
+}
+
+func (a *Agent) think(ctx context.Context, in Input) (Decision, error) {
 	// A run's requests come in one burst and the next run is minutes away,
 	// past any server's idle timeout: keep no connection, with its TLS
 	// buffers, open in between.
@@ -280,7 +299,7 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 	r.seen = map[string]int{}
 	for step := 0; step < r.a.cfg.MaxSteps; step++ {
 		rep, err := r.a.complete(ctx, req, r.dec, r.in.MaxCalls)
-		if err != nil && len(req.tools) > 0 && len(req.msgs) == 1 && toolsUnsupported(err) {
+		if err != nil && len(req.tools) > 0 && len(req.msgs) == 1 && errors.Is(err, ErrToolsUnsupported) {
 			// The system prompt already says how to answer without tools.
 			r.a.setTextOnly(model, err)
 			req.tools = nil
@@ -325,31 +344,6 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 		req.msgs = append(req.msgs, message{role: roleTool, results: results})
 	}
 	return fmt.Errorf("%w after %d steps", ErrLoop, r.a.cfg.MaxSteps)
-}
-
-// toolsUnsupported reports a 400 (404 from OpenRouter) whose message says
-// the model cannot take tools: Ollama's "... does not support tools",
-// llama.cpp's server started without --jinja, vLLM without a tool parser,
-// OpenRouter with no endpoint that supports tool use.
-func toolsUnsupported(err error) bool {
-	var pe *ProviderError
-	if !errors.As(err, &pe) || (pe.Status != http.StatusBadRequest && pe.Status != http.StatusNotFound) {
-		return false
-	}
-	msg := strings.ToLower(pe.Err.Error())
-	for _, s := range []string{
-		"does not support tools",
-		"tools param requires --jinja",
-		"tool choice requires --enable-auto-tool-choice",
-		"no endpoints found that support tool use",
-		"tool use is not supported",
-		"tools are not supported",
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // textOnly reports whether model speaks the text contract.

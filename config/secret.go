@@ -82,14 +82,43 @@ func (c *Config) ResolveSecrets(getenv func(string) string, readFile func(string
 			*dst = Secret{value: getenv(env), from: "$" + env}
 		}
 	}
-	resolve(&c.LLM.APIKey, "llm", "api_key", c.LLM.APIKeyEnv, c.LLM.APIKeyFile)
-	resolve(&c.MQTT.Password, "mqtt", "password", c.MQTT.PasswordEnv, c.MQTT.PasswordFile)
-	resolve(&c.Telegram.Token, "telegram", "token", c.Telegram.TokenEnv, c.Telegram.TokenFile)
-	resolve(&c.HTTP.Password, "http", "password", "", c.HTTP.PasswordFile)
+	for _, k := range c.secretKeys() {
+		resolve(k.dst, k.section, k.stem, k.env, k.file)
+	}
 	if len(errs) == 1 {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// secretKey is one secret of the config and the keys that name it.
+type secretKey struct {
+	dst           *Secret
+	section, stem string // "llm", "api_key"
+	env, file     string // the values of its *_env and *_file keys
+}
+
+// secretKeys lists every secret the config resolves: ResolveSecrets fills
+// them, SecretValues lists them for redaction. A new secret goes here.
+func (c *Config) secretKeys() []secretKey {
+	return []secretKey{
+		{&c.LLM.APIKey, "llm", "api_key", c.LLM.APIKeyEnv, c.LLM.APIKeyFile},
+		{&c.MQTT.Password, "mqtt", "password", c.MQTT.PasswordEnv, c.MQTT.PasswordFile},
+		{&c.Telegram.Token, "telegram", "token", c.Telegram.TokenEnv, c.Telegram.TokenFile},
+		{&c.HTTP.Password, "http", "password", "", c.HTTP.PasswordFile},
+	}
+}
+
+// SecretValues returns the values of the resolved secrets that are set,
+// for what must never show them (package redact).
+func (c *Config) SecretValues() []string {
+	var out []string
+	for _, k := range c.secretKeys() {
+		if v := k.dst.value; v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // KeyError returns err as an *Error naming key (e.g. "mqtt.ca_file") with

@@ -98,6 +98,15 @@ func TestResolveSecrets(t *testing.T) {
 			if want := [3]string{tt.llm, tt.mqtt, tt.telegram}; got != want {
 				t.Errorf("secrets = %q, want %q", got, want)
 			}
+			var set []string // SecretValues lists every one that is set
+			for _, v := range got {
+				if v != "" {
+					set = append(set, v)
+				}
+			}
+			if vs := c.SecretValues(); fmt.Sprint(vs) != fmt.Sprint(set) {
+				t.Errorf("SecretValues() = %q, want %q", vs, set)
+			}
 			if c.LLMEnabled() != (tt.llm != "") {
 				t.Errorf("LLMEnabled() = %v with key %q", c.LLMEnabled(), tt.llm)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -92,6 +93,10 @@ type Deps struct {
 	Publishers []Publisher
 	Log        *slog.Logger
 	Progress   func() // called when a loop made progress (systemd watchdog)
+	// Redactor removes secrets from the model's text and errors where the
+	// engine keeps or hands them on: run records, alerts, notes in the
+	// prompt. nil replaces only what looks like a credential.
+	Redactor *redact.Redactor
 }
 
 // Engine runs the loops. Construct with New, start with Run.
@@ -266,7 +271,7 @@ func (e *Engine) newAlert(sev alert.Severity, source, ruleName, state, summary s
 		Source:   source,
 		Rule:     ruleName,
 		State:    state,
-		Summary:  summary,
+		Summary:  e.deps.Redactor.String(summary),
 	}
 }
 

@@ -3,7 +3,9 @@ package heartbeat
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -347,14 +349,34 @@ func TestGateSkipsUnchangedAndCallsOnChange(t *testing.T) {
 	}
 }
 
+// TestEmptyChecklistCostsNothing: an empty checklist never calls the LLM,
+// on a scheduled tick or a forced one (vigil check, /check, cmd/check and
+// the page's button all run Engine.Check), dry or not; the forced run is
+// skipped with the same reason, and spends no budget.
 func TestEmptyChecklistCostsNothing(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Checklist = func() (string, bool, error) { return "", true, nil } })
 	h.sample()
-	if r := h.tick(); r.Run.Reason != ReasonEmptyChecklist {
-		t.Fatalf("tick = %s/%s, want empty_checklist", r.Run.Outcome, r.Run.Reason)
+	if r := h.tick(); r.Run.Outcome != OutcomeSkipped || r.Run.Reason != ReasonEmptyChecklist {
+		t.Fatalf("tick = %s/%s, want skipped/empty_checklist", r.Run.Outcome, r.Run.Reason)
+	}
+	for _, dry := range []bool{false, true} {
+		r, err := h.e.Check(context.Background(), CheckOptions{DryRun: dry})
+		if err != nil || r.Run.Outcome != OutcomeSkipped || r.Run.Reason != ReasonEmptyChecklist || r.Decision != nil {
+			t.Fatalf("Check(dry run %t) = %s/%s, %+v, %v; want skipped/empty_checklist", dry, r.Run.Outcome, r.Run.Reason, r.Decision, err)
+		}
 	}
 	if h.thinker.count() != 0 {
-		t.Fatal("LLM called with an empty checklist")
+		t.Fatalf("LLM called %d times with an empty checklist", h.thinker.count())
+	}
+	if st, _ := h.e.Status(context.Background()); st.BudgetCalls != 0 {
+		t.Errorf("budget spent: %d calls", st.BudgetCalls)
+	}
+	// One that cannot be read fails a forced run, saying why.
+	h.e.cfg.Checklist = func() (string, bool, error) { return "", false, fs.ErrPermission }
+	r, err := h.e.Check(context.Background(), CheckOptions{})
+	if err != nil || r.Run.Outcome != OutcomeFailed || !strings.Contains(r.Run.Error, "read checklist") || h.thinker.count() != 0 {
+		t.Errorf("Check with an unreadable checklist = %s %q, %v (%d LLM calls); want failed naming the checklist, no call",
+			r.Run.Outcome, r.Run.Error, err, h.thinker.count())
 	}
 }
 

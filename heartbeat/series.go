@@ -87,5 +87,8 @@ func (e *Engine) Alerts(ctx context.Context, n int) ([]alert.Alert, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read alert log: %w", err)
 	}
+	for i := range as { // what the log held from before it was redacted too
+		as[i].Summary = e.deps.Redactor.String(as[i].Summary)
+	}
 	return as, nil
 }

@@ -69,8 +69,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		if st.Runs, err = tx.Runs(10); err != nil {
 			return err
 		}
+		red := e.deps.Redactor // what the ring held from before it was redacted too
 		for i := range st.Runs {
-			st.Runs[i].Start = st.Runs[i].Start.In(loc)
+			r := &st.Runs[i]
+			r.Start = r.Start.In(loc)
+			r.Error, r.ToolCalls = red.String(r.Error), red.Strings(r.ToolCalls)
 		}
 		for _, n := range e.notifierNames() {
 			if st.Outbox[n], err = tx.Depth(n); err != nil {

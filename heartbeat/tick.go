@@ -302,7 +302,8 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 // Policy: a forced run (vigil check, with or without --dry-run, the control
 // socket, MQTT cmd/check, Telegram /check) skips the change gate, active
 // hours and pause, but not the day's budget: max_llm_calls_per_day is the
-// one limit on what anyone who can send a command may spend.
+// one limit on what anyone who can send a command may spend. Nor does it
+// skip an empty checklist: with nothing to ask, no run calls the LLM.
 func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -317,6 +318,10 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 	if forced {
 		if e.budgetSpentLocked(wall) {
 			return ReasonBudget, false
+		}
+		if _, empty, err := e.cfg.Checklist(); err == nil && empty {
+			// One that cannot be read fails the run, saying why.
+			return ReasonEmptyChecklist, false
 		}
 		return ReasonForced, true
 	}
@@ -447,7 +452,7 @@ func (e *Engine) notes() []agent.Note {
 	}
 	out := make([]agent.Note, 0, len(stored))
 	for _, n := range stored {
-		out = append(out, agent.Note{Time: n.Time, Text: n.Text})
+		out = append(out, agent.Note{Time: n.Time, Text: e.deps.Redactor.String(n.Text)})
 	}
 	return out
 }
@@ -485,6 +490,7 @@ func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono 
 // finish records the run, the pending history, state changes and alerts in
 // one write transaction, then publishes the heartbeat.
 func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts CheckOptions) (Result, error) {
+	e.redactResult(&res) // every run passes here before it is stored or returned
 	run := &res.Run
 	run.DurationMS = e.deps.Clock.Since(mono).Milliseconds()
 	if run.DurationMS < 0 {
@@ -597,6 +603,19 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 		DurationMS: run.DurationMS, NextAt: nextAt.UTC().Round(time.Second), Tokens: run.Tokens}
 	e.heartbeatOut.put(hb)
 	return res, nil
+}
+
+// redactResult replaces the secrets in what the model wrote and in the
+// error: the run record's and the decision's (alerts are redacted as they
+// are made, in newAlert).
+func (e *Engine) redactResult(res *Result) {
+	red := e.deps.Redactor
+	res.Run.Error, res.Run.ToolCalls = red.String(res.Run.Error), red.Strings(res.Run.ToolCalls)
+	if d := res.Decision; d != nil {
+		dec := *d
+		dec.Summary, dec.Escalation, dec.ToolCalls = red.String(d.Summary), red.String(d.Escalation), red.Strings(d.ToolCalls)
+		res.Decision = &dec
+	}
 }
 
 // finishDry reports what a run would have queued and writes nothing: no

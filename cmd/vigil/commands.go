@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/web"
@@ -55,8 +56,18 @@ func toCheckJSON(res heartbeat.Result) checkJSON {
 	return cj
 }
 
-func writeCheck(w io.Writer, res heartbeat.Result) {
-	writeCheckJSON(w, toCheckJSON(res))
+// redacted returns cj with the secrets red knows removed from the
+// model's text and the error: whoever prints a check (vigil check, a
+// remote /check) prints it redacted, whatever the daemon that ran it knew.
+func (cj checkJSON) redacted(red *redact.Redactor) checkJSON {
+	cj.Summary, cj.Error, cj.ToolCalls = red.String(cj.Summary), red.String(cj.Error), red.Strings(cj.ToolCalls)
+	alerts := make([]alert.Alert, len(cj.Alerts))
+	for i, a := range cj.Alerts {
+		a.Summary = red.String(a.Summary)
+		alerts[i] = a
+	}
+	cj.Alerts = alerts
+	return cj
 }
 
 func writeCheckJSON(w io.Writer, cj checkJSON) {
@@ -129,6 +140,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 	default:
 		return err
 	}
+	cj = cj.redacted(e.redactor())
 	if asJSON {
 		if err := writeJSON(e.stdout, cj); err != nil {
 			return err

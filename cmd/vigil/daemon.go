@@ -25,6 +25,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/web"
@@ -43,6 +44,7 @@ type app struct {
 	engine *heartbeat.Engine
 	clock  clockwork.Clock
 	cmds   *commands
+	red    *redact.Redactor // the env's: knows every secret a config resolved
 
 	// What a reload may replace (see reload.go).
 	sensors      []device.Named
@@ -83,7 +85,7 @@ type buildOptions struct {
 
 // build wires an app. The caller closes it.
 func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, opts buildOptions) (*app, error) {
-	a := &app{cfg: cfg, log: log}
+	a := &app{cfg: cfg, log: log, red: e.redactor()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -114,7 +116,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 	clock := clockwork.NewRealClock()
 	a.clock = clock
 	a.cmds = &commands{} // its app is set once built: the LLM and the transports hold it
-	deps := heartbeat.Deps{Clock: clock, Wall: time.Now, DB: a.db, Log: log, Progress: opts.watchdog}
+	deps := heartbeat.Deps{Clock: clock, Wall: time.Now, DB: a.db, Log: log, Progress: opts.watchdog, Redactor: a.red}
 	deps.Notifiers = append(deps.Notifiers, &transport.Log{Logger: log})
 	a.closeSensors = func() error { return nil }
 	a.closers = append(a.closers, func() error { return a.closeSensors() })
@@ -123,7 +125,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 		deps.Sensors = a.sensors
 	}
 	if opts.thinker {
-		if a.thinker, err = newThinker(cfg, a.db, clock, log, a.cmds.setModelInterval); err != nil {
+		if a.thinker, err = newThinker(cfg, a.db, a.red, clock, log, a.cmds.setModelInterval); err != nil {
 			return nil, err
 		}
 		deps.Thinker = a.thinker
@@ -446,7 +448,7 @@ func (c *commands) Check(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	writeCheck(&b, res)
+	writeCheckJSON(&b, toCheckJSON(res).redacted(c.app.red))
 	return b.String(), nil
 }
 

@@ -25,7 +25,7 @@ var commandDocs = []cmdDoc{
 		"Runs the sample loop (sensors and local rules, no network), the heartbeat loop (the checklist through the LLM, when there is something to think about), the transports and the control socket. SIGHUP reloads config.toml and the checklist; SIGINT and SIGTERM stop cleanly, publishing 'offline' first.",
 		"vigil -c /etc/vigil/config.toml run"},
 	{"check", "[--dry-run] [--json]", "one heartbeat now, in the foreground",
-		"Samples every sensor and runs one heartbeat now, ignoring the gate, active hours and pause; it counts against the daily LLM budget. With a daemon running, the daemon runs it. Exits 1 when the outcome is 'failed'. --dry-run delivers nothing and writes nothing.",
+		"Samples every sensor and runs one heartbeat now, ignoring the gate, active hours and pause; it counts against the daily LLM budget, and an empty checklist skips it (empty_checklist) as it skips every heartbeat. With a daemon running, the daemon runs it. Exits 1 when the outcome is 'failed'. --dry-run delivers nothing and writes nothing.",
 		"vigil check --dry-run"},
 	{"sensors", "[--json] [--drivers]", "read every sensor once",
 		"Reads every configured sensor and the board's health once and prints a table. --drivers lists the sensor drivers, their config keys and quantities, and needs no config file.",

@@ -20,14 +20,15 @@ func TestImportDirection(t *testing.T) {
 		"rule":               {},
 		"transport":          {"alert"},
 		"schedule":           {},
+		"redact":             {},
 		"config":             {"rule", "schedule"},
 		"store":              {"alert", "device"},
 		"transport/mqtt":     {"alert", "device", "transport"},
 		"transport/telegram": {"alert", "transport"},
-		"agent":              {"alert", "device"},
-		"heartbeat":          {"agent", "alert", "device", "rule", "store", "transport"},
+		"agent":              {"alert", "device", "redact"},
+		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "store", "transport"},
 		"fleet":              {"alert", "device", "transport", "transport/mqtt"},
-		"web":                {"agent", "alert", "device", "heartbeat", "rule", "store", "transport"}, // heartbeat through Source
+		"web":                {"agent", "alert", "device", "heartbeat", "redact", "rule", "store", "transport"}, // heartbeat through Source
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()

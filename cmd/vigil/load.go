@@ -100,9 +100,9 @@ func (e *env) logger() *slog.Logger {
 			}
 			return a
 		}
-		return slog.New(hintHandler{newJournalHandler(e.stderr, opts)})
+		return slog.New(hintHandler{e.redactor().Handler(newJournalHandler(e.stderr, opts))})
 	}
-	return slog.New(hintHandler{slog.NewTextHandler(e.stderr, opts)})
+	return slog.New(hintHandler{e.redactor().Handler(slog.NewTextHandler(e.stderr, opts))})
 }
 
 // profile resolves the board profile; "auto" detects it and says so when the

@@ -17,8 +17,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	_ "time/tzdata" // IANA zones for boards without /usr/share/zoneinfo
+
+	"github.com/vigil-iot/vigil/redact"
 )
 
 // Exit codes (SPEC §2).
@@ -103,6 +106,17 @@ type env struct {
 	// helpSink, when set, receives a command's flag set on --help instead
 	// of printing the help: the man page is generated from it.
 	helpSink **flag.FlagSet
+
+	redOnce sync.Once
+	red     *redact.Redactor // see redactor
+}
+
+// redactor is the process's one Redactor: every logger of e redacts with
+// it, every config e resolves adds its secrets to it (configBase.parse),
+// and the app hands it to the engine and the agent.
+func (e *env) redactor() *redact.Redactor {
+	e.redOnce.Do(func() { e.red = redact.New() })
+	return e.red
 }
 
 const defaultConfig = "/etc/vigil/config.toml"

@@ -39,6 +39,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -53,6 +54,7 @@ type configBase struct {
 	name string
 	data []byte
 	env  []config.Override
+	red  *redact.Redactor // learns every secret parse resolves; nil: none
 }
 
 // readBase reads config.toml and the environment. A missing file is a
@@ -68,7 +70,7 @@ func (e *env) readBase() (*configBase, error) {
 	if err != nil {
 		return nil, configErr(fmt.Errorf("read config: %w", err))
 	}
-	return &configBase{name: e.config, data: data, env: config.EnvOverrides(os.Environ())}, nil
+	return &configBase{name: e.config, data: data, env: config.EnvOverrides(os.Environ()), red: e.redactor()}, nil
 }
 
 // overrides turns overlay entries into config overrides.
@@ -93,6 +95,11 @@ func (b *configBase) parse(overlay []store.Setting) (*config.Config, error) {
 	cfg.SetDefaultID(host)
 	if err := cfg.ResolveSecrets(os.Getenv, os.ReadFile); err != nil {
 		return nil, configErr(err)
+	}
+	if b.red != nil {
+		// The one place secrets reach the redactor, at start, on reload
+		// and on a set: the logs, the engine and the agent share it.
+		b.red.Add(cfg.SecretValues()...)
 	}
 	base := filepath.Dir(b.name)
 	cfg.Device.StateDir = relTo(base, cfg.Device.StateDir)
@@ -602,7 +609,7 @@ func (c *commands) logs(ctx context.Context, n int) (string, error) {
 			fmt.Fprintf(&b, " %d tokens", r.Tokens)
 		}
 		if r.Error != "" {
-			fmt.Fprintf(&b, " error: %s", r.Error)
+			fmt.Fprintf(&b, " error: %s", c.app.red.String(r.Error)) // as Status redacts it
 		}
 		b.WriteByte('\n')
 	}

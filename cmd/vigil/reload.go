@@ -265,7 +265,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	// Build everything that can fail before touching the running daemon.
 	thinker := a.thinker
 	if thinkerChanged(old, cfg) {
-		if thinker, err = newThinker(cfg, a.db, a.clock, log, a.cmds.setModelInterval); err != nil {
+		if thinker, err = newThinker(cfg, a.db, a.red, a.clock, log, a.cmds.setModelInterval); err != nil {
 			return err
 		}
 	}
@@ -315,11 +315,12 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 // thinkerChanged reports whether cfg changes what newThinker builds the
 // agent from: [llm], and what the model may do about its own heartbeat
 // (heartbeat.model_may and the interval's bounds), which decide its tools.
+// A changed secret elsewhere needs no new agent: the app's Redactor, which
+// the agent shares, learned it when the config was resolved.
 func thinkerChanged(old, cfg *config.Config) bool {
 	o, n := old.Heartbeat, cfg.Heartbeat
 	return !reflect.DeepEqual(old.LLM, cfg.LLM) || !slices.Equal(o.ModelMay, n.ModelMay) ||
-		o.IntervalMin != n.IntervalMin || o.IntervalMax != n.IntervalMax ||
-		!slices.Equal(configSecrets(old), configSecrets(cfg)) // the agent redacts them
+		o.IntervalMin != n.IntervalMin || o.IntervalMax != n.IntervalMax
 }
 
 // loadForReload reads config.toml and the environment, applies the

@@ -7,10 +7,31 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vigil-iot/vigil/heartbeat"
 )
+
+// reloadableApp wires an app with the LLM from e's config as `vigil run`
+// does, with the context its loops would run under, so that e.reload
+// applies to it.
+func reloadableApp(t *testing.T, e *env, log *slog.Logger) (*app, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cfg, base, err := e.loadOverlaid(ctx, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.build(ctx, cfg, log, buildOptions{thinker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	a.base, a.runCtx = base, ctx
+	return a, ctx
+}
 
 // TestReloadModelMayRebuildsTools: heartbeat.model_may is what the model
 // may do, so a SIGHUP that takes "notes" away takes the remember tool away
@@ -33,18 +54,7 @@ timeout = "5s"
 	}
 	log := slog.New(slog.DiscardHandler)
 	e := &env{globals: globals{config: conf(`["pause", "notes"]`)}, stdout: io.Discard, stderr: io.Discard}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg, base, err := e.loadOverlaid(ctx, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := e.build(ctx, cfg, log, buildOptions{thinker: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	a.base, a.runCtx = base, ctx
+	a, ctx := reloadableApp(t, e, log)
 	offered := func() []string {
 		t.Helper()
 		if _, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil); err != nil {
@@ -63,5 +73,63 @@ timeout = "5s"
 	e.reload(ctx, a, log)
 	if tools := offered(); slices.Contains(tools, "remember") {
 		t.Errorf("tools after a reload to model_may = [pause]: %v, want no remember", tools)
+	}
+}
+
+// TestReloadTeachesTheRedactorNewSecrets: a secret that a reload changes
+// is redacted from then on, in what the model wrote and in the log, by
+// the one Redactor the config resolution feeds (configBase.parse); the old
+// one stays redacted.
+func TestReloadTeachesTheRedactorNewSecrets(t *testing.T) {
+	const oldPW, newPW = "first-mqtt-pass", "second-mqtt-pass"
+	model := newModelScript(t)
+	model.steps = [][]string{
+		{`read_sensor {"name":"` + oldPW + `"}`, `read_sensor {"name":"` + newPW + `"}`},
+		{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"fine"}`},
+		{`read_sensor {"name":"` + oldPW + `"}`, `read_sensor {"name":"` + newPW + `"}`},
+	}
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "mqtt.pass")
+	for _, f := range [][2]string{{"HEARTBEAT.md", "- Is the air fine?\n"}, {pw, oldPW + "\n"}} {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f[0])), []byte(f[1]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := writeConfig(t, dir, `
+[llm]
+base_url = "`+model.srv.URL+`/v1"
+api_key_env = ""
+timeout = "5s"
+
+[mqtt]
+broker = "tcp://127.0.0.1:1883"
+username = "vigil"
+password_file = "`+pw+`"
+`+overlayRules)
+	var logged strings.Builder
+	e := &env{globals: globals{config: cfgPath}, stdout: io.Discard, stderr: &logged}
+	log := e.logger()
+	a, ctx := reloadableApp(t, e, log)
+	toolCalls := func() string {
+		t.Helper()
+		res, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(res.Run.ToolCalls, "\n")
+	}
+	if got := toolCalls(); strings.Contains(got, oldPW) || !strings.Contains(got, newPW) {
+		t.Fatalf("tool calls before the reload:\n%s\nwant %s redacted and %s (not a secret yet) shown", got, oldPW, newPW)
+	}
+	if err := os.WriteFile(pw, []byte(newPW+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.reload(ctx, a, log)
+	if got := toolCalls(); strings.Contains(got, oldPW) || strings.Contains(got, newPW) {
+		t.Errorf("tool calls after the reload:\n%s\nwant both passwords redacted", got)
+	}
+	log.Info("a log line", "value", "pw "+newPW)
+	if strings.Contains(logged.String(), newPW) || !strings.Contains(logged.String(), "value=\"pw [redacted]\"") {
+		t.Errorf("log:\n%s\nwant the new password redacted", logged.String())
 	}
 }

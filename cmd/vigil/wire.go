@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -26,11 +27,12 @@ import (
 )
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
-// db remembers the models that refused tools.
+// db remembers the models that refused tools; red removes the secrets from
+// what the model writes.
 //
 // setInterval carries out the model's set_interval (the settings overlay's
 // commands.setModelInterval); nil answers that it is not available.
-func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *slog.Logger, setInterval func(context.Context, time.Duration) (string, error)) (heartbeat.Thinker, error) {
+func newThinker(cfg *config.Config, db *store.DB, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger, setInterval func(context.Context, time.Duration) (string, error)) (heartbeat.Thinker, error) {
 	if !cfg.LLMEnabled() {
 		return nil, nil
 	}
@@ -39,7 +41,6 @@ func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *sl
 	if retries == 0 {
 		retries = -1 // agent.Config: 0 takes the default, negative means none
 	}
-	secrets := configSecrets(cfg)
 	may := append([]string{}, h.ModelMay...) // non-nil: an empty list allows nothing
 	if len(h.Schedule) > 0 {
 		// With a schedule the interval does not apply: no set_interval tool
@@ -54,8 +55,8 @@ func newThinker(cfg *config.Config, db *store.DB, clock clockwork.Clock, log *sl
 		MaxRetries: retries, RetryBase: l.RetryBackoff.Duration,
 		ModelMay:    may,
 		IntervalMin: h.IntervalMin.Duration, IntervalMax: h.IntervalMax.Duration,
-		Self:    &modelSelf{db: db, now: time.Now, secrets: secrets, setInterval: setInterval}, // wall time, as heartbeat.Deps.Wall
-		Secrets: secrets,
+		Self:     &modelSelf{db: db, now: time.Now, red: red, setInterval: setInterval}, // wall time, as heartbeat.Deps.Wall
+		Redactor: red,
 	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
 		return nil, configErr(fmt.Errorf("llm: %w", err))
@@ -159,19 +160,6 @@ func (p engineProblems) Problems(ctx context.Context) ([]alert.Alert, error) {
 	return p.a.engine.Problems(ctx)
 }
 
-// configSecrets lists the secret values of cfg that must never reach a
-// note or a log line through the model: the LLM API key, the MQTT and
-// HTTP passwords and the Telegram token.
-func configSecrets(cfg *config.Config) []string {
-	var out []string
-	for _, s := range []config.Secret{cfg.LLM.APIKey, cfg.MQTT.Password, cfg.Telegram.Token, cfg.HTTP.Password} {
-		if v := s.Value(); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // modelSelf is what the model may change about its own heartbeat
 // (agent.Self, as heartbeat.model_may allows): its notes go to the state
 // file's ring; its interval goes through setInterval, which the settings
@@ -180,7 +168,7 @@ func configSecrets(cfg *config.Config) []string {
 type modelSelf struct {
 	db          *store.DB
 	now         func() time.Time
-	secrets     []string
+	red         *redact.Redactor
 	setInterval func(ctx context.Context, d time.Duration) (string, error)
 }
 
@@ -189,7 +177,7 @@ var _ agent.Self = (*modelSelf)(nil)
 // Remember redacts note (the agent did already; this is the state file's
 // own guard) and adds it to the notes ring, dropping the oldest of 16.
 func (m *modelSelf) Remember(_ context.Context, note string) (string, error) {
-	note = agent.Redact(note, m.secrets...)
+	note = m.red.String(note)
 	if err := m.db.AddNote(store.Note{Time: m.now().UTC(), Text: note}); err != nil {
 		return "", fmt.Errorf("keep note: %w", err)
 	}

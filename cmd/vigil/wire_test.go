@@ -18,6 +18,7 @@ import (
 
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -42,7 +43,7 @@ func TestNewThinkerRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			th, err := newThinker(cfg, db, clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+			th, err := newThinker(cfg, db, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
 			if err != nil || th == nil {
 				t.Fatalf("newThinker = %v, %v", th, err)
 			}
@@ -67,7 +68,7 @@ func TestModelSelf(t *testing.T) {
 	}
 	defer db.Close()
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	s := &modelSelf{db: db, now: func() time.Time { return now }, secrets: []string{"hunter2-mqtt", "sk-the-llm-key-000"}}
+	s := &modelSelf{db: db, now: func() time.Time { return now }, red: redact.New("hunter2-mqtt", "sk-the-llm-key-000")}
 	if _, err := s.Remember(context.Background(), "broker login hunter2-mqtt; auth Bearer abcdefghijkl0123"); err != nil {
 		t.Fatalf("Remember: %v", err)
 	}
@@ -108,7 +109,7 @@ func TestNoIntervalToolWithASchedule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		th, err := newThinker(cfg, db, clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+		th, err := newThinker(cfg, db, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
