@@ -58,16 +58,21 @@ func (s *Severity) UnmarshalText(b []byte) error {
 }
 
 // RuleTest is the Rule of a test alert (vigil test-alert), whose Source is
-// SourceSystem.
+// SourceSystem and whose State is StateNotice.
 const RuleTest = "test"
 
-// Rules of the info alerts that audit a change made at run time (vigil set,
-// unset, checklist, notes clear), whose Source is SourceSystem.
+// Rules of the notices that audit a change made at run time (vigil set,
+// unset, checklist, notes clear, a model's set_interval), whose Source is
+// SourceSystem and whose State is StateNotice.
 const (
 	RuleSetting   = "setting"
 	RuleChecklist = "checklist"
 	RuleNotes     = "notes"
 )
+
+// RuleFloodGuard is the Rule of the notice that the flood guard engaged
+// and holds further alerts; it never resolves, so it is no problem.
+const RuleFloodGuard = "flood_guard"
 
 // Alert sources.
 const (
@@ -76,10 +81,15 @@ const (
 	SourceSystem = "system"
 )
 
-// Alert states.
+// Alert states. A problem (a rule, an LLM alert, a system fault) is
+// firing and later resolved; a notice (a setting changed, the checklist
+// replaced, a test alert) is an event with no lifecycle: it is delivered,
+// but it never turns a problem indicator on (Home Assistant's problem
+// sensor, the firing list of `vigil fleet`).
 const (
 	StateFiring   = "firing"
 	StateResolved = "resolved"
+	StateNotice   = "notice"
 )
 
 // Alert is the payload of <prefix>/<id>/alert and of every other alert
@@ -91,12 +101,46 @@ type Alert struct {
 	Severity Severity  `json:"severity"`
 	Source   string    `json:"source"` // llm | rule | system
 	Rule     string    `json:"rule"`   // rule name, or the system alert kind ("llm_unreachable", "heartbeat_failed")
-	State    string    `json:"state"`  // firing | resolved
+	State    string    `json:"state"`  // firing | resolved | notice
 	Summary  string    `json:"summary"`
 	// Transport, when set, is the only transport that delivers the alert;
 	// every other one acknowledges it without sending (vigil test-alert
 	// --transport). It is not part of the message.
 	Transport string `json:"-"`
+}
+
+// IsNotice reports whether the alert is a notice: an event that is
+// delivered but never counts as a problem. Besides State "notice" this
+// recognises the notices vigil wrote before that state existed: a firing
+// system alert with one of the notice rules (RuleTest, RuleSetting,
+// RuleChecklist, RuleNotes, RuleFloodGuard), as an outbox filled by an
+// older vigil or an older device on the same broker still carries them.
+func (a Alert) IsNotice() bool {
+	if a.State == StateNotice {
+		return true
+	}
+	if a.State != StateFiring || a.Source != SourceSystem {
+		return false
+	}
+	switch a.Rule {
+	case RuleTest, RuleSetting, RuleChecklist, RuleNotes, RuleFloodGuard:
+		return true
+	}
+	return false
+}
+
+// IsProblem reports whether the alert says that something is firing: a
+// firing alert that is not a notice.
+func (a Alert) IsProblem() bool { return a.State == StateFiring && !a.IsNotice() }
+
+// Normalized returns the alert with a notice written the old way (see
+// IsNotice) given State "notice", so that readers of stored and received
+// alerts see one form.
+func (a Alert) Normalized() Alert {
+	if a.IsNotice() {
+		a.State = StateNotice
+	}
+	return a
 }
 
 // Text renders the alert as one human-readable line for chat and logs.
@@ -105,8 +149,11 @@ func (a Alert) Text() string {
 	if what == "" {
 		what = a.Source
 	}
-	if a.State == StateResolved {
+	switch {
+	case a.State == StateResolved:
 		return fmt.Sprintf("[%s] %s resolved: %s — %s", a.Device, what, a.Summary, a.Severity)
+	case a.IsNotice():
+		return fmt.Sprintf("[%s] notice %s: %s", a.Device, what, a.Summary)
 	}
 	return fmt.Sprintf("[%s] %s %s: %s", a.Device, a.Severity, what, a.Summary)
 }

@@ -14,6 +14,10 @@
 //     not yet noticed;
 //   - online otherwise.
 //
+// A notice (alert state "notice": a setting changed, the checklist
+// replaced, a test alert; or the firing system alert an older vigil sent
+// for one) is an event: it is never firing and never the last alert.
+//
 // The heartbeat interval comes from the retained info payload or, failing
 // that, from the last heartbeat's next_at − time. A device with heartbeats
 // off (interval 0) is never called stale unless StaleAfter is set.
@@ -60,7 +64,7 @@ type Device struct {
 	Interval  Duration     `json:"interval,omitzero"` // heartbeat interval
 	Heartbeat *Heartbeat   `json:"heartbeat,omitempty"`
 	Firing    []Firing     `json:"firing"`
-	LastAlert *alert.Alert `json:"last_alert,omitempty"` // seen live, else the newest firing one
+	LastAlert *alert.Alert `json:"last_alert,omitempty"` // seen live, else the newest firing one; never a notice
 }
 
 // Heartbeat is the device's last heartbeat run and its age.
@@ -212,6 +216,10 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 		if err := json.Unmarshal(payload, &a); err != nil {
 			return fmt.Errorf("%s: read alert: %w", topic, err)
 		}
+		seen = a.Time
+		if a.IsNotice() {
+			break // an event: it neither fires nor is the last alert
+		}
 		key := a.Source + "/" + a.Rule
 		if a.State == alert.StateResolved {
 			delete(e.firing, key)
@@ -221,7 +229,6 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 		if e.lastAlert == nil || !a.Time.Before(e.lastAlert.Time) {
 			e.lastAlert = &a
 		}
-		seen = a.Time
 	case "problem/attributes":
 		var p struct {
 			Firing []Firing `json:"firing"`
@@ -231,6 +238,10 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 		}
 		e.firing = map[string]Firing{}
 		for _, f := range p.Firing {
+			// A vigil from before notices listed them as firing.
+			if (alert.Alert{Source: f.Source, Rule: f.Rule, State: alert.StateFiring}).IsNotice() {
+				continue
+			}
 			e.firing[f.Source+"/"+f.Rule] = f
 		}
 	default:

@@ -159,6 +159,56 @@ func TestFiring(t *testing.T) {
 	}
 }
 
+// TestNoticesNeverFire: notices (a setting changed, the checklist
+// replaced, notes cleared, a test alert) arrive on the alert topic, new
+// and old form (a firing system alert with a notice rule, as a vigil from
+// before "notice" sends), and in an old device's retained attributes; none
+// of them is listed as firing, nor as the last alert, in the table or the
+// JSON. A problem next to them still is.
+func TestNoticesNeverFire(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := New("vigil", clock)
+	al := func(id, src, rule, state string, sev alert.Severity, at time.Time) msg {
+		b, _ := json.Marshal(alert.Alert{ID: id, Device: "a", Time: at, Severity: sev, Source: src, Rule: rule, State: state, Summary: rule + " " + state})
+		return msg{"vigil/a/alert", string(b), false}
+	}
+	feed(t, v,
+		msg{"vigil/a/status", "online", true},
+		msg{"vigil/a/problem/attributes", `{"firing":[{"severity":"info","source":"system","rule":"setting","summary":"heartbeat.interval set to 10m by cli","time":"2026-11-26T10:00:00Z"}]}`, true},
+		al("r1", alert.SourceRule, "too_hot", alert.StateFiring, alert.Critical, t0),
+		al("n1", alert.SourceSystem, alert.RuleSetting, alert.StateNotice, alert.Info, t0.Add(time.Second)),
+		al("n2", alert.SourceSystem, alert.RuleChecklist, alert.StateFiring, alert.Info, t0.Add(2*time.Second)),
+		al("n3", alert.SourceSystem, alert.RuleNotes, alert.StateFiring, alert.Info, t0.Add(3*time.Second)),
+		al("n4", alert.SourceSystem, alert.RuleTest, alert.StateFiring, alert.Critical, t0.Add(4*time.Second)),
+	)
+	d := v.Devices()[0]
+	if len(d.Firing) != 1 || d.Firing[0].Rule != "too_hot" {
+		t.Errorf("firing = %+v, want only rule/too_hot", d.Firing)
+	}
+	if d.LastAlert == nil || d.LastAlert.ID != "r1" {
+		t.Errorf("last alert = %+v, want r1 (a notice is no alert)", d.LastAlert)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, clock.Now(), v.Devices()); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"setting", "checklist", "notes", "test"} {
+		if strings.Contains(buf.String(), bad) {
+			t.Errorf("table names %q:\n%s", bad, buf.String())
+		}
+	}
+
+	// Only notices: nothing fires, no last alert.
+	v = New("vigil", clock)
+	feed(t, v,
+		msg{"vigil/b/problem/attributes", `{"firing":[{"severity":"info","source":"system","rule":"checklist","summary":"checklist set by cli (12 bytes)","time":"2026-11-26T10:00:00Z"}]}`, true},
+		msg{"vigil/b/alert", `{"id":"n5","device":"b","time":"2026-11-26T12:00:00Z","severity":"info","source":"system","rule":"setting","state":"firing","summary":"x"}`, false},
+	)
+	if d := v.Devices()[0]; len(d.Firing) != 0 || d.LastAlert != nil {
+		t.Errorf("device with notices only: firing %+v, last alert %+v; want none", d.Firing, d.LastAlert)
+	}
+}
+
 func TestBadPayloads(t *testing.T) {
 	v := New("vigil", clockwork.NewFakeClockAt(t0))
 	for _, m := range []msg{

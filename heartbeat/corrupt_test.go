@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,6 +225,19 @@ func TestStateLostWhileRunning(t *testing.T) {
 	}
 	if s := out[0].Alert.Summary; !strings.Contains(s, "kept from memory") {
 		t.Errorf("state_lost summary %q does not say what was kept", s)
+	}
+	// What lived only in the file is named: the stored run-time settings
+	// (still in force until a restart), the model's notes, the Telegram
+	// update offset.
+	for _, what := range []string{"run-time settings", "until the daemon restarts", "the model's notes", "Telegram update offset"} {
+		if s := out[0].Alert.Summary; !strings.Contains(s, what) {
+			t.Errorf("state_lost summary %q does not name %q", s, what)
+		}
+	}
+	// state_lost never resolves: it stays among the problems the MQTT
+	// sensor is rebuilt from for as long as this process runs.
+	if ps, err := e.Problems(context.Background()); err != nil || !slices.ContainsFunc(ps, func(a alert.Alert) bool { return a.Rule == RuleStateLost }) {
+		t.Errorf("Problems() after the reset = %+v, %v; want state_lost among them", ps, err)
 	}
 	if err := db.View(func(tx *store.Tx) error {
 		if _, ok, err := tx.Pause(); err != nil || !ok {

@@ -23,6 +23,11 @@ const (
 	// connection, a long Telegram retry_after) cannot wedge a queue.
 	notifyTimeout  = 2 * time.Minute
 	publishTimeout = 10 * time.Second
+	// firstConnectWait is how long a Connector may take to make its first
+	// connection (MQTT's connect timeout) before a failed delivery counts
+	// as an outage: at start, with alerts queued, the first attempts come
+	// before the broker answered.
+	firstConnectWait = 10 * time.Second
 )
 
 // deliveryLoop drains the outbox for one notifier, in order, at least once:
@@ -33,12 +38,15 @@ const (
 // when the first attempt fails ("mqtt: delivery failing, 3 alerts waiting:
 // not connected") and one INFO when the queue has drained again ("mqtt:
 // delivery recovered after 2m10s, 5 alerts delivered"), however many
-// alerts and retries lie between.
+// alerts and retries lie between. A Connector that has not made its first
+// connection yet is no outage: the loop waits for it, up to
+// firstConnectWait, and only then counts a failure.
 func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 	name := n.Name()
 	active := e.notifierNames()
 	backoff := deliverMinBackoff
 	var out outage
+	var awaited <-chan struct{} // the Ready channel whose first connection was waited for
 	for {
 		var entries []store.Entry
 		err := e.deps.DB.View(func(tx *store.Tx) error {
@@ -50,6 +58,7 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 			e.log.Error("read outbox", "transport", name, "err", err)
 		}
 		failed := false
+		var notifyErr error
 		for _, ent := range entries {
 			var err error
 			only := ent.Alert.Transport
@@ -65,8 +74,7 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 				e.logAttempt(name, ent.Alert.ID, err)
 			}
 			if err != nil && !errors.Is(err, transport.ErrPermanent) {
-				out.fail(e, name, err)
-				failed = true
+				notifyErr, failed = err, true
 				break
 			}
 			if err != nil {
@@ -81,6 +89,15 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 				out.delivered++
 			}
 			backoff = deliverMinBackoff
+		}
+		if notifyErr != nil && out.since.IsZero() && e.awaitFirstConnect(ctx, n, &awaited) {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue // connected, or its time is up: try again before counting
+		}
+		if notifyErr != nil {
+			out.fail(e, name, notifyErr)
 		}
 		if failed {
 			select {
@@ -101,6 +118,36 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 		case <-e.wake[name]:
 		}
 	}
+}
+
+// awaitFirstConnect waits, after a failed delivery, for n's first
+// connection when n is a Connector that has not made one yet: until Ready,
+// firstConnectWait or ctx, once per Ready channel (a reload brings a new
+// transport, with a new one). It reports whether it waited, so the caller
+// tries again before it counts a failure.
+func (e *Engine) awaitFirstConnect(ctx context.Context, n Notifier, awaited *<-chan struct{}) bool {
+	c, ok := n.(Connector)
+	if !ok {
+		return false
+	}
+	ready := c.Ready()
+	select {
+	case <-ready:
+		return false // it connected before: this is an outage
+	default:
+	}
+	if ready == *awaited {
+		return false // waited its time already
+	}
+	*awaited = ready
+	t := e.deps.Clock.NewTimer(firstConnectWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.Chan():
+	case <-ctx.Done():
+	}
+	return true
 }
 
 // outage is one transport's run of failed deliveries, summarised in the log

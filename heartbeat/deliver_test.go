@@ -118,11 +118,25 @@ func TestFloodGuard(t *testing.T) {
 		switch {
 		case e.Alert.Rule == "flood_guard":
 			guard++
+			// It never resolves: a notice, or it would leave the problem
+			// sensor on for good.
+			if e.Alert.State != alert.StateNotice {
+				t.Errorf("flood_guard state = %q, want notice", e.Alert.State)
+			}
 		case e.Alert.State == alert.StateFiring:
 			firing++
 		}
 	}
 	if firing != 5 || guard != 1 {
 		t.Fatalf("firing alerts = %d, guard notices = %d; want 5 and 1", firing, guard)
+	}
+	ps, err := h.e.Problems(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Rule == "flood_guard" {
+			t.Errorf("Problems() holds flood_guard: %+v", p)
+		}
 	}
 }

@@ -30,6 +30,13 @@ type Notifier interface {
 	Notify(ctx context.Context, a alert.Alert) error
 }
 
+// Connector is implemented by a Notifier that must connect before it can
+// deliver (MQTT). Ready is closed once its first connection is up; until
+// then, for at most firstConnectWait, a failed delivery is no outage.
+type Connector interface {
+	Ready() <-chan struct{}
+}
+
 // Publisher receives the retained state topics (heartbeat, sensors).
 type Publisher interface {
 	PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error
@@ -128,8 +135,9 @@ type Engine struct {
 	pubAt        time.Time
 	sensorsOut   *latest[device.Snapshot]
 	heartbeatOut *latest[transport.Heartbeat]
-	lost         *store.Lost   // a reset whose state_lost alert is not queued yet (sample loop only)
-	reconf       chan struct{} // closed and replaced by Reconfigure: the loops re-read their timing
+	lost         *store.Lost            // a reset whose state_lost alert is not queued yet (sample loop only)
+	raised       map[string]alert.Alert // system faults that never resolve (state_lost), raised by this process (Problems)
+	reconf       chan struct{}          // closed and replaced by Reconfigure: the loops re-read their timing
 }
 
 type ruleRun struct {
@@ -178,6 +186,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		wake:         map[string]chan struct{}{},
 		rules:        map[string]*ruleRun{},
 		lastGood:     map[string]time.Time{},
+		raised:       map[string]alert.Alert{},
 		hist:         newHistory(cfg.MemHistory),
 		start:        deps.Clock.Now(),
 		sensorsOut:   newLatest[device.Snapshot](),
@@ -269,7 +278,7 @@ func (e *Engine) newAlert(sev alert.Severity, source, ruleName, state, summary s
 
 // admit applies the flood guard to an alert about to be queued. It returns
 // the alerts to queue: the alert itself, nothing (held), or a single notice
-// that the guard engaged. Resolved messages always pass. Caller holds e.mu.
+// that the guard engaged (a notice: it never resolves). Resolved messages always pass. Caller holds e.mu.
 func (e *Engine) admit(a alert.Alert, now time.Time) []alert.Alert {
 	if a.State == alert.StateResolved {
 		return []alert.Alert{a}
@@ -292,7 +301,7 @@ func (e *Engine) admit(a alert.Alert, now time.Time) []alert.Alert {
 		return nil
 	}
 	e.floodHeld = true
-	return []alert.Alert{e.newAlert(alert.Warning, alert.SourceSystem, "flood_guard", alert.StateFiring,
+	return []alert.Alert{e.newAlert(alert.Warning, alert.SourceSystem, alert.RuleFloodGuard, alert.StateNotice,
 		fmt.Sprintf("more than %d alerts in %s: holding further alerts until the rate drops (latest: %s)",
 			e.cfg.FloodLimit, e.cfg.FloodWindow, a.Summary))}
 }

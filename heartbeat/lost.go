@@ -12,12 +12,19 @@ import (
 // was found corrupt, moved aside and replaced by an empty one.
 const RuleStateLost = "state_lost"
 
+// Rules of the system faults the LLM heartbeat raises and resolves.
+const (
+	ruleLLMUnreachable  = "llm_unreachable"
+	ruleHeartbeatFailed = "heartbeat_failed"
+)
+
 // noteLost raises state_lost once after the store replaced a corrupt file,
 // at start or while running. A reset while running loses only what was on
-// disk alone (the outbox, fingerprints, the run ring, history): the engine
-// writes what it holds in memory (counters, pause, rule states) to the new
-// file in the same transaction. Called at the start of every sample, so the
-// alert is queued within one sample interval and rules keep running.
+// disk alone (the outbox, fingerprints, the run ring, history, the stored
+// settings, the notes, the Telegram offset): the engine writes what it
+// holds in memory (counters, pause, rule states) to the new file in the
+// same transaction. Called at the start of every sample, so the alert is
+// queued within one sample interval and rules keep running.
 func (e *Engine) noteLost() {
 	if e.lost == nil {
 		l, ok := e.deps.DB.TakeLost()
@@ -72,6 +79,7 @@ func (e *Engine) noteLost() {
 	e.lost = nil
 	e.mu.Lock()
 	e.state = st
+	e.noteRaised([]alert.Alert{a})
 	e.mu.Unlock()
 	e.wakeAll()
 }
@@ -81,9 +89,12 @@ func lostSummary(l store.Lost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "state file %s was corrupt and was replaced by an empty one; ", l.Path)
 	if l.AtOpen {
-		b.WriteString("lost: queued alerts not yet delivered, pause, counters, rule states, alert cooldowns, run and sensor history")
+		b.WriteString("lost: queued alerts not yet delivered, pause, counters, rule states, alert cooldowns, run and sensor history, " +
+			"run-time settings (vigil set: the config file's values apply again), the model's notes, the Telegram update offset")
 	} else {
-		b.WriteString("lost: queued alerts not yet delivered, alert cooldowns, run and sensor history (pause, counters and rule states were kept from memory)")
+		b.WriteString("lost: queued alerts not yet delivered, alert cooldowns, run and sensor history, the model's notes, the Telegram update offset, " +
+			"and the stored run-time settings (vigil set: still in force until the daemon restarts, then the config file's values apply; set them again) " +
+			"(pause, counters and rule states were kept from memory)")
 	}
 	if l.MovedTo != "" {
 		fmt.Fprintf(&b, "; the damaged file is %s", l.MovedTo)

@@ -142,6 +142,10 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	}
 	st := e.state
 	for _, a := range alerts {
+		if a.IsNotice() { // the flood guard's
+			st.Counters["notices"]++
+			continue
+		}
 		st.Counters["alerts"]++
 		st.LastAlert, st.LastAlertAt = a.Summary, a.Time
 	}
@@ -169,6 +173,7 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		return fmt.Errorf("commit rule changes: %w", err)
 	}
 	e.state = st
+	e.noteRaised(alerts)
 	for _, c := range changes {
 		c.rr.state = c.next
 		c.rr.alertID = c.alertID

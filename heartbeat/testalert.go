@@ -8,8 +8,8 @@ import (
 	"github.com/vigil-iot/vigil/store"
 )
 
-// TestAlert queues a clearly marked test alert (source system, rule
-// "test") through the real outbox, so a person can watch delivery work end
+// TestAlert queues a clearly marked test alert (a notice: source system,
+// rule "test", state "notice") through the real outbox, so a person can watch delivery work end
 // to end (vigil test-alert). It needs no LLM and bypasses the flood guard:
 // a person asked for it. With only set, only that transport delivers it;
 // the others acknowledge it without sending. An engine that does not
@@ -37,10 +37,10 @@ func transportText(only string) string {
 	return only
 }
 
-// Notice queues an info system alert (source system, rule kind) through the
-// real outbox, bypassing the flood guard like TestAlert: the audit of an
-// accepted change ("heartbeat.interval set to 10m by cli"), which every
-// transport delivers.
+// Notice queues an info notice (source system, rule kind, state "notice")
+// through the real outbox, bypassing the flood guard like TestAlert: the
+// audit of an accepted change ("heartbeat.interval set to 10m by cli"),
+// which every transport delivers and none counts as a problem.
 func (e *Engine) Notice(ctx context.Context, kind, summary string) (alert.Alert, error) {
 	a, err := e.queueSystem(alert.Info, kind, summary, "")
 	if err != nil {
@@ -50,18 +50,18 @@ func (e *Engine) Notice(ctx context.Context, kind, summary string) (alert.Alert,
 	return a, nil
 }
 
-// queueSystem queues one firing system alert for every transport (or only
-// the one named) in one commit, past the flood guard: alerts a person
-// asked for, one at a time.
+// queueSystem queues one system notice for every transport (or only the
+// one named) in one commit, past the flood guard: events a person asked
+// for, one at a time. A notice is no problem: it is counted as a notice,
+// and it is not the last alert the model is told of.
 func (e *Engine) queueSystem(sev alert.Severity, kind, summary, only string) (alert.Alert, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	a := e.newAlert(sev, alert.SourceSystem, kind, alert.StateFiring, summary)
+	a := e.newAlert(sev, alert.SourceSystem, kind, alert.StateNotice, summary)
 	a.Transport = only
 	st := e.state
 	st.Counters = cloneCounters(e.state.Counters)
-	st.Counters["alerts"]++
-	st.LastAlert, st.LastAlertAt = a.Summary, a.Time
+	st.Counters["notices"]++
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
 		if err := e.enqueue(tx, []alert.Alert{a}, &st); err != nil {
 			return err

@@ -475,12 +475,12 @@ func (e *Engine) finishFailure(ctx context.Context, res Result, err error, mono 
 	}
 	if errors.Is(err, agent.ErrUnreachable) && !st.LLMDown {
 		st.LLMDown = true
-		res.Alerts = append(res.Alerts, e.newAlert(alert.Warning, alert.SourceSystem, "llm_unreachable",
+		res.Alerts = append(res.Alerts, e.newAlert(alert.Warning, alert.SourceSystem, ruleLLMUnreachable,
 			alert.StateFiring, "LLM unreachable: "+err.Error()+"; local rules keep running"))
 	}
 	if e.cfg.FailureAlertAfter > 0 && n >= e.cfg.FailureAlertAfter && !st.FailureAlerted {
 		st.FailureAlerted = true
-		res.Alerts = append(res.Alerts, e.newAlert(alert.Warning, alert.SourceSystem, "heartbeat_failed",
+		res.Alerts = append(res.Alerts, e.newAlert(alert.Warning, alert.SourceSystem, ruleHeartbeatFailed,
 			alert.StateFiring, fmt.Sprintf("%d heartbeats in a row failed; last error: %v", n, err)))
 	}
 	e.mu.Unlock()
@@ -518,12 +518,12 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 		}
 		if st.LLMDown {
 			st.LLMDown = false
-			res.Alerts = append(res.Alerts, e.newAlert(alert.Info, alert.SourceSystem, "llm_unreachable",
+			res.Alerts = append(res.Alerts, e.newAlert(alert.Info, alert.SourceSystem, ruleLLMUnreachable,
 				alert.StateResolved, "LLM reachable again"))
 		}
 		if st.FailureAlerted {
 			st.FailureAlerted = false
-			res.Alerts = append(res.Alerts, e.newAlert(alert.Info, alert.SourceSystem, "heartbeat_failed",
+			res.Alerts = append(res.Alerts, e.newAlert(alert.Info, alert.SourceSystem, ruleHeartbeatFailed,
 				alert.StateResolved, "heartbeats succeed again"))
 		}
 	}

@@ -28,9 +28,12 @@ func toRecord(a alert.Alert) alertRecord {
 	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary, a.Transport}
 }
 
+// alert decodes the record. A notice queued by a vigil from before
+// alert.StateNotice (a firing system alert with a notice rule) reads back as
+// a notice, so it never turns a problem indicator on after an upgrade.
 func (r alertRecord) alert() alert.Alert {
 	return alert.Alert{ID: r.ID, Device: r.Device, Time: r.Time, Severity: alert.Severity(r.Severity),
-		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary, Transport: r.Only}
+		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary, Transport: r.Only}.Normalized()
 }
 
 // Enqueue appends an alert to the outbox. When the outbox holds OutboxCap

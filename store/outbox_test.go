@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/vigil-iot/vigil/alert"
 )
@@ -340,4 +341,82 @@ func TestAlertLogOutlivesDeliveryAndIsBounded(t *testing.T) {
 	if want := []string{"a4", "a3", "a2"}; !slices.Equal(got, want) {
 		t.Errorf("Alerts(0) = %v, want %v", got, want)
 	}
+}
+
+// TestOldNoticesReadAsNotices: a state file written by a vigil from before
+// alert.StateNotice holds its notices (vigil set, checklist set, notes
+// clear, test-alert) as firing system alerts. Read back, from the outbox and
+// from the alert log, they are notices; a real problem stays firing.
+func TestOldNoticesReadAsNotices(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vigil.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// The records exactly as 77ff7c0 wrote them, put in place with bbolt.
+	old := []string{
+		`{"id":"d-1","device":"d","time":"2026-01-02T03:04:05Z","severity":1,"source":"system","rule":"setting","state":"firing","summary":"heartbeat.interval set to 10m by cli"}`,
+		`{"id":"d-2","device":"d","time":"2026-01-02T03:04:06Z","severity":1,"source":"system","rule":"checklist","state":"firing","summary":"checklist set by cli (20 bytes)"}`,
+		`{"id":"d-3","device":"d","time":"2026-01-02T03:04:07Z","severity":1,"source":"system","rule":"notes","state":"firing","summary":"2 notes cleared by cli"}`,
+		`{"id":"d-4","device":"d","time":"2026-01-02T03:04:08Z","severity":3,"source":"system","rule":"test","state":"firing","summary":"Test alert","transport":"mqtt"}`,
+		`{"id":"d-5","device":"d","time":"2026-01-02T03:04:09Z","severity":3,"source":"rule","rule":"too_hot","state":"firing","summary":"air at 38 °C"}`,
+	}
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketOutbox, bucketAlertLog} {
+			bk := tx.Bucket(name)
+			for _, raw := range old {
+				seq, err := bk.NextSequence()
+				if err != nil {
+					return err
+				}
+				if err := bk.Put(encodeUint(seq), []byte(raw)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	want := map[string]string{"d-1": alert.StateNotice, "d-2": alert.StateNotice, "d-3": alert.StateNotice,
+		"d-4": alert.StateNotice, "d-5": alert.StateFiring}
+	view(t, db, func(tx *Tx) error {
+		es, err := tx.Pending("mqtt", 0)
+		if err != nil {
+			return err
+		}
+		logged, err := tx.Alerts(0)
+		if err != nil {
+			return err
+		}
+		if len(es) != len(old) || len(logged) != len(old) {
+			t.Fatalf("read %d queued and %d logged alerts, want %d of each", len(es), len(logged), len(old))
+		}
+		for _, e := range es {
+			if got := e.Alert.State; got != want[e.Alert.ID] {
+				t.Errorf("Pending: alert %s (%s/%s) state = %q, want %q", e.Alert.ID, e.Alert.Source, e.Alert.Rule, got, want[e.Alert.ID])
+			}
+		}
+		if got := es[3].Alert.Transport; got != "mqtt" {
+			t.Errorf("Pending: the test alert's transport = %q, want mqtt kept", got)
+		}
+		for _, a := range logged {
+			if a.State != want[a.ID] {
+				t.Errorf("Alerts: alert %s (%s/%s) state = %q, want %q", a.ID, a.Source, a.Rule, a.State, want[a.ID])
+			}
+		}
+		return nil
+	})
 }

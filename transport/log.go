@@ -19,7 +19,7 @@ func (l *Log) Name() string { return "log" }
 // Notify logs the alert.
 func (l *Log) Notify(ctx context.Context, a alert.Alert) error {
 	level := slog.LevelInfo
-	if a.State == alert.StateFiring && a.Severity >= alert.Warning {
+	if a.IsProblem() && a.Severity >= alert.Warning { // a notice is INFO, whatever its severity
 		level = slog.LevelWarn
 	}
 	attrs := make([]slog.Attr, 0, 6)

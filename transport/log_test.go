@@ -33,3 +33,26 @@ func TestLogOmitsEmptyRule(t *testing.T) {
 		})
 	}
 }
+
+// TestLogNoticeIsInfo: a notice is logged at INFO whatever its severity (a
+// test alert sent as critical, also one queued the old way); a firing
+// problem of warning or above at WARN.
+func TestLogNoticeIsInfo(t *testing.T) {
+	for _, tc := range []struct {
+		a    alert.Alert
+		want string
+	}{
+		{alert.Alert{ID: "t1", Severity: alert.Critical, Source: alert.SourceSystem, Rule: alert.RuleTest, State: alert.StateNotice, Summary: "test"}, "level=INFO"},
+		{alert.Alert{ID: "t2", Severity: alert.Critical, Source: alert.SourceSystem, Rule: alert.RuleTest, State: alert.StateFiring, Summary: "test"}, "level=INFO"},
+		{alert.Alert{ID: "r1", Severity: alert.Warning, Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring, Summary: "38"}, "level=WARN"},
+	} {
+		var buf bytes.Buffer
+		l := &Log{Logger: slog.New(slog.NewTextHandler(&buf, nil))}
+		if err := l.Notify(context.Background(), tc.a); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), tc.want) {
+			t.Errorf("Notify(%s/%s %s %s) logged %q, want %s", tc.a.Source, tc.a.Rule, tc.a.State, tc.a.Severity, buf.String(), tc.want)
+		}
+	}
+}

@@ -361,11 +361,15 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 	}
 	for _, a := range alerts {
 		text := a.Summary
-		if a.State == alert.StateResolved {
+		class := map[bool]string{true: "firing", false: "pending"}[a.Severity == alert.Critical]
+		switch {
+		case a.State == alert.StateResolved:
 			text = "resolved: " + text
+		case a.IsNotice(): // an event: never styled as firing
+			text, class = "notice: "+text, "notice"
 		}
 		d.Alerts = append(d.Alerts, alertView{Time: when(a.Time), Severity: a.Severity.String(),
-			Class: map[bool]string{true: "firing", false: "pending"}[a.Severity == alert.Critical], Source: a.Source, Text: text})
+			Class: class, Source: a.Source, Text: text})
 	}
 	for _, ru := range st.Runs {
 		d.Runs = append(d.Runs, runView{Time: when(ru.Start), Outcome: ru.Outcome, Reason: ru.Reason,

@@ -131,7 +131,7 @@ func (e *env) build(ctx context.Context, cfg *config.Config, log *slog.Logger, o
 		deps.Thinker = a.thinker
 	}
 	if opts.transports {
-		w, err := newTransports(ctx, cfg, a.prof.Name, a.db, a.cmds, clock, log)
+		w, err := newTransports(ctx, cfg, a.prof.Name, a.db, a.cmds, engineProblems{a}, clock, log)
 		if err != nil {
 			return nil, err
 		}

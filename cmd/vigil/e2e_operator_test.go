@@ -111,7 +111,7 @@ func TestTestAlertArrivesAtMosquitto(t *testing.T) {
 	if err := json.Unmarshal([]byte(m.Payload), &a); err != nil {
 		t.Fatal(err)
 	}
-	if a.Source != "system" || a.Rule != "test" || a.Severity != "warning" || a.State != "firing" ||
+	if a.Source != "system" || a.Rule != "test" || a.Severity != "warning" || a.State != "notice" ||
 		a.Summary != "Test alert from vigil on e2e — if you can read this, delivery works" || !strings.Contains(out, a.ID) {
 		t.Errorf("test alert at the broker = %+v (CLI said %q)", a, out)
 	}

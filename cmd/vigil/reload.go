@@ -33,6 +33,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/transport/mqtt"
 )
 
 // liveTransport is a network transport as the engine sees it for the whole
@@ -51,6 +52,8 @@ type liveTransport struct {
 var (
 	_ heartbeat.Notifier  = (*liveTransport)(nil)
 	_ heartbeat.Publisher = (*liveTransport)(nil)
+	_ heartbeat.Connector = (*liveTransport)(nil)
+	_ heartbeat.Connector = (*mqtt.Client)(nil)
 )
 
 func (t *liveTransport) Name() string { return t.name }
@@ -63,6 +66,17 @@ func (t *liveTransport) current() wiredTransport {
 
 func (t *liveTransport) Notify(ctx context.Context, a alert.Alert) error {
 	return t.current().notifier.Notify(ctx, a)
+}
+
+// Ready is the current transport's first connection; one that does not
+// connect (Telegram) is ready at once.
+func (t *liveTransport) Ready() <-chan struct{} {
+	if c, ok := t.current().notifier.(heartbeat.Connector); ok {
+		return c.Ready()
+	}
+	now := make(chan struct{})
+	close(now)
+	return now
 }
 
 func (t *liveTransport) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error {
@@ -257,7 +271,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	}
 	var next map[string]wiredTransport
 	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || !reflect.DeepEqual(old.Telegram, cfg.Telegram) {
-		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, a.clock, log)
+		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, engineProblems{a}, a.clock, log)
 		if err != nil {
 			return err
 		}

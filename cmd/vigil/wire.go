@@ -112,8 +112,10 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 }
 
 // newTransports builds MQTT and Telegram when configured; board is the
-// resolved board profile, which MQTT publishes on <p>/<id>/info.
-func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds transport.Commands, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
+// resolved board profile, which MQTT publishes on <p>/<id>/info; problems
+// is what MQTT rebuilds its Home Assistant problem sensor from after every
+// connect.
+func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds transport.Commands, problems mqtt.ProblemSource, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
 	w := &wired{}
 	if cfg.MQTTEnabled() {
 		m := cfg.MQTT
@@ -131,6 +133,7 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
 			Board: board, Interval: heartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
+			Problems: problems,
 		}, cmds, log.With("transport", "mqtt"))
 		w.transports = append(w.transports, wiredTransport{notifier: c, publisher: c, run: c.Run})
 	}
@@ -147,6 +150,14 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 		w.transports = append(w.transports, wiredTransport{notifier: b, run: b.Run})
 	}
 	return w, nil
+}
+
+// engineProblems is the app's engine as the MQTT client's ProblemSource:
+// the transports are built before the engine, and run only once it is.
+type engineProblems struct{ a *app }
+
+func (p engineProblems) Problems(ctx context.Context) ([]alert.Alert, error) {
+	return p.a.engine.Problems(ctx)
 }
 
 // modelSelf is what the model may change about its own heartbeat

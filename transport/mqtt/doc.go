@@ -10,8 +10,8 @@
 //	<p>/<id>/alert              QoS 1: one alert as JSON (alert.Alert)
 //	<p>/<id>/heartbeat          retained, QoS 1: the last heartbeat run
 //	<p>/<id>/sensors            retained, QoS 1: the latest snapshot
-//	<p>/<id>/problem            retained, QoS 1: ON while an alert is firing (Home Assistant)
-//	<p>/<id>/problem/attributes retained, QoS 1: the firing alerts as JSON (Home Assistant)
+//	<p>/<id>/problem            retained, QoS 1: ON while a problem is firing (Home Assistant); never for a notice
+//	<p>/<id>/problem/attributes retained, QoS 1: the firing problems as JSON (Home Assistant)
 //	<p>/<id>/cmd/check|pause|resume  inbound, only with Config.Commands
 //	<p>/<id>/cmd/get|set|unset|checklist  inbound run-time settings and checklist, likewise
 //	<p>/<id>/cmd/result         QoS 1: the answer to a command as JSON
@@ -21,6 +21,10 @@
 // PUBACK and returns an error at once while the connection is down. The
 // caller keeps the alert in its own durable outbox and retries; a retry
 // after a lost PUBACK may deliver an alert twice, with the same id.
+//
+// The problem sensor is rebuilt after every connection from
+// Config.Problems (the owner's durable rule and alert states), so the
+// retained value is never one left over from before a restart.
 //
 // Home Assistant discovery uses one device message on
 // <discovery>/device/<id>/config (Home Assistant 2025.10 and later, for

@@ -81,6 +81,18 @@ type Config struct {
 	Interval        time.Duration   // the heartbeat interval, published on <p>/<id>/info
 	SampleInterval  time.Duration   // the sample interval, published on <p>/<id>/info
 	Clock           clockwork.Clock // paces the first connection's retries; default the real clock
+	// Problems, when set, is asked after every connection what is firing
+	// now, and the problem sensor is rebuilt from its answer: a retained
+	// value left by an earlier run or a restart never stands. Nil: the
+	// sensor is rebuilt from the alerts this client has delivered.
+	Problems ProblemSource
+}
+
+// ProblemSource tells what is firing now (rules, system faults, an open
+// LLM alert), from the durable state of the client's owner: the heartbeat
+// engine, which the MQTT client must not import.
+type ProblemSource interface {
+	Problems(ctx context.Context) ([]alert.Alert, error)
 }
 
 // Client is the MQTT transport. Create it with New, then call Run; the
@@ -93,6 +105,7 @@ type Client struct {
 	clock clockwork.Clock
 
 	connected chan struct{} // one pending "a connection came up" signal
+	ready     chan struct{} // closed at the first connection
 	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
 	cmdq      chan inbound
 
@@ -100,7 +113,7 @@ type Client struct {
 	cli     paho.Client
 	lost    chan struct{}          // closed when the current connection drops
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
-	active  map[string]alert.Alert // firing alerts by source and rule, for the problem sensor
+	active  map[string]alert.Alert // firing problems by source and rule, for the problem sensor
 
 	// Discovery goes out once per connection: conns counts connections,
 	// sensorsVer changes of sensors, and annConn/annVer say what the last
@@ -108,6 +121,10 @@ type Client struct {
 	conns, sensorsVer, annConn, annVer int
 
 	announceMu sync.Mutex // one discovery message at a time, newest last
+	// problemMu orders the changes of active with their publishing, so
+	// the last problem state published is the newest (a rebuild reading
+	// its source while an alert resolves cannot put it back).
+	problemMu sync.Mutex
 }
 
 // New returns a Client for cfg. cmds may be nil when cfg.Commands is false.
@@ -141,6 +158,7 @@ func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
 		log:       log,
 		clock:     clock,
 		connected: make(chan struct{}, 1),
+		ready:     make(chan struct{}),
 		haOnline:  make(chan struct{}, 1),
 		cmdq:      make(chan inbound, cmdQueue),
 		sensors:   map[string]device.Unit{},
@@ -178,6 +196,11 @@ func (c *Client) Connected() bool {
 	_, _, err := c.conn()
 	return err == nil
 }
+
+// Ready returns a channel that is closed once the first connection to the
+// broker is up, so a caller can tell "not connected yet" at start from an
+// outage.
+func (c *Client) Ready() <-chan struct{} { return c.ready }
 
 func (c *Client) topic(leaf string) string {
 	return c.cfg.TopicPrefix + "/" + c.cfg.DeviceID + "/" + leaf
@@ -313,6 +336,9 @@ func (c *Client) onConnect(paho.Client) {
 	c.mu.Lock()
 	c.lost = make(chan struct{})
 	c.conns++
+	if c.conns == 1 {
+		close(c.ready)
+	}
 	c.mu.Unlock()
 	c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
 	signal(c.connected)
@@ -358,7 +384,8 @@ func (c *Client) loop(ctx context.Context) {
 	}
 }
 
-// afterConnect publishes "online", subscribes, and announces discovery.
+// afterConnect publishes "online" and the info, rebuilds the problem
+// sensor, subscribes, and announces discovery.
 func (c *Client) afterConnect(ctx context.Context) {
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
@@ -367,6 +394,9 @@ func (c *Client) afterConnect(ctx context.Context) {
 	}
 	if err := c.publishInfo(octx); err != nil {
 		c.log.Warn("mqtt publish info", keyErr, err)
+	}
+	if c.cfg.HomeAssistant {
+		c.rebuildProblem(octx)
 	}
 	if c.cfg.HomeAssistant {
 		if err := c.subscribe(octx, c.haStatusTopic(), c.onHAStatus); err != nil {
@@ -443,9 +473,10 @@ func wait(ctx context.Context, tok paho.Token, lost <-chan struct{}) error {
 
 // Notify publishes the alert on <p>/<id>/alert at QoS 1 and returns nil
 // only after the broker acknowledged it. An alert below MinSeverity is
-// acknowledged without sending. With Home Assistant enabled it then updates
-// the problem binary sensor; a failure there is logged, not returned, since
-// the alert itself was delivered.
+// acknowledged without sending. With Home Assistant enabled a problem then
+// updates the problem binary sensor; a failure there is logged, not
+// returned, since the alert itself was delivered. A notice (a setting
+// changed, a test alert) is an event: it never touches the sensor.
 func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 	if a.Severity < c.cfg.MinSeverity {
 		return nil
@@ -457,10 +488,11 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 	if err := c.publish(ctx, c.topic("alert"), false, payload); err != nil {
 		return fmt.Errorf("mqtt: publish alert %s: %w", a.ID, err)
 	}
-	// A test alert never resolves: it must not leave the problem sensor on.
-	if c.cfg.HomeAssistant && !(a.Source == alert.SourceSystem && a.Rule == alert.RuleTest) {
+	if c.cfg.HomeAssistant && !a.IsNotice() {
+		c.problemMu.Lock()
+		defer c.problemMu.Unlock()
 		c.mu.Lock()
-		key := a.Source + "/" + a.Rule
+		key := problemKey(a)
 		if a.State == alert.StateResolved {
 			delete(c.active, key)
 		} else {
@@ -512,6 +544,40 @@ func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duratio
 		return err
 	}
 	return nil
+}
+
+func problemKey(a alert.Alert) string { return a.Source + "/" + a.Rule }
+
+// rebuildProblem replaces what the problem sensor holds with what
+// Config.Problems says is firing now, and publishes it, retained: after a
+// restart or an outage the broker's retained value is the state of now,
+// not of whenever it was last published. Without Problems, or when it
+// fails, the alerts this client delivered stand.
+func (c *Client) rebuildProblem(ctx context.Context) {
+	c.problemMu.Lock()
+	defer c.problemMu.Unlock()
+	if c.cfg.Problems != nil {
+		ps, err := c.cfg.Problems.Problems(ctx)
+		if err != nil {
+			c.log.Warn("mqtt rebuild problem state", keyErr, err)
+		} else {
+			active := map[string]alert.Alert{}
+			for _, a := range ps {
+				if !a.IsProblem() || a.Severity < c.cfg.MinSeverity {
+					continue
+				}
+				if was, ok := active[problemKey(a)]; !ok || a.Time.After(was.Time) {
+					active[problemKey(a)] = a
+				}
+			}
+			c.mu.Lock()
+			c.active = active
+			c.mu.Unlock()
+		}
+	}
+	if err := c.publishProblem(ctx); err != nil {
+		c.log.Warn("mqtt publish problem state", keyErr, err)
+	}
 }
 
 // problemAlert is one firing alert in the problem sensor's attributes.
@@ -570,6 +636,8 @@ func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) e
 	if !c.cfg.HomeAssistant || hb.Outcome != "ok" {
 		return nil
 	}
+	c.problemMu.Lock()
+	defer c.problemMu.Unlock()
 	c.mu.Lock()
 	cleared := false
 	for k, a := range c.active {

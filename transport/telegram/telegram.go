@@ -247,8 +247,11 @@ func formatAlert(a alert.Alert) (htmlText, plain string) {
 		what = a.Source
 	}
 	head := severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
-	if a.State == alert.StateResolved {
+	switch {
+	case a.State == alert.StateResolved:
 		head = "✅ RESOLVED"
+	case a.IsNotice(): // an event, not a problem of its severity
+		head = "ℹ️ NOTICE"
 	}
 	foot := a.Device
 	if a.Time.Year() >= 2020 { // a Pi without RTC may stamp 1970

@@ -96,6 +96,33 @@ func TestNotifyResolved(t *testing.T) {
 	}
 }
 
+// TestNotifyNotice: a notice reads as one, not as an alert of its
+// severity: the audit of a change, and a test alert sent as critical
+// (also one queued the old way, as a firing system alert).
+func TestNotifyNotice(t *testing.T) {
+	f := newFakeAPI(t)
+	b := newTestBot(t, f, Config{}, nil, nil, nil, nil)
+	for _, a := range []alert.Alert{
+		{ID: "n1", Device: "greenhouse-pi", Severity: alert.Info, Source: alert.SourceSystem, Rule: alert.RuleSetting,
+			State: alert.StateNotice, Summary: "heartbeat.interval set to 10m by cli"},
+		{ID: "n2", Device: "greenhouse-pi", Severity: alert.Critical, Source: alert.SourceSystem, Rule: alert.RuleTest,
+			State: alert.StateFiring, Summary: "Test alert"},
+	} {
+		if err := b.Notify(context.Background(), a); err != nil {
+			t.Fatalf("Notify(%s) = %v", a.ID, err)
+		}
+	}
+	sent := f.Sent()
+	for i, want := range []string{
+		"ℹ️ NOTICE · setting\nheartbeat.interval set to 10m by cli\ngreenhouse-pi",
+		"ℹ️ NOTICE · test\nTest alert\ngreenhouse-pi",
+	} {
+		if i >= len(sent) || sent[i].Rendered != want {
+			t.Errorf("message %d: user sees %+v, want %q", i, sent, want)
+		}
+	}
+}
+
 func TestNotifyMinSeverity(t *testing.T) {
 	f := newFakeAPI(t)
 	b := newTestBot(t, f, Config{MinSeverity: alert.Critical}, nil, nil, nil, nil)

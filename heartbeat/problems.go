@@ -1,0 +1,126 @@
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/store"
+)
+
+// Policy: what is firing now, for a consumer that rebuilds a problem
+// indicator (the MQTT problem sensor after every connect) instead of
+// trusting what it published before a restart.
+//
+//   - a rule: while its durable rule state says firing;
+//   - llm_unreachable and heartbeat_failed: while the durable state says
+//     they were sent and not resolved;
+//   - the LLM's alert: from the run ring, the newest run that queued one,
+//     unless a heartbeat ended ok after it (an ok run resolves the LLM's
+//     alerts, as the problem sensor and `vigil fleet` do live);
+//   - state_lost, which never resolves: while the process that raised it
+//     runs.
+//
+// Each is the newest alert of its kind in the alert log, so the sensor
+// shows what was sent; when the log no longer holds it, one made up from
+// the state. A notice is never a problem.
+
+// Problems returns the problems firing now, from the engine's durable
+// state (see the policy above).
+func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
+	e.mu.Lock()
+	open := map[string]alert.Alert{} // by source/rule: made up, replaced by the logged alert
+	for name, rr := range e.rules {
+		if rr.state.Firing {
+			since := wallOf(e, rr.state.Since)
+			a := alert.Alert{ID: rr.alertID, Device: e.cfg.DeviceID, Time: since, Severity: rr.rule.Severity,
+				Source: alert.SourceRule, Rule: name, State: alert.StateFiring,
+				Summary: fmt.Sprintf("rule %s firing since %s", name, since.Format(time.RFC3339))}
+			open[problemKey(a)] = a
+		}
+	}
+	for _, f := range []struct {
+		on   bool
+		rule string
+		text string
+	}{{e.state.LLMDown, ruleLLMUnreachable, "LLM unreachable"}, {e.state.FailureAlerted, ruleHeartbeatFailed, "heartbeats failing"}} {
+		if f.on {
+			// Made up: the time of the last failed call, which kept it open.
+			a := alert.Alert{Device: e.cfg.DeviceID, Time: e.state.LastLLMCall, Severity: alert.Warning,
+				Source: alert.SourceSystem, Rule: f.rule, State: alert.StateFiring, Summary: f.text}
+			open[problemKey(a)] = a
+		}
+	}
+	raised := slices.Collect(maps.Values(e.raised))
+	e.mu.Unlock()
+
+	var logged []alert.Alert
+	var llm *alert.Alert
+	err := e.deps.DB.View(func(tx *store.Tx) error {
+		var err error
+		if logged, err = tx.Alerts(0); err != nil {
+			return err
+		}
+		runs, err := tx.Runs(0)
+		if err != nil {
+			return err
+		}
+		llm = openLLMAlert(runs, logged)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read problems: %w", err)
+	}
+	// The newest logged alert of each open kind, if it is the firing one.
+	seen := map[string]bool{}
+	for _, a := range logged { // newest first
+		k := problemKey(a)
+		if _, ok := open[k]; !ok || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if a.IsProblem() {
+			open[k] = a
+		}
+	}
+	out := slices.Collect(maps.Values(open))
+	if llm != nil {
+		out = append(out, *llm)
+	}
+	out = append(out, raised...)
+	slices.SortFunc(out, func(a, b alert.Alert) int { return a.Time.Compare(b.Time) })
+	return out, nil
+}
+
+// openLLMAlert finds the LLM's open alert: walking the runs newest first,
+// none once one ended ok, else the first LLM alert a run queued (a run held
+// back as a duplicate queued none, and the earlier alert stays open).
+func openLLMAlert(runs []store.Run, logged []alert.Alert) *alert.Alert {
+	for _, r := range runs {
+		if r.Outcome == OutcomeOK {
+			return nil
+		}
+		for _, a := range logged {
+			if a.Source == alert.SourceLLM && a.IsProblem() && slices.Contains(r.Alerts, a.ID) {
+				return &a
+			}
+		}
+	}
+	return nil
+}
+
+// noteRaised keeps the system faults that never resolve (state_lost) among
+// the problems for the life of the process. Caller holds e.mu, after the
+// alerts were committed.
+func (e *Engine) noteRaised(as []alert.Alert) {
+	for _, a := range as {
+		if a.Source == alert.SourceSystem && a.IsProblem() && a.Rule != ruleLLMUnreachable && a.Rule != ruleHeartbeatFailed {
+			e.raised[problemKey(a)] = a
+		}
+	}
+}
+
+func problemKey(a alert.Alert) string { return a.Source + "/" + a.Rule }
