@@ -34,7 +34,7 @@ type KernelSensor struct {
 	fsys  fs.FS
 	path  string   // directory in fsys, or ""
 	name  string   // the kernel's name for the device, or ""
-	want  []string // quantities to return, in order; nil: all
+	want  []string // quantities to return, in order; none: all
 }
 
 var _ Sensor = (*KernelSensor)(nil)
@@ -209,7 +209,7 @@ func (k *KernelSensor) Sense(ctx context.Context) ([]Reading, error) {
 	if len(all) == 0 {
 		return nil, fmt.Errorf("%s: %s: no channel vigil reads (%s)", a.chip, a.where, kernelQuantityNames())
 	}
-	if k.want == nil {
+	if len(k.want) == 0 {
 		return all, nil
 	}
 	out := make([]Reading, 0, len(k.want))
