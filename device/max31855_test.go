@@ -53,16 +53,8 @@ func TestMAX31855Datasheet(t *testing.T) {
 	} {
 		t.Run("thermocouple "+row.bits, func(t *testing.T) {
 			port := spiPlayback(max31855Frame(bits(t, row.bits), bits(t, cj25), 0))
-			d, err := NewMAX31855(port, "0.0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := d.Sense(bg())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantReadings(t, got, []Reading{{"temperature", row.c, Celsius}, {"cold_junction", 25, Celsius}}, 1e-9)
-			mustConsume(t, port)
+			senseOnce(t, port, func(Sleep) (Sensor, error) { return NewMAX31855(port, "0.0") },
+				[]Reading{{"temperature", row.c, Celsius}, {"cold_junction", 25, Celsius}})
 		})
 	}
 	// Table 5, "Reference Junction Temperature Data Format".
@@ -81,16 +73,8 @@ func TestMAX31855Datasheet(t *testing.T) {
 	} {
 		t.Run("cold junction "+row.bits, func(t *testing.T) {
 			port := spiPlayback(max31855Frame(bits(t, tc25), bits(t, row.bits), 0))
-			d, err := NewMAX31855(port, "0.0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := d.Sense(bg())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantReadings(t, got, []Reading{{"temperature", 25, Celsius}, {"cold_junction", row.c, Celsius}}, 1e-9)
-			mustConsume(t, port)
+			senseOnce(t, port, func(Sleep) (Sensor, error) { return NewMAX31855(port, "0.0") },
+				[]Reading{{"temperature", 25, Celsius}, {"cold_junction", row.c, Celsius}})
 		})
 	}
 }

@@ -18,6 +18,27 @@ func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
+// senseOnce opens a driver with a recording sleep, reads it once and
+// checks the readings (within 0.005), that every recorded op was used and
+// the waits it asked for.
+func senseOnce(t *testing.T, bus closer, open func(Sleep) (Sensor, error), want []Reading, waits ...time.Duration) {
+	t.Helper()
+	var s sleeps
+	d, err := open(s.sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Sense(bg())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantReadings(t, got, want, 0.005)
+	mustConsume(t, bus)
+	if !slices.Equal(s.got, waits) {
+		t.Errorf("waits = %v, want %v", s.got, waits)
+	}
+}
+
 // shtFrame is a measurement answer: temperature word, CRC, humidity word,
 // CRC (SHT3x-DIS datasheet §4.4; SHT4x datasheet, "Command Overview"),
 // with CRCs from the test's own sensirionCRC.
@@ -72,22 +93,10 @@ func TestSHT3x(t *testing.T) {
 				i2ctest.IO{Addr: addr, W: sht3xCmdMeasure},
 				i2ctest.IO{Addr: addr, R: tt.frame},
 			)
-			var s sleeps
-			d, err := NewSHT3x(bus, "1", tt.addr, s.sleep)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := d.Sense(bg())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantReadings(t, got, tt.want, 0.005)
-			mustConsume(t, bus)
 			// 1 ms between commands after the heater command, then the
 			// 15 ms measurement time (§2.2).
-			if want := []time.Duration{time.Millisecond, 15 * time.Millisecond}; !slices.Equal(s.got, want) {
-				t.Errorf("waits = %v, want %v", s.got, want)
-			}
+			senseOnce(t, bus, func(sleep Sleep) (Sensor, error) { return NewSHT3x(bus, "1", tt.addr, sleep) },
+				tt.want, time.Millisecond, 15*time.Millisecond)
 		})
 	}
 }
@@ -200,21 +209,9 @@ func TestSHT4x(t *testing.T) {
 				i2ctest.IO{Addr: 0x44, W: sht4xCmdMeasure},
 				i2ctest.IO{Addr: 0x44, R: tt.frame},
 			)
-			var s sleeps
-			d, err := NewSHT4x(bus, "1", 0, s.sleep)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := d.Sense(bg())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantReadings(t, got, tt.want, 0.005)
-			mustConsume(t, bus)
 			// Soft reset 1 ms, measurement 8.3 ms ("System Timing Specifications").
-			if want := []time.Duration{time.Millisecond, 8300 * time.Microsecond}; !slices.Equal(s.got, want) {
-				t.Errorf("waits = %v, want %v", s.got, want)
-			}
+			senseOnce(t, bus, func(sleep Sleep) (Sensor, error) { return NewSHT4x(bus, "1", 0, sleep) },
+				tt.want, time.Millisecond, 8300*time.Microsecond)
 		})
 	}
 }
