@@ -60,10 +60,11 @@ const (
 
 // Timing. VBIAS must be on for 10.5 time constants of the input filter
 // before a conversion ("BIAS (D7)"); 10 ms covers the datasheet's
-// application circuits. The automatic fault-detection cycle takes about
-// 550 µs ("Fault Detection Cycle (D3:D2)"). A 1-shot conversion with the
-// 50 Hz filter takes 62.5 ms (Electrical Characteristics, conversion time);
-// vigil waits 66 ms.
+// application circuits. The automatic fault-detection cycle inserts 100 µs
+// delays before each of its checks and clears D3:D2 when done ("Fault
+// Detection Cycle (D3:D2)"); vigil gives it 1 ms. A 1-shot conversion with
+// the 50 Hz filter takes 62.5 ms, at most 66 ms (Electrical
+// Characteristics, conversion time).
 const (
 	max31865TBias  = 10 * time.Millisecond
 	max31865TFault = time.Millisecond
@@ -103,16 +104,16 @@ var max31865Faults = []struct {
 // or shorted RTD is reported as such. sleep waits out the bias settling and
 // the conversion.
 func NewMAX31865(port spi.Port, portName string, r0 float64, wires int, rref float64, sleep Sleep) (*MAX31865, error) {
-	c := &chip{at: at{"max31865", "spi " + portName}}
+	a := at{"max31865", "spi " + portName}
 	switch {
 	case r0 != 100 && r0 != 1000:
-		return nil, fmt.Errorf("%s: %s: RTD of %g Ω: want a PT100 (100) or PT1000 (1000)", c.chip, c.where, r0)
+		return nil, fmt.Errorf("%s: %s: RTD of %g Ω: want a PT100 (100) or PT1000 (1000)", a.chip, a.where, r0)
 	case wires < 2 || wires > 4:
-		return nil, fmt.Errorf("%s: %s: %d wires: want 2, 3 or 4", c.chip, c.where, wires)
+		return nil, fmt.Errorf("%s: %s: %d wires: want 2, 3 or 4", a.chip, a.where, wires)
 	case !(rref > r0) || math.IsInf(rref, 0):
-		return nil, fmt.Errorf("%s: %s: reference resistor %g Ω: want more than the RTD's %g Ω at 0 °C (430 for a PT100, 4300 for a PT1000)", c.chip, c.where, rref, r0)
+		return nil, fmt.Errorf("%s: %s: reference resistor %g Ω: want more than the RTD's %g Ω at 0 °C (430 for a PT100, 4300 for a PT1000)", a.chip, a.where, rref, r0)
 	case sleep == nil:
-		return nil, fmt.Errorf("%s: %s: no sleep function", c.chip, c.where)
+		return nil, fmt.Errorf("%s: %s: no sleep function", a.chip, a.where)
 	}
 	c, conn, err := spiChip("max31865", port, portName, max31865Speed, max31865Mode)
 	if err != nil {
