@@ -107,7 +107,7 @@ type LLM struct {
 // Sensor is one [[sensor]] table.
 type Sensor struct {
 	Name     string             `toml:"name"`     // [a-z0-9_]
-	Driver   string             `toml:"driver"`   // bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim
+	Driver   string             `toml:"driver"`   // one of Drivers
 	Bus      string             `toml:"bus"`      // I²C bus number/name, or "spi:0.0"; default: board's
 	Address  int                `toml:"address"`  // I²C address 0x03-0x77; default: driver's
 	Timeout  Duration           `toml:"timeout"`  // per-read timeout, default 5s
@@ -115,12 +115,58 @@ type Sensor struct {
 	// Driver-specific keys.
 	ShuntOhms  float64  `toml:"shunt_ohms"`  // ina219, default 0.1
 	MaxCurrent float64  `toml:"max_current"` // ina219 amps, default 3.2
-	Channels   []int    `toml:"channels"`    // ads1x15 single-ended channels 0-3, default [0]
+	Channels   Channels `toml:"channels"`    // ads1x15 single-ended channels 0-3, mcp3008/mcp3208 0-7; default [0]
 	Gain       float64  `toml:"gain"`        // ads1x15 full-scale volts: 6.144 4.096 2.048 1.024 0.512 0.256, default 4.096
+	VRef       float64  `toml:"vref"`        // mcp3008/mcp3208 volts at VREF, default 3.3
 	Serial     string   `toml:"serial"`      // ds18b20 "28-..." (default: the only one present)
 	W1Dir      string   `toml:"w1_dir"`      // ds18b20 sysfs dir, default /sys/bus/w1/devices
+	RTD        string   `toml:"rtd"`         // max31865 "pt100" (default) or "pt1000"
+	Wires      int      `toml:"wires"`       // max31865 RTD connection: 2, 3 or 4 (required)
+	RefOhms    float64  `toml:"ref_ohms"`    // max31865 reference resistor, default 430 (pt100) or 4300 (pt1000)
+	Path       string   `toml:"path"`        // iio/hwmon device directory, "/sys/bus/iio/devices/iio:device0"
+	Device     string   `toml:"device"`      // iio/hwmon: the kernel's name for the device, as in its name file
+	Quantities []string `toml:"quantities"`  // iio/hwmon: the readings to report, in order (default: all it has)
 	Sim        *SimWave `toml:"sim"`         // board = "sim" only: the simulated excursion
 	Line       int      `toml:"-"`           // line of the [[sensor]] header, for error messages
+}
+
+// Channel is one entry of a sensor's channels: an ADC input number, read
+// in volts as "chN", or (mcp3008/mcp3208) a table that maps the input's
+// voltage linearly to a named quantity:
+//
+//	channels = [0, 1]
+//	channels = [{ channel = 0, quantity = "soil", unit = "%", volts = [0.0, 3.3], values = [0.0, 100.0] }]
+type Channel struct {
+	Channel  int       // input number
+	Quantity string    // "" for a plain number: "chN" in volts
+	Unit     string    // the quantity's unit; "V" without values
+	Volts    []float64 // [from, to] input range; nil: 0 to vref
+	Values   []float64 // the quantity at those volts; nil: the volts themselves
+}
+
+// Channels is the channels key.
+type Channels []Channel
+
+// Numbers returns the channel numbers.
+func (c Channels) Numbers() []int {
+	if c == nil {
+		return nil
+	}
+	out := make([]int, len(c))
+	for i, ch := range c {
+		out[i] = ch.Channel
+	}
+	return out
+}
+
+// Plain reports whether every channel is a plain number.
+func (c Channels) Plain() bool {
+	for _, ch := range c {
+		if ch.Quantity != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // SimWave tunes a simulated sensor's temperature excursion on board = "sim":

@@ -16,6 +16,7 @@ func addSeeds(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(string(full))
+	f.Add(newSensors)
 	for _, s := range []string{
 		"",
 		"[device]\nid = 1\n[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { t = \"x\" }\n",

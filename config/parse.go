@@ -499,10 +499,14 @@ func (p *parser) unknown(path []seg) {
 }
 
 // undecoded reports keys the decoder left alone (inside unknown tables), at
-// each place they occur.
+// each place they occur. Keys inside a value a type decodes itself
+// (Channels' inline tables) are that type's to check.
 func (p *parser) undecoded() {
 	for _, k := range p.md.Undecoded() {
 		plain := k.String()
+		if strings.HasPrefix(plain, "sensor.channels.") {
+			continue
+		}
 		for _, kp := range p.keys {
 			if kp.plain() == plain {
 				p.unknown(kp.path)

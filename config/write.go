@@ -97,12 +97,29 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			t.raw("max_current", tomlFloat(s.MaxCurrent))
 		}
 		if slices.Contains(keys, "channels") {
-			ch := make([]string, len(s.Channels))
-			for i, c := range s.Channels {
-				ch[i] = strconv.Itoa(c)
-			}
-			t.raw("channels", "["+strings.Join(ch, ", ")+"]")
+			t.raw("channels", channelsTOML(s.Channels))
+		}
+		if slices.Contains(keys, "gain") {
 			t.raw("gain", tomlFloat(s.Gain))
+		}
+		if slices.Contains(keys, "vref") {
+			t.raw("vref", tomlFloat(s.VRef))
+		}
+		if slices.Contains(keys, "rtd") {
+			t.str("rtd", s.RTD)
+			t.int("wires", int64(s.Wires))
+			t.raw("ref_ohms", tomlFloat(s.RefOhms))
+		}
+		if slices.Contains(keys, "path") {
+			if s.Path != "" {
+				t.str("path", s.Path)
+			}
+			if s.Device != "" {
+				t.str("device", s.Device)
+			}
+			if len(s.Quantities) > 0 {
+				t.strs("quantities", s.Quantities)
+			}
 		}
 		if slices.Contains(keys, "serial") {
 			t.str("serial", s.Serial)
@@ -192,6 +209,28 @@ func (c *Config) WriteTOML(w io.Writer) error {
 type tomlWriter struct {
 	w   *bufio.Writer
 	err error
+}
+
+// channelsTOML writes channels as numbers and inline tables.
+func channelsTOML(chans Channels) string {
+	out := make([]string, len(chans))
+	for i, c := range chans {
+		if c.Quantity == "" {
+			out[i] = strconv.Itoa(c.Channel)
+			continue
+		}
+		parts := []string{"channel = " + strconv.Itoa(c.Channel), "quantity = " + tomlString(c.Quantity), "unit = " + tomlString(c.Unit)}
+		for _, kv := range []struct {
+			key string
+			v   []float64
+		}{{"volts", c.Volts}, {"values", c.Values}} {
+			if kv.v != nil {
+				parts = append(parts, kv.key+" = ["+tomlFloat(kv.v[0])+", "+tomlFloat(kv.v[1])+"]")
+			}
+		}
+		out[i] = "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }
 
 func (t *tomlWriter) line(s string) {

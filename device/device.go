@@ -26,6 +26,7 @@ const (
 	Lux         Unit = "lx"
 	PPM         Unit = "ppm"
 	PPB         Unit = "ppb"
+	Ohm         Unit = "Ω"
 	Megabyte    Unit = "MB"
 	Second      Unit = "s"
 	Count       Unit = ""     // a plain number (load average, raw ADC counts)

@@ -58,8 +58,8 @@ func parseOptions() config.Options {
 		return out
 	}
 	return config.Options{
-		Quantities: func(driver string, channels []int) ([]string, bool) {
-			rs, ok := device.SensorQuantities(driver, channels)
+		Quantities: func(s config.Sensor) ([]string, bool) {
+			rs, ok := sensorReadings(s)
 			return names(rs), ok
 		},
 		Board:  names(device.HealthQuantities()),
