@@ -528,6 +528,9 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(e.stderr, "checklist %s does not exist yet: 'vigil run' writes a template there\n", cfg.Heartbeat.Checklist)
 	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(e.stderr, "warning: unsafe setup: %s\n", w)
+	}
 	writeOverrides(e.stdout, cfg)
 	if err := cfg.WriteTOML(e.stdout); err != nil {
 		return err
