@@ -313,8 +313,9 @@ func writeStatus(w io.Writer, st heartbeat.Status, rt *web.Runtime) {
 }
 
 // timeLayout is how every command shows a time: in the device's time zone
-// (device.timezone), with its offset, to the second.
-const timeLayout = "2006-01-02 15:04:05 -07:00"
+// (device.timezone), with its offset, to the second; Telegram shows an
+// alert's time the same way.
+const timeLayout = transport.TimeLayout
 
 // sinceText prints a time in its own zone (the device's): the clock time
 // when it is on the same day as now, else with the date; with the offset.
