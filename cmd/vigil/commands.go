@@ -515,7 +515,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 			return configErr(err)
 		}
 	}
-	if path, over := checklistInForce(cfg); fileExists(path) {
+	if path, over := checklistInForce(cfg); over || fileExists(path) {
 		_, empty, err := checklistFunc(cfg)()
 		if err != nil {
 			return configErr(err)
