@@ -181,8 +181,19 @@ func TestStatusPageInChromium(t *testing.T) {
 		} `json:"snapshot"`
 		PausedUntil string `json:"paused_until"`
 		Series      []struct {
-			Key string `json:"key"`
+			Key    string `json:"key"`
+			Points []any  `json:"points"`
 		} `json:"series"`
+	}
+	// unseeded is how many readings the daemon's own samples hold of a
+	// series the seed left out: a fresh device's.
+	unseeded := func() int {
+		for _, s := range st.Series {
+			if s.Key == "board.clock_synced" {
+				return len(s.Points)
+			}
+		}
+		return 0
 	}
 	apiStatus := func() {
 		t.Helper()
@@ -192,13 +203,15 @@ func TestStatusPageInChromium(t *testing.T) {
 			t.Fatalf("/api/status: %v\n%s", err, body)
 		}
 	}
+	// Wait for two samples, so the readings the seed left out have a few
+	// seconds of history, as on a device that just started.
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		apiStatus()
-		if st.Snapshot != nil && len(st.Snapshot.Readings) > 0 {
+		if st.Snapshot != nil && len(st.Snapshot.Readings) > 0 && unseeded() >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no sample in /api/status within 20s")
+			t.Fatal("no two samples in /api/status within 20s")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -251,6 +264,15 @@ func TestStatusPageInChromium(t *testing.T) {
 	b.Eval(`document.querySelectorAll('.reading[data-key="air.temperature"] rect.firing').length`, &shaded)
 	if shaded != 1 {
 		t.Errorf("air.temperature has %d firing periods shaded, want 1 (the seeded one)", shaded)
+	}
+	// A reading with seconds of history (the daemon's own) and a constant
+	// one draw their line across the plot, not a sliver at its right edge.
+	for _, key := range []string{"board.clock_synced", "board.mem_available", "air.temperature"} {
+		var width float64
+		b.Eval(fmt.Sprintf(`(() => { const p = document.querySelector('.reading[data-key=%q] path.line'); return p ? p.getBBox().width : 0; })()`, key), &width)
+		if width < 400 {
+			t.Errorf("%s: the line is %.0f units wide, want it across the plot (422)", key, width)
+		}
 	}
 	b.Eval(`document.querySelectorAll('.reading[data-key="air.humidity"] line.threshold').length`, &charts)
 	if charts != 0 {
