@@ -17,12 +17,15 @@ import (
 func TestUnsafeSetupsWarnOnce(t *testing.T) {
 	dir := t.TempDir()
 	secrets := []string{"OPENAI_API_KEY=sk-e2e-secret", "E2E_MQTT_PASS=hunter2-e2e", "E2E_TG=123:tg-e2e-secret"}
-	unsafe := writeConfig(t, dir, `
+	// setup is the config both halves check: where the LLM, the broker and
+	// the Bot API are, and who in the group may command.
+	setup := func(dir, llm, broker, users, botAPI string) string {
+		return writeConfig(t, dir, fmt.Sprintf(`
 [llm]
-base_url = "http://ollama.lan:11434/v1"
+base_url = %q
 
 [mqtt]
-broker = "tcp://broker.lan:1883"
+broker = %q
 username = "vigil"
 password_env = "E2E_MQTT_PASS"
 commands = true
@@ -31,8 +34,11 @@ commands = true
 token_env = "E2E_TG"
 chat_id = -1001234567890
 allowed_chats = [-1001234567890]
-api_url = "http://botapi.lan:8081"
-`)
+allowed_users = [%s]
+api_url = %q
+`, llm, broker, users, botAPI))
+	}
+	unsafe := setup(dir, "http://ollama.lan:11434/v1", "tcp://broker.lan:1883", "", "http://botapi.lan:8081")
 	_, errOut, code := runIn(t, dir, secrets, "-c", unsafe, "config", "check")
 	if code != 0 {
 		t.Fatalf("config check exit %d:\n%s", code, errOut)
@@ -54,23 +60,7 @@ api_url = "http://botapi.lan:8081"
 
 	// The same on loopback or over TLS, commands with a username: no word.
 	safeDir := t.TempDir()
-	safe := writeConfig(t, safeDir, `
-[llm]
-base_url = "http://127.0.0.1:11434/v1"
-
-[mqtt]
-broker = "ssl://broker.lan:8883"
-username = "vigil"
-password_env = "E2E_MQTT_PASS"
-commands = true
-
-[telegram]
-token_env = "E2E_TG"
-chat_id = -1001234567890
-allowed_chats = [-1001234567890]
-allowed_users = [42]
-api_url = "http://localhost:8081"
-`)
+	safe := setup(safeDir, "http://127.0.0.1:11434/v1", "ssl://broker.lan:8883", "42", "http://localhost:8081")
 	_, errOut, code = runIn(t, safeDir, secrets, "-c", safe, "config", "check")
 	if code != 0 || strings.Contains(errOut, "unsafe setup") {
 		t.Errorf("config check of a safe setup: exit %d, warns:\n%s", code, errOut)
