@@ -218,7 +218,11 @@ type HTTP struct {
 	Listen       string `toml:"listen"`        // host:port; empty: no status page
 	Username     string `toml:"username"`      // basic auth user (default "vigil")
 	PasswordFile string `toml:"password_file"` // basic auth password; required off loopback
-	Password     Secret `toml:"-"`
+	// AllowedHosts are host names the page answers to besides its IP
+	// addresses, localhost and the device's own names (a reverse proxy's
+	// name, a DNS name of the device); any other Host is refused.
+	AllowedHosts []string `toml:"allowed_hosts"`
+	Password     Secret   `toml:"-"`
 }
 
 // Manage is the [manage] section.

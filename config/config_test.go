@@ -689,3 +689,19 @@ func TestBrokerURLs(t *testing.T) {
 		mustParse(t, "[mqtt]\nbroker = \""+broker+"\"\nca_file = \"/etc/vigil/ca.pem\"\n")
 	}
 }
+
+// TestAllowedHosts: [http] allowed_hosts takes host names alone; a URL, a
+// port or a blank is an error that says what to write.
+func TestAllowedHosts(t *testing.T) {
+	c := mustParse(t, "[http]\nallowed_hosts = [\"vigil.lan\", \"Greenhouse.local.\", \"greenhouse\", \"xn--grnhaus-n2a.example\"]\n")
+	if got := strings.Join(c.HTTP.AllowedHosts, " "); got != "vigil.lan Greenhouse.local. greenhouse xn--grnhaus-n2a.example" {
+		t.Errorf("allowed_hosts = %q", got)
+	}
+	for _, bad := range []string{"http://vigil.lan", "vigil.lan:8080", "", "vigil lan", "vigil.lan/", "-vigil.lan", "vigil..lan", "*.lan"} {
+		_, err := parseString(t, "[http]\nallowed_hosts = [\"ok.lan\", \""+bad+"\"]\n")
+		want := `config.toml:2: http.allowed_hosts: allowed_hosts[1]: "` + bad + `" is not a host name: give the name alone, as in vigil.lan (no scheme, port, path or wildcard)`
+		if err == nil || err.Error() != want {
+			t.Errorf("allowed_hosts [%q]: error %v, want %s", bad, err, want)
+		}
+	}
+}

@@ -888,6 +888,11 @@ func (p *parser) validateHTTP() {
 	if h.Username == "" || strings.ContainsAny(h.Username, ":\x00") {
 		p.bad(k("username"), "must be a non-empty name without a colon (got %q)", h.Username)
 	}
+	for i, name := range h.AllowedHosts {
+		if !hostName(name) {
+			p.bad(k("allowed_hosts"), "allowed_hosts[%d]: %q is not a host name: give the name alone, as in vigil.lan (no scheme, port, path or wildcard)", i, name)
+		}
+	}
 	if h.Listen == "" {
 		return
 	}
@@ -903,6 +908,27 @@ func (p *parser) validateHTTP() {
 	if !LoopbackHost(host) && h.PasswordFile == "" {
 		p.bad(k("listen"), "%q is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1", h.Listen)
 	}
+}
+
+// hostName reports whether s is a DNS host name (letters, digits and
+// hyphens in dot-separated labels; a final dot allowed), as a browser
+// sends it in Host.
+func hostName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // LoopbackHost reports whether host (from host:port) names only the

@@ -190,6 +190,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	hp := c.HTTP
 	t.table("http")
 	t.str("listen", hp.Listen)
+	t.strs("allowed_hosts", hp.AllowedHosts)
 	t.str("username", hp.Username)
 	t.str("password_file", hp.PasswordFile)
 	t.secret("password", hp.Password, "", hp.PasswordFile)

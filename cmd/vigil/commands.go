@@ -351,8 +351,9 @@ func modeText(mode string) string {
 }
 
 // timeLayout is how every command shows a time: in the device's time zone
-// (device.timezone), with its offset, to the second.
-const timeLayout = "2006-01-02 15:04:05 -07:00"
+// (device.timezone), with its offset, to the second; Telegram shows an
+// alert's time the same way.
+const timeLayout = transport.TimeLayout
 
 // sinceText prints a time in its own zone (the device's): the clock time
 // when it is on the same day as now, else with the date; with the offset.
@@ -552,7 +553,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 			return configErr(err)
 		}
 	}
-	if path, over := checklistInForce(cfg); fileExists(path) {
+	if path, over := checklistInForce(cfg); over || fileExists(path) {
 		_, empty, err := checklistFunc(cfg)()
 		if err != nil {
 			return configErr(err)
@@ -565,6 +566,9 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 		}
 	} else {
 		fmt.Fprintf(e.stderr, "checklist %s does not exist yet: 'vigil run' writes a template there\n", cfg.Heartbeat.Checklist)
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(e.stderr, "warning: unsafe setup: %s\n", w)
 	}
 	writeOverrides(e.stdout, cfg)
 	if err := cfg.WriteTOML(e.stdout); err != nil {

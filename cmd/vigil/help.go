@@ -66,7 +66,7 @@ var commandDocs = []cmdDoc{
 		"Prints the notes the model kept across heartbeats (heartbeat.model_may with \"notes\"), oldest first, with their age; 'clear' deletes them. Reads the state file read-only when no daemon runs.",
 		"vigil notes clear"},
 	{"config check", "", "validate config and checklist, print the resolved config",
-		"Validates config.toml, the environment's VIGIL_<SECTION>_<KEY> and the run-time overlay (vigil set) and the checklist in force exactly as 'vigil run' does, lists each value that does not come from the file with its origin, prints the resolved config with secrets redacted, and exits 78 with file:line on the first problem.",
+		"Validates config.toml, the environment's VIGIL_<SECTION>_<KEY> and the run-time overlay (vigil set) and the checklist in force exactly as 'vigil run' does, lists each value that does not come from the file with its origin, warns about setups that run but are unsafe (a secret in clear text to another machine, MQTT commands without TLS or a username, a Telegram group that may command without allowed_users), prints the resolved config with secrets redacted, and exits 78 with file:line on the first problem.",
 		"vigil config check -c ./config.toml"},
 	{"version", "[--boards]", "version, commit, Go version, GOARCH/GOARM",
 		"Prints the version, commit, build date, Go version and architecture. --boards lists the board profiles. Needs no config file.",

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
@@ -195,7 +196,7 @@ func checklistFunc(cfg *config.Config) heartbeat.ChecklistFunc {
 	over, path := checklistOverride(cfg), cfg.Heartbeat.Checklist
 	return func() (string, bool, error) {
 		p := over
-		f, err := os.Open(over)
+		f, err := openOverride(over)
 		if errors.Is(err, fs.ErrNotExist) {
 			p = path
 			f, err = os.Open(path)
@@ -210,6 +211,25 @@ func checklistFunc(cfg *config.Config) heartbeat.ChecklistFunc {
 		}
 		return text, empty, nil
 	}
+}
+
+// openOverride opens the checklist set from afar. `vigil checklist set`
+// writes a regular file there; a symbolic link (or a FIFO, a device)
+// planted in the state directory is refused, never followed, so the daemon
+// never reads, and `checklist show` never prints, a file it was not given.
+func openOverride(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("checklist %s is a symbolic link, which vigil does not follow: remove it ('vigil checklist reset') and use 'vigil checklist set'", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("checklist %s is not a regular file: remove it ('vigil checklist reset') and use 'vigil checklist set'", path)
+	}
+	return f, nil
 }
 
 // ensureChecklist writes the template when the checklist file is missing.

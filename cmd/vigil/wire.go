@@ -145,7 +145,7 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 		}
 		b := telegram.New(telegram.Config{
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
-			UserAgent: "vigil/" + version,
+			UserAgent: "vigil/" + version, Location: cfg.Device.Location,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
 		w.transports = append(w.transports, wiredTransport{notifier: b, run: b.Run})
 	}

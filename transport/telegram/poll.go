@@ -170,6 +170,12 @@ func (b *Bot) handle(ctx context.Context, u update) {
 	if !ok {
 		return
 	}
+	if why := m.notFromSender(); why != "" {
+		// Whoever forwards a command, or posts as a channel or an
+		// anonymous admin, is not the person allowed_users names.
+		b.log.Debug("telegram command ignored: "+why, keyChat, chat, keyCommand, name)
+		return
+	}
 	var user int64
 	if m.From != nil {
 		user = m.From.ID

@@ -87,6 +87,9 @@ type Config struct {
 	MinSeverity  alert.Severity
 	PollTimeout  time.Duration // getUpdates long-poll timeout; default 50s
 	UserAgent    string        // default "vigil"
+	// Location is the device's time zone: an alert's time is shown in it,
+	// as the CLI shows times. Nil is UTC.
+	Location *time.Location
 }
 
 // State persists what the bot learns: the getUpdates offset and chat
@@ -138,6 +141,9 @@ func New(cfg Config, state State, cmds transport.Commands, hc *http.Client, cloc
 	if clock == nil {
 		clock = clockwork.NewRealClock()
 	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -159,7 +165,7 @@ func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 	if err != nil {
 		return fmt.Errorf("telegram: read chat migration: %w", err)
 	}
-	htmlText, plain := formatAlert(a)
+	htmlText, plain := formatAlert(a, b.cfg.Location)
 	err = b.send(ctx, chat, htmlText, "HTML", true)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Code == statusBadRequest && !chatNotFound(ae) {
@@ -240,8 +246,8 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // formatAlert renders an alert as escaped HTML and as plain text, with the
-// summary shortened so that either fits one message.
-func formatAlert(a alert.Alert) (htmlText, plain string) {
+// summary shortened so that either fits one message; its time reads in loc.
+func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
 	what := a.Rule
 	if what == "" {
 		what = a.Source
@@ -255,7 +261,7 @@ func formatAlert(a alert.Alert) (htmlText, plain string) {
 	}
 	foot := a.Device
 	if a.Time.Year() >= 2020 { // a Pi without RTC may stamp 1970
-		foot += " · " + a.Time.Format("2006-01-02 15:04 MST")
+		foot += " · " + a.Time.In(loc).Format(transport.TimeLayout)
 	}
 	// After entity parsing the HTML is as long as the plain text.
 	overhead := len16(head + " · " + what + "\n" + "\n" + foot)
