@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -212,11 +213,17 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 // ParseSince reads a window such as 6h or 90m: at least a minute, at most
-// a week.
+// the history kept (heartbeat.HistoryKept). A longer one is refused rather
+// than cut short, so a window the history cannot fill is never mistaken for
+// one it did.
 func ParseSince(s string) (time.Duration, error) {
+	most := fmt.Sprintf("%dh", int(heartbeat.HistoryKept/time.Hour))
 	d, err := time.ParseDuration(s)
-	if err != nil || d < time.Minute || d > 7*24*time.Hour {
-		return 0, fmt.Errorf("since must be a duration from 1m to 168h, as in 6h (got %q)", s)
+	switch {
+	case err != nil || d < time.Minute:
+		return 0, fmt.Errorf("since must be a duration from 1m to %s, as in 6h (got %q)", most, s)
+	case d > heartbeat.HistoryKept:
+		return 0, fmt.Errorf("since %s reaches past the history kept: at most %s (one sample a minute, %d samples)", s, most, store.DefaultHistoryCap)
 	}
 	return d, nil
 }

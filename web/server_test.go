@@ -254,6 +254,15 @@ func TestAPIHistory(t *testing.T) {
 	if resp := do(t, s, "GET", "/api/history?since=1s", nil, "", ""); resp.StatusCode != 400 {
 		t.Errorf("since=1s = %d, want 400", resp.StatusCode)
 	}
+	// The page reaches back as far as vigil history does: the history kept.
+	if resp := do(t, s, "GET", "/api/history?since=48h", nil, "", ""); resp.StatusCode != 200 {
+		t.Errorf("since=48h = %d, want 200", resp.StatusCode)
+	}
+	resp = do(t, s, "GET", "/api/history?since=168h", nil, "", "")
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !bytes.Contains(body, []byte("at most 48h")) {
+		t.Errorf("since=168h = %d %q, want 400 naming the 48h kept", resp.StatusCode, body)
+	}
 }
 
 func TestChartGolden(t *testing.T) {

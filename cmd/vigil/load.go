@@ -266,7 +266,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		BuildTime:              buildTime(),
 		Deadbands:              map[string]float64{},
 		Checklist:              checklistFunc(cfg),
-		HistoryStep:            historyStep,
+		HistoryStep:            heartbeat.DefaultHistoryStep,
 		Off:                    cfg.HeartbeatsOff(),
 	}
 	switch {
