@@ -9,87 +9,19 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/redact"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/web"
 )
-
-// checkJSON is the documented `vigil check --json` record (SPEC §2).
-type checkJSON struct {
-	Outcome    string        `json:"outcome"`
-	Reason     string        `json:"reason"`
-	Alerts     []alert.Alert `json:"alerts"`
-	ToolCalls  []string      `json:"tool_calls"`
-	Tokens     int           `json:"tokens"`
-	DurationMS int64         `json:"duration_ms"`
-	Summary    string        `json:"summary,omitempty"`
-	Severity   string        `json:"severity,omitempty"`
-	Error      string        `json:"error,omitempty"`
-}
-
-func toCheckJSON(res heartbeat.Result) checkJSON {
-	cj := checkJSON{Outcome: res.Run.Outcome, Reason: res.Run.Reason, Alerts: res.Alerts, ToolCalls: res.Run.ToolCalls,
-		Tokens: res.Run.Tokens, DurationMS: res.Run.DurationMS, Error: res.Run.Error}
-	if cj.Alerts == nil {
-		cj.Alerts = []alert.Alert{}
-	}
-	if cj.ToolCalls == nil {
-		cj.ToolCalls = []string{}
-	}
-	if d := res.Decision; d != nil {
-		cj.Summary = d.Summary
-		if d.Severity != 0 {
-			cj.Severity = d.Severity.String()
-		}
-	}
-	return cj
-}
-
-// redacted returns cj with the secrets red knows removed from the
-// model's text and the error: whoever prints a check (vigil check, a
-// remote /check) prints it redacted, whatever the daemon that ran it knew.
-func (cj checkJSON) redacted(red *redact.Redactor) checkJSON {
-	cj.Summary, cj.Error, cj.ToolCalls = red.String(cj.Summary), red.String(cj.Error), red.Strings(cj.ToolCalls)
-	alerts := make([]alert.Alert, len(cj.Alerts))
-	for i, a := range cj.Alerts {
-		a.Summary = red.String(a.Summary)
-		alerts[i] = a
-	}
-	cj.Alerts = alerts
-	return cj
-}
-
-func writeCheckJSON(w io.Writer, cj checkJSON) {
-	fmt.Fprintf(w, "outcome: %s", cj.Outcome)
-	if cj.Reason != "" {
-		fmt.Fprintf(w, " (%s)", cj.Reason)
-	}
-	fmt.Fprintln(w)
-	if cj.Summary != "" {
-		fmt.Fprintf(w, "decision: %s %s\n", cj.Severity, cj.Summary)
-	}
-	if cj.Error != "" {
-		fmt.Fprintf(w, "error: %s\n", cj.Error)
-	}
-	for _, tc := range cj.ToolCalls {
-		fmt.Fprintf(w, "tool call: %s\n", tc)
-	}
-	for _, a := range cj.Alerts {
-		fmt.Fprintf(w, "alert queued: %s %s\n", a.ID, a.Text())
-	}
-	fmt.Fprintf(w, "tokens: %d, duration: %dms\n", cj.Tokens, cj.DurationMS)
-}
 
 func (e *env) cmdCheck(ctx context.Context, args []string) error {
 	var dry, asJSON bool
@@ -103,57 +35,56 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var cj checkJSON
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "check", DryRun: dry}, 10*time.Minute)
+	var cj daemon.CheckJSON
+	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "check", DryRun: dry}, 10*time.Minute)
 	switch {
 	case err == nil:
 		cj = *resp.Check
-	case err == errNoDaemon:
-		var base *configBase
+	case err == daemon.ErrNoDaemon:
+		var base *manage.Base
 		if cfg, base, err = e.loadOverlaid(ctx, e.logger()); err != nil {
 			return err
 		}
 		log := inZone(e.logger(), cfg.Device.Location)
-		bo := buildOptions{sensors: true, thinker: true}
+		mode := daemon.StoreWrite
 		sample := (*heartbeat.Engine).SampleOnce
 		if dry {
-			bo.store, sample = storeReadOnly, (*heartbeat.Engine).SampleDry
+			mode, sample = daemon.StoreReadOnly, (*heartbeat.Engine).SampleDry
 		}
-		a, err := e.build(ctx, cfg, log, bo)
+		// The base: the model's set_interval stores through it.
+		a, err := e.newApp(ctx, cfg, base, log, parts{sensors: true, thinker: true}, daemon.Options{Store: mode})
 		if err != nil {
 			return err
 		}
 		defer a.Close()
-		a.base = base // the model's set_interval stores through it
 		if !cfg.LLMEnabled() {
 			log.Info("no LLM API key: rules-only mode, the checklist is not sent to any LLM")
 		}
-		cctx := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI})
-		res, err := (&commands{app: a}).check(cctx, heartbeat.CheckOptions{DryRun: dry}, sample)
+		res, err := a.Commands().CheckWith(cliCtx(ctx), heartbeat.CheckOptions{DryRun: dry}, sample)
 		if err != nil {
 			return err
 		}
-		cj = toCheckJSON(res)
+		cj = daemon.ToCheckJSON(res)
 		if len(res.Alerts) > 0 {
-			fmt.Fprintf(e.stderr, "no daemon running: %d alert(s) queued in %s, delivered when 'vigil run' starts\n", len(res.Alerts), dbPath(cfg))
+			fmt.Fprintf(e.stderr, "no daemon running: %d alert(s) queued in %s, delivered when 'vigil run' starts\n", len(res.Alerts), daemon.DBPath(cfg))
 		}
 	default:
 		return err
 	}
-	cj = cj.redacted(e.redactor())
+	cj = cj.Redacted(e.redactor())
 	if asJSON {
 		if err := writeJSON(e.stdout, cj); err != nil {
 			return err
 		}
 		return checkExit(cj)
 	}
-	writeCheckJSON(e.stdout, cj)
+	daemon.WriteCheck(e.stdout, cj)
 	return checkExit(cj)
 }
 
 // checkExit makes a failed heartbeat exit 1 without printing its error a
 // second time: the record above already carries it.
-func checkExit(cj checkJSON) error {
+func checkExit(cj daemon.CheckJSON) error {
 	if cj.Outcome == heartbeat.OutcomeFailed {
 		return &exitError{exitFailure, errSilent}
 	}
@@ -179,27 +110,27 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	}
 	var st heartbeat.Status
 	var series []heartbeat.Series
-	var rt *web.Runtime
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "status"}, 10*time.Second)
+	var rt *manage.Runtime
+	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "status"}, 10*time.Second)
 	running := err == nil
 	switch {
 	case err == nil:
 		st, series, rt = *resp.Status, resp.Series, resp.Runtime
-	case err == errNoDaemon:
+	case err == daemon.ErrNoDaemon:
 		// The run-time settings as `vigil run` would apply them (a
 		// disabled rule shows as disabled).
 		if cfg, _, err = e.loadOverlaid(ctx, e.logger()); err != nil {
 			return err
 		}
-		a, err := e.build(ctx, cfg, e.logger(), buildOptions{store: storeReadOnly})
+		a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
 		if err != nil {
 			return err
 		}
 		defer a.Close()
-		if st, err = a.engine.Status(ctx); err != nil {
+		if st, err = a.Engine().Status(ctx); err != nil {
 			return err
 		}
-		if series, err = a.engine.History(ctx, time.Now().Add(-statusWindow)); err != nil {
+		if series, err = a.Engine().History(ctx, time.Now().Add(-daemon.StatusWindow)); err != nil {
 			return err
 		}
 		// The mode `vigil run` would start in; writeStatus says no daemon runs.
@@ -207,10 +138,10 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		if cfg.LLMEnabled() {
 			st.Mode = "llm"
 		}
-		if err := configuredQueues(a.db, cfg, st.Outbox); err != nil {
+		if err := configuredQueues(a.DB(), cfg, st.Outbox); err != nil {
 			return err
 		}
-		r, err := runtimeView(cfg, a.db)
+		r, err := manage.RuntimeView(cfg, a.DB())
 		if err != nil {
 			return err
 		}
@@ -228,8 +159,8 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 			DaemonRunning bool `json:"daemon_running"`
 		}{v, running})
 	}
-	writeStatus(e.stdout, st, rt, running)
-	writeReadings(e.stdout, st, series, webRules(cfg), time.Now(), colorOK(e.stdout))
+	daemon.WriteStatus(e.stdout, st, rt, running)
+	writeReadings(e.stdout, st, series, daemon.WebRules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
 }
 
@@ -239,7 +170,7 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 // MQTT and Telegram wait there as well.
 func configuredQueues(db *store.DB, cfg *config.Config, outbox map[string]int) error {
 	return db.View(func(tx *store.Tx) error {
-		for _, n := range configuredTransports(cfg) {
+		for _, n := range daemon.ConfiguredTransports(cfg) {
 			if _, ok := outbox[n]; ok {
 				continue
 			}
@@ -251,138 +182,6 @@ func configuredQueues(db *store.DB, cfg *config.Config, outbox map[string]int) e
 		}
 		return nil
 	})
-}
-
-// writeStatus prints the status of a running daemon, or of the state file
-// when none runs; rt (nil: not known, an older daemon) adds the checklist
-// in force, the model's notes and the settings that do not come from the
-// file.
-func writeStatus(w io.Writer, st heartbeat.Status, rt *web.Runtime, running bool) {
-	daemon := "daemon running"
-	if !running {
-		daemon = "daemon not running"
-	}
-	fmt.Fprintf(w, "device:   %s (%s; %s)\n", st.Device, daemon, modeText(st.Mode))
-	clock := clockWord(st.ClockPlausible, clockSynced())
-	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(timeLayout), clock)
-	switch {
-	case !st.NextRun.IsZero():
-		fmt.Fprintf(w, "next run: %s\n", st.NextRun.Format(timeLayout))
-	case st.HeartbeatsOff != "":
-		fmt.Fprintf(w, "next run: heartbeats disabled (%s)\n", st.HeartbeatsOff)
-	case !running:
-		fmt.Fprintln(w, "next run: none (no daemon is running)")
-	default:
-		fmt.Fprintln(w, "next run: not scheduled yet")
-	}
-	if !st.PausedUntil.IsZero() {
-		fmt.Fprintf(w, "paused:   until %s\n", st.PausedUntil.Format(timeLayout))
-	} else {
-		fmt.Fprintf(w, "paused:   no\n")
-	}
-	fmt.Fprintf(w, "failures: %d consecutive", st.Failures)
-	if st.LLMDown {
-		fmt.Fprintf(w, " (LLM unreachable)")
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "budget:   %d/%d LLM calls today, %d tokens\n", st.BudgetCalls, st.BudgetMax, st.BudgetTokens)
-	var ob []string
-	for name, d := range st.Outbox {
-		ob = append(ob, fmt.Sprintf("%s %d", name, d))
-	}
-	sort.Strings(ob)
-	fmt.Fprintf(w, "outbox:   %s (dropped %d)\n", strings.Join(ob, ", "), st.OutboxDropped)
-	if len(st.Firing) > 0 {
-		fmt.Fprintf(w, "firing:   %s\n", strings.Join(st.Firing, ", "))
-	} else {
-		fmt.Fprintf(w, "firing:   none\n")
-	}
-	if rt != nil {
-		writeRuntime(w, *rt, st.Now)
-	}
-	if len(st.Rules) > 0 {
-		fmt.Fprintln(w, "rules:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, r := range st.Rules {
-			seen := r.Seen
-			if seen == "" {
-				seen = "no sample yet"
-			}
-			var extra []string
-			if !r.Since.IsZero() {
-				extra = append(extra, "since "+sinceText(r.Since, st.Now))
-			}
-			if r.Error != "" {
-				extra = append(extra, r.Error)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", r.Name, r.State, seen, strings.Join(extra, "  "))
-		}
-		tw.Flush()
-	}
-	if len(st.Commands) > 0 {
-		fmt.Fprintln(w, "commands: (accepted since start, newest last)")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, c := range st.Commands {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Time.In(st.Now.Location()).Format(timeLayout), c.Command, c.Source)
-		}
-		tw.Flush()
-	}
-	if len(st.Runs) > 0 {
-		fmt.Fprintln(w, "last runs:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, r := range st.Runs {
-			extra := r.Error
-			if r.Tokens > 0 {
-				extra = strings.TrimSpace(fmt.Sprintf("%d tokens %s", r.Tokens, extra))
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%dms\t%s\n", r.Start.Format(timeLayout), r.Outcome, r.Reason, r.DurationMS, extra)
-		}
-		tw.Flush()
-	}
-}
-
-// modeText names the engine's mode for a person: "LLM mode", "rules-only
-// mode".
-func modeText(mode string) string {
-	if mode == "llm" {
-		return "LLM mode"
-	}
-	return mode + " mode"
-}
-
-// timeLayout is how every command shows a time: in the device's time zone
-// (device.timezone), with its offset, to the second; Telegram shows an
-// alert's time the same way.
-const timeLayout = transport.TimeLayout
-
-// sinceText prints a time in its own zone (the device's): the clock time
-// when it is on the same day as now, else with the date; with the offset.
-func sinceText(t, now time.Time) string {
-	y, m, d := t.Date()
-	if ny, nm, nd := now.In(t.Location()).Date(); y == ny && m == nm && d == nd {
-		return t.Format("15:04 -07:00")
-	}
-	return t.Format("2006-01-02 15:04 -07:00")
-}
-
-func writeSnapshot(w io.Writer, s *device.Snapshot) {
-	if s == nil {
-		fmt.Fprintln(w, "no sample yet")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, k := range s.Keys() {
-		fmt.Fprintf(tw, "%s\t%s\n", k, heartbeat.FormatValue(s.Readings[k]))
-	}
-	var errs []string
-	for name := range s.Errors {
-		errs = append(errs, name)
-	}
-	sort.Strings(errs)
-	for _, name := range errs {
-		fmt.Fprintf(tw, "%s\terror: %s\n", name, s.Errors[name])
-	}
-	tw.Flush()
 }
 
 func (e *env) cmdPause(ctx context.Context, args []string) error {
@@ -397,41 +196,41 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 		return usageErr("pause: MINUTES must be a whole number of minutes, got %q", pos[0])
 	}
 	d := time.Duration(minutes) * time.Minute
-	return e.pauseOrResume(ctx, ctlRequest{Cmd: "pause", Minutes: minutes},
-		func(ctx context.Context, c *commands) (string, error) { return c.Pause(ctx, d) })
+	return e.pauseOrResume(ctx, daemon.Request{Cmd: "pause", Minutes: minutes},
+		func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Pause(ctx, d) })
 }
 
 func (e *env) cmdResume(ctx context.Context, args []string) error {
 	if _, err := e.flags("resume", args, nil, 0); err != nil {
 		return err
 	}
-	return e.pauseOrResume(ctx, ctlRequest{Cmd: "resume"},
-		func(ctx context.Context, c *commands) (string, error) { return c.Resume(ctx) })
+	return e.pauseOrResume(ctx, daemon.Request{Cmd: "resume"},
+		func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Resume(ctx) })
 }
 
 // pauseOrResume asks the running daemon, or, with none running, applies
 // offline to the state file directly.
-func (e *env) pauseOrResume(ctx context.Context, req ctlRequest, offline func(context.Context, *commands) (string, error)) error {
+func (e *env) pauseOrResume(ctx context.Context, req daemon.Request, offline func(context.Context, *daemon.Commands) (string, error)) error {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	resp, err := ctlCall(ctx, cfg, req, 10*time.Second)
+	resp, err := e.client(cfg).Call(ctx, req, 10*time.Second)
 	switch {
 	case err == nil:
 		fmt.Fprintln(e.stdout, resp.Text)
 		return nil
-	case err != errNoDaemon && strings.HasPrefix(err.Error(), transport.ErrPauseRange.Error()):
+	case err != daemon.ErrNoDaemon && strings.HasPrefix(err.Error(), transport.ErrPauseRange.Error()):
 		return usageErr("%v", err) // the daemon's commands.Pause refused it
-	case err != errNoDaemon:
+	case err != daemon.ErrNoDaemon:
 		return err
 	}
-	a, err := e.build(ctx, cfg, e.logger(), buildOptions{})
+	a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreWrite})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	txt, err := offline(transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI}), &commands{app: a})
+	txt, err := offline(cliCtx(ctx), a.Commands())
 	if errors.Is(err, transport.ErrPauseRange) {
 		return usageErr("%v", err)
 	}
@@ -461,52 +260,31 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkTransport(cfg, only); err != nil {
+	if err := daemon.CheckTransport(cfg, only); err != nil {
 		return usageErr("test-alert: --transport: %v", err)
 	}
 	for _, note := range belowMinSeverity(cfg, sev, only) {
 		fmt.Fprintln(e.stderr, note)
 	}
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second)
+	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second)
 	switch {
 	case err == nil:
 		fmt.Fprintln(e.stdout, resp.Text)
 		return nil
-	case err != errNoDaemon:
+	case err != daemon.ErrNoDaemon:
 		return err
 	}
-	a, err := e.build(ctx, cfg, inZone(e.logger(), cfg.Device.Location), buildOptions{})
+	a, err := e.newApp(ctx, cfg, nil, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	t, err := a.engine.TestAlert(ctx, sev, only)
+	t, err := a.Engine().TestAlert(ctx, sev, only)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, testAlertText(t, "no daemon running: it waits in "+dbPath(cfg)+" and is delivered when 'vigil run' starts"))
+	fmt.Fprintln(e.stdout, daemon.TestAlertText(t, "no daemon running: it waits in "+daemon.DBPath(cfg)+" and is delivered when 'vigil run' starts"))
 	return nil
-}
-
-// configuredTransports names the transports the config enables, log first.
-func configuredTransports(cfg *config.Config) []string {
-	names := []string{"log"}
-	if cfg.MQTTEnabled() {
-		names = append(names, "mqtt")
-	}
-	if cfg.TelegramEnabled() {
-		names = append(names, "telegram")
-	}
-	return names
-}
-
-// checkTransport accepts "" (all transports) or a configured transport.
-func checkTransport(cfg *config.Config, name string) error {
-	names := configuredTransports(cfg)
-	if name == "" || slices.Contains(names, name) {
-		return nil
-	}
-	return fmt.Errorf("%q is not a configured transport (configured: %s)", name, strings.Join(names, ", "))
 }
 
 // belowMinSeverity says which transports would not send an alert of sev
@@ -514,7 +292,7 @@ func checkTransport(cfg *config.Config, name string) error {
 func belowMinSeverity(cfg *config.Config, sev alert.Severity, only string) []string {
 	var notes []string
 	for _, t := range []struct{ name, min string }{{"mqtt", cfg.MQTT.MinSeverity}, {"telegram", cfg.Telegram.MinSeverity}} {
-		if (only != "" && only != t.name) || !slices.Contains(configuredTransports(cfg), t.name) {
+		if (only != "" && only != t.name) || !slices.Contains(daemon.ConfiguredTransports(cfg), t.name) {
 			continue
 		}
 		if m, err := alert.ParseSeverity(t.min); err == nil && sev < m {
@@ -522,14 +300,6 @@ func belowMinSeverity(cfg *config.Config, sev alert.Severity, only string) []str
 		}
 	}
 	return notes
-}
-
-func testAlertText(a alert.Alert, where string) string {
-	to := "every transport"
-	if a.Transport != "" {
-		to = a.Transport + " only"
-	}
-	return fmt.Sprintf("test alert %s queued for %s (%s): %s", a.ID, to, where, a.Summary)
 }
 
 func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
@@ -540,7 +310,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := engineConfig(cfg); err != nil {
+	if _, err := daemon.EngineConfig(cfg); err != nil {
 		return err
 	}
 	// What `run` checks beyond the file itself: the board profile and the
@@ -553,8 +323,8 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 			return configErr(err)
 		}
 	}
-	if path, over := checklistInForce(cfg); over || fileExists(path) {
-		_, empty, err := checklistFunc(cfg)()
+	if path, over := manage.InForce(cfg); over || manage.FileExists(path) {
+		_, empty, err := manage.ChecklistFunc(cfg)()
 		if err != nil {
 			return configErr(err)
 		}

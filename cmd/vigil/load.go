@@ -4,21 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/rule"
-	"github.com/vigil-iot/vigil/schedule"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -29,7 +26,65 @@ func (e *env) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return base.parse(nil)
+	return base.Parse(nil)
+}
+
+// readBase reads config.toml and the environment. A missing file is a
+// config error (exit 78).
+func (e *env) readBase() (*manage.Base, error) {
+	f, err := os.Open(e.config)
+	if err != nil {
+		return nil, configErr(fmt.Errorf("open config: %w", err))
+	}
+	defer f.Close()
+	// One byte over the limit is enough for ParseWith to refuse the file.
+	data, err := io.ReadAll(io.LimitReader(f, config.MaxSize+1))
+	if err != nil {
+		return nil, configErr(fmt.Errorf("read config: %w", err))
+	}
+	return &manage.Base{Name: e.config, Data: data, Env: config.EnvOverrides(os.Environ()), Red: e.redactor(), Options: parseOptions()}, nil
+}
+
+// readOverlay reads the overlay from the running daemon, or from the state
+// file read-only when none runs.
+func (e *env) readOverlay(ctx context.Context, cfg *config.Config) []store.Setting {
+	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "settings"}, 10*time.Second)
+	if err == nil {
+		return resp.Settings
+	}
+	return daemon.ReadOverlayFile(cfg)
+}
+
+// loadOverlaid loads the config as `vigil run` does: the file, the
+// environment and the overlay (from the daemon, or the state file). It
+// returns the base too, for the daemon to keep.
+func (e *env) loadOverlaid(ctx context.Context, log *slog.Logger) (*config.Config, *manage.Base, error) {
+	base, err := e.readBase()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := base.Parse(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	overlay := e.readOverlay(ctx, cfg)
+	if len(overlay) == 0 {
+		return cfg, base, nil
+	}
+	cfg, _, err = base.Resolve(overlay, log)
+	return cfg, base, err
+}
+
+// client asks the daemon that watches cfg's state directory.
+func (e *env) client(cfg *config.Config) *daemon.Client {
+	return daemon.NewClient(cfg, runtimeDir())
+}
+
+// runtimeDir is the first directory of $RUNTIME_DIRECTORY (systemd sets it
+// from RuntimeDirectory=), or "".
+func runtimeDir() string {
+	d, _, _ := strings.Cut(os.Getenv("RUNTIME_DIRECTORY"), ":")
+	return d
 }
 
 // loadConfigOrDefaults is loadConfig, except that with no config file at
@@ -79,13 +134,6 @@ func boardNames() []string {
 	return out
 }
 
-func relTo(base, p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(base, p)
-}
-
 func (e *env) logger() *slog.Logger {
 	level := slog.LevelInfo
 	if e.verbose {
@@ -126,187 +174,6 @@ func profile(cfg *config.Config, log *slog.Logger, level slog.Level) (board.Prof
 		return board.Profile{}, configErr(fmt.Errorf("%s: device.board: unknown board %q (see 'vigil version --boards')", cfg.Device.Board, cfg.Device.Board))
 	}
 	return p, nil
-}
-
-func dbPath(cfg *config.Config) string { return filepath.Join(cfg.Device.StateDir, "vigil.db") }
-
-// How a command opens the state file.
-type storeMode int
-
-const (
-	storeWrite    storeMode = iota // pause, resume, check: a corrupt file is an error
-	storeDaemon                    // run: a corrupt file is moved aside and replaced (state_lost)
-	storeReadOnly                  // status, check --dry-run: nothing is created or written
-)
-
-// openStore opens the state file. The writing modes create the state
-// directory (0700). The read-only mode never creates anything: without a
-// state file it works on an empty one in a temporary directory, removed by
-// the returned closer.
-func openStore(cfg *config.Config, mode storeMode) (*store.DB, func() error, error) {
-	path := dbPath(cfg)
-	opts := store.Options{Timeout: time.Second}
-	switch mode {
-	case storeReadOnly:
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return openEmpty()
-		}
-		opts.ReadOnly = true
-	case storeDaemon:
-		opts.Reset, opts.Now = true, time.Now
-	}
-	if mode != storeReadOnly {
-		if err := os.MkdirAll(cfg.Device.StateDir, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("create state dir: %w", err)
-		}
-	}
-	db, err := store.Open(path, opts)
-	if errors.Is(err, store.ErrCorrupt) {
-		return nil, nil, fmt.Errorf("%w\nthe state file %s is damaged; 'vigil run' moves it aside as %s.corrupt-<time> and starts a fresh one (queued alerts, pause, counters and history are lost)",
-			err, path, filepath.Base(path))
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return db, db.Close, nil
-}
-
-// openEmpty opens an empty state file in a temporary directory, for a
-// read-only command on a machine where vigil never ran.
-func openEmpty() (*store.DB, func() error, error) {
-	dir, err := os.MkdirTemp("", "vigil-empty-state-")
-	if err != nil {
-		return nil, nil, fmt.Errorf("empty state: %w", err)
-	}
-	db, err := store.Open(filepath.Join(dir, "vigil.db"), store.Options{Timeout: time.Second})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, err
-	}
-	return db, func() error {
-		err := db.Close()
-		return errors.Join(err, os.RemoveAll(dir))
-	}, nil
-}
-
-// checklistFunc reads the checklist in force on every run, so edits apply
-// without a restart: the one set from afar (vigil checklist set) while it
-// exists in the state directory, else heartbeat.checklist.
-func checklistFunc(cfg *config.Config) heartbeat.ChecklistFunc {
-	over, path := checklistOverride(cfg), cfg.Heartbeat.Checklist
-	return func() (string, bool, error) {
-		p := over
-		f, err := openOverride(over)
-		if errors.Is(err, fs.ErrNotExist) {
-			p = path
-			f, err = os.Open(path)
-		}
-		if err != nil {
-			return "", true, fmt.Errorf("open checklist: %w", err)
-		}
-		defer f.Close()
-		text, empty, err := config.ParseChecklist(f)
-		if err != nil {
-			return "", true, fmt.Errorf("%s: %w", p, err)
-		}
-		return text, empty, nil
-	}
-}
-
-// openOverride opens the checklist set from afar. `vigil checklist set`
-// writes a regular file there; a symbolic link (or a FIFO, a device)
-// planted in the state directory is refused, never followed, so the daemon
-// never reads, and `checklist show` never prints, a file it was not given.
-func openOverride(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("checklist %s is a symbolic link, which vigil does not follow: remove it ('vigil checklist reset') and use 'vigil checklist set'", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("checklist %s is not a regular file: remove it ('vigil checklist reset') and use 'vigil checklist set'", path)
-	}
-	return f, nil
-}
-
-// ensureChecklist writes the template when the checklist file is missing.
-func ensureChecklist(path string, log *slog.Logger) error {
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("checklist: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create checklist dir: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(config.ChecklistTemplate), 0o644); err != nil {
-		return fmt.Errorf("write checklist template: %w", err)
-	}
-	log.Info("wrote checklist template; edit it to give the LLM something to check", "path", path)
-	return nil
-}
-
-// engineConfig converts the parsed config into the engine's settings.
-func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
-	hb := cfg.Heartbeat
-	ec := heartbeat.Config{
-		DeviceID:               cfg.Device.ID,
-		SampleInterval:         hb.SampleInterval.Duration,
-		SensorsPublishInterval: hb.SensorsPublishInterval.Duration,
-		Location:               cfg.Device.Location,
-		MaxQuiet:               hb.MaxQuiet.Duration,
-		AlertCooldown:          hb.AlertCooldown.Duration,
-		FailureAlertAfter:      hb.FailureAlertAfter,
-		MaxLLMCallsPerDay:      hb.MaxLLMCallsPerDay,
-		FloodLimit:             hb.MaxAlertsPerHour,
-		FloodWindow:            time.Hour,
-		BuildTime:              buildTime(),
-		Deadbands:              map[string]float64{},
-		Checklist:              checklistFunc(cfg),
-		HistoryStep:            heartbeat.DefaultHistoryStep,
-		Off:                    cfg.HeartbeatsOff(),
-	}
-	switch {
-	case !hb.Enabled:
-	case len(hb.Schedule) > 0:
-		// The schedule replaces the interval (config refuses both).
-		sched, err := schedule.Parse(hb.Schedule)
-		if err != nil {
-			return ec, configErr(fmt.Errorf("heartbeat.schedule: %w", err))
-		}
-		ec.Schedule = sched
-	default:
-		ec.Interval = hb.Interval.Duration
-	}
-	if hb.Active != nil {
-		ec.Active = &heartbeat.Window{Start: hb.Active.Start, End: hb.Active.End}
-	}
-	for _, s := range cfg.Sensors {
-		for q, d := range s.Deadband {
-			ec.Deadbands[s.Name+"."+q] = d
-		}
-	}
-	for _, r := range cfg.Rules {
-		when, err := rule.Compile(r.When)
-		if err != nil {
-			return ec, configErr(fmt.Errorf("rule.%s.when: %w", r.Name, err))
-		}
-		spec := rule.Spec{Name: r.Name, When: when, For: r.For.Duration, Renotify: r.Renotify.Duration}
-		if strings.TrimSpace(r.Clear) != "" {
-			if spec.Clear, err = rule.Compile(r.Clear); err != nil {
-				return ec, configErr(fmt.Errorf("rule.%s.clear: %w", r.Name, err))
-			}
-		}
-		sev, err := alert.ParseSeverity(r.Severity)
-		if err != nil {
-			return ec, configErr(fmt.Errorf("rule.%s.severity: %w", r.Name, err))
-		}
-		ec.Rules = append(ec.Rules, heartbeat.Rule{Spec: spec, Severity: sev, Message: r.Message, Disabled: !r.Enabled})
-	}
-	return ec, nil
 }
 
 // inZone returns log with its records stamped in loc (device.timezone), so

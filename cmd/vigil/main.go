@@ -21,6 +21,7 @@ import (
 	"syscall"
 	_ "time/tzdata" // IANA zones for boards without /usr/share/zoneinfo
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/redact"
 )
 
@@ -63,8 +64,12 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	code := exitFailure
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var ce *config.Error
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case errors.As(err, &ce):
+		code = exitConfig
 	}
 	if !errors.Is(err, errSilent) {
 		fmt.Fprintf(stderr, "vigil: %v\n", err)

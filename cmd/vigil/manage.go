@@ -1,6 +1,6 @@
 package main
 
-// The CLI side of the run-time settings (overlay.go): get, set, unset,
+// The CLI side of the run-time settings (package manage): get, set, unset,
 // checklist and notes. Each asks the running daemon over the control
 // socket; with none running it works on the state file. get, notes and
 // checklist show only read it (read-only, creating nothing); set, unset,
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -28,17 +30,16 @@ func cliCtx(ctx context.Context) context.Context {
 
 // offline builds an app on the state file (writable) with the overlay
 // applied, for a change made with no daemon running.
-func (e *env) offline(ctx context.Context) (*commands, func() error, error) {
+func (e *env) offline(ctx context.Context) (*daemon.Commands, func() error, error) {
 	cfg, base, err := e.loadOverlaid(ctx, e.logger())
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := e.build(ctx, cfg, inZone(e.logger(), cfg.Device.Location), buildOptions{})
+	a, err := e.newApp(ctx, cfg, base, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
 	if err != nil {
 		return nil, nil, err
 	}
-	a.base = base
-	return a.cmds, a.Close, nil
+	return a.Commands(), a.Close, nil
 }
 
 // daemonOr sends req to the running daemon and prints its answer, or,
@@ -48,18 +49,18 @@ func (e *env) offline(ctx context.Context) (*commands, func() error, error) {
 // precheck, when not nil, checks the change against the config and the
 // stored overlay before the state file is opened for writing, so a refused
 // change creates nothing.
-func (e *env) daemonOr(ctx context.Context, req ctlRequest, offline func(context.Context, *commands) (string, error),
-	precheck ...func(*config.Config, *configBase, []store.Setting) error) error {
+func (e *env) daemonOr(ctx context.Context, req daemon.Request, offline func(context.Context, *daemon.Commands) (string, error),
+	precheck ...func(*config.Config, *manage.Base, []store.Setting) error) error {
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	resp, err := ctlCall(ctx, cfg, req, 30*time.Second)
+	resp, err := e.client(cfg).Call(ctx, req, 30*time.Second)
 	switch {
 	case err == nil:
 		fmt.Fprintln(e.stdout, strings.TrimRight(resp.Text, "\n"))
 		return nil
-	case err != errNoDaemon:
+	case err != daemon.ErrNoDaemon:
 		return err
 	}
 	for _, check := range precheck {
@@ -67,7 +68,7 @@ func (e *env) daemonOr(ctx context.Context, req ctlRequest, offline func(context
 		if err != nil {
 			return err
 		}
-		if err := check(cfg, base, readOverlayFile(cfg)); err != nil {
+		if err := check(cfg, base, daemon.ReadOverlayFile(cfg)); err != nil {
 			return err
 		}
 	}
@@ -100,17 +101,17 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var views []settingView
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "get", Key: key}, 10*time.Second)
+	var views []manage.SettingView
+	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "get", Key: key}, 10*time.Second)
 	switch {
 	case err == nil:
 		views = resp.Values
-	case err == errNoDaemon:
+	case err == daemon.ErrNoDaemon:
 		cfg, _, err := e.loadOverlaid(ctx, e.logger())
 		if err != nil {
 			return err
 		}
-		if views, err = settingViews(cfg, key); err != nil {
+		if views, err = manage.SettingViews(cfg, key); err != nil {
 			return err
 		}
 	default:
@@ -118,11 +119,11 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 	}
 	if asJSON {
 		if views == nil {
-			views = []settingView{}
+			views = []manage.SettingView{}
 		}
 		return writeJSON(e.stdout, views)
 	}
-	writeSettings(e.stdout, views)
+	daemon.WriteSettings(e.stdout, views)
 	return nil
 }
 
@@ -135,13 +136,13 @@ func (e *env) cmdSet(ctx context.Context, args []string) error {
 		return usageErr("set: want KEY VALUE, got %d argument(s) (see 'vigil help set')", len(pos))
 	}
 	key, value := pos[0], strings.Join(pos[1:], " ")
-	return e.daemonOr(ctx, ctlRequest{Cmd: "set", Key: key, Value: value},
-		func(ctx context.Context, c *commands) (string, error) { return c.Set(ctx, key, value) },
-		func(cfg *config.Config, base *configBase, stored []store.Setting) error {
+	return e.daemonOr(ctx, daemon.Request{Cmd: "set", Key: key, Value: value},
+		func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Set(ctx, key, value) },
+		func(cfg *config.Config, base *manage.Base, stored []store.Setting) error {
 			if err := config.CheckSettable(key, cfg); err != nil {
-				return configErr(err)
+				return err
 			}
-			_, err := base.with(stored, store.Setting{Key: key, Value: value, By: transport.ChannelCLI})
+			_, err := base.With(stored, store.Setting{Key: key, Value: value, By: transport.ChannelCLI}, checkBuildable)
 			return err
 		})
 }
@@ -152,8 +153,8 @@ func (e *env) cmdUnset(ctx context.Context, args []string) error {
 		return err
 	}
 	key := pos[0]
-	return e.daemonOr(ctx, ctlRequest{Cmd: "unset", Key: key},
-		func(ctx context.Context, c *commands) (string, error) { return c.Unset(ctx, key) })
+	return e.daemonOr(ctx, daemon.Request{Cmd: "unset", Key: key},
+		func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Unset(ctx, key) })
 }
 
 func (e *env) cmdChecklist(ctx context.Context, args []string) error {
@@ -168,16 +169,16 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "checklist", Op: op}, 10*time.Second)
+		resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second)
 		switch {
 		case err == nil:
 			fmt.Fprint(e.stdout, resp.Text)
 			return nil
-		case err != errNoDaemon:
+		case err != daemon.ErrNoDaemon:
 			return err
 		}
 		// Reading needs no state file: nothing is opened or created.
-		txt, err := (&commands{app: &app{cfg: cfg}}).checklist(cliCtx(ctx), op, "")
+		txt, err := manage.ShowChecklist(cfg)
 		if err != nil {
 			return err
 		}
@@ -193,11 +194,11 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if _, _, err := config.ParseChecklist(strings.NewReader(text)); err != nil {
 			return configErr(fmt.Errorf("%s: %w", pos[1], err))
 		}
-		return e.daemonOr(ctx, ctlRequest{Cmd: "checklist", Op: op, Body: text},
-			func(ctx context.Context, c *commands) (string, error) { return c.Checklist(ctx, op, text) })
+		return e.daemonOr(ctx, daemon.Request{Cmd: "checklist", Op: op, Body: text},
+			func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, text) })
 	case op == transport.ChecklistReset && len(pos) == 1:
-		return e.daemonOr(ctx, ctlRequest{Cmd: "checklist", Op: op},
-			func(ctx context.Context, c *commands) (string, error) { return c.Checklist(ctx, op, "") })
+		return e.daemonOr(ctx, daemon.Request{Cmd: "checklist", Op: op},
+			func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, "") })
 	}
 	return usageErr("checklist: want 'show', 'set FILE|-' or 'reset', got %q (see 'vigil help checklist')", strings.Join(pos, " "))
 }
@@ -237,30 +238,37 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 		return usageErr("notes: want nothing or 'clear', got %q (see 'vigil help notes')", strings.Join(pos, " "))
 	}
 	if clear {
-		return e.daemonOr(ctx, ctlRequest{Cmd: "notes", Clear: true},
-			func(ctx context.Context, c *commands) (string, error) { return c.Notes(ctx, true) })
+		return e.daemonOr(ctx, daemon.Request{Cmd: "notes", Clear: true},
+			func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Notes(ctx, true) })
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "notes"}, 10*time.Second)
+	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "notes"}, 10*time.Second)
 	switch {
 	case err == nil:
 		fmt.Fprint(e.stdout, resp.Text)
 		return nil
-	case err != errNoDaemon:
+	case err != daemon.ErrNoDaemon:
 		return err
 	}
-	db, closeDB, err := openStore(cfg, storeReadOnly)
+	db, closeDB, err := daemon.OpenStore(cfg, daemon.StoreReadOnly)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	txt, err := notesText(db, cfg.Device.Location, time.Now())
+	txt, err := daemon.NotesText(db, cfg.Device.Location, time.Now())
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(e.stdout, txt)
 	return nil
+}
+
+// checkBuildable checks what the engine needs beyond the validator (the
+// rules compile).
+func checkBuildable(cfg *config.Config) error {
+	_, err := daemon.EngineConfig(cfg)
+	return err
 }

@@ -11,18 +11,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/web"
 )
 
-// statusWindow is the span of the sparklines in `vigil status`.
-const (
-	statusWindow = time.Hour
-	sparkWidth   = 30 // two minutes a bar
-)
+// sparkWidth is the bars of a sparkline in `vigil status`: two minutes a
+// bar.
+const sparkWidth = 30
 
 // colorOK reports whether w is a terminal and NO_COLOR is unset
 // (https://no-color.org).
@@ -67,7 +64,7 @@ func writeReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, 
 	for _, r := range st.Rules {
 		state[r.Name] = r.State
 	}
-	fmt.Fprintf(w, "readings: (last hour, %s a bar)\n", statusWindow/sparkWidth)
+	fmt.Fprintf(w, "readings: (last hour, %s a bar)\n", daemon.StatusWindow/sparkWidth)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, k := range keys {
 		val := "–"
@@ -81,7 +78,7 @@ func writeReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, 
 		} else if pts := byKey[k].Points; len(pts) > 0 { // no daemon: the last stored sample
 			val = heartbeat.FormatValue(device.Value{Value: pts[len(pts)-1].Value, Unit: byKey[k].Unit})
 		}
-		sp := web.Sparkline(byKey[k].Points, now.Add(-statusWindow), now, sparkWidth)
+		sp := web.Sparkline(byKey[k].Points, now.Add(-daemon.StatusWindow), now, sparkWidth)
 		rng := "no history"
 		line := strings.Repeat(" ", sparkWidth)
 		if sp.N > 0 {
@@ -103,69 +100,6 @@ func writeReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, 
 			rs = append(rs, s)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k, val, line, rng, strings.Join(rs, ", "))
-	}
-	tw.Flush()
-}
-
-// runtimeView is what changed at run time, for status and the page: the
-// keys whose value is not the file's or a default (the environment, the
-// overlay), the checklist in force and the model's notes, newest first.
-func runtimeView(cfg *config.Config, db *store.DB) (web.Runtime, error) {
-	rt := web.Runtime{Settings: []web.Setting{}}
-	for _, k := range cfg.Overridden() {
-		v, err := cfg.Get(k)
-		if err != nil {
-			continue // an override config left out has no value to show
-		}
-		rt.Settings = append(rt.Settings, web.Setting{Key: k, Value: v, Origin: originText(cfg, k)})
-	}
-	path, over := checklistInForce(cfg)
-	rt.Checklist = &web.Checklist{Path: path, FromAfar: over}
-	notes, err := db.Notes()
-	if err != nil {
-		return rt, err
-	}
-	slices.Reverse(notes)
-	for i := range notes {
-		notes[i].Time = notes[i].Time.In(cfg.Device.Location)
-	}
-	rt.Notes = append([]store.Note{}, notes...)
-	return rt, nil
-}
-
-// forRemote withholds from a remote viewer (MQTT, Telegram, the status
-// page) what the verbs its [manage] remote lacks would show: the settings
-// without "get", the notes without "notes". status is not a way around
-// them.
-func forRemote(rt web.Runtime, m config.Manage) web.Runtime {
-	if !m.Allows("get") {
-		rt.Settings, rt.Withheld = nil, append(rt.Withheld, "get")
-	}
-	if !m.Allows("notes") {
-		rt.Notes, rt.Withheld = nil, append(rt.Withheld, "notes")
-	}
-	return rt
-}
-
-// writeRuntime prints the checklist in force, the notes' count and the
-// settings that do not come from the file, one a line.
-func writeRuntime(w io.Writer, rt web.Runtime, now time.Time) {
-	if rt.Checklist != nil {
-		fmt.Fprintf(w, "checklist: %s\n", rt.Checklist)
-	}
-	fmt.Fprintf(w, "notes:    %s\n", rt.NotesLine(now))
-	if rt.Hides("get") {
-		fmt.Fprintf(w, "settings: %s\n", web.HiddenText("get"))
-		return
-	}
-	if len(rt.Settings) == 0 {
-		fmt.Fprintln(w, "settings: all from the config file or defaults")
-		return
-	}
-	fmt.Fprintln(w, "settings: (not from the config file)")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, s := range rt.Settings {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Key, showSetting(s.Value), s.Origin)
 	}
 	tw.Flush()
 }
@@ -213,17 +147,17 @@ func (e *env) cmdHistory(ctx context.Context, args []string) error {
 	}
 	now := time.Now()
 	var series []heartbeat.Series
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "history", SinceS: int64(window / time.Second)}, 30*time.Second)
+	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "history", SinceS: int64(window / time.Second)}, 30*time.Second)
 	switch {
 	case err == nil:
 		series = resp.Series
-	case err == errNoDaemon:
-		a, err := e.build(ctx, cfg, e.logger(), buildOptions{store: storeReadOnly})
+	case err == daemon.ErrNoDaemon:
+		a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
 		if err != nil {
 			return err
 		}
 		defer a.Close()
-		if series, err = a.engine.History(ctx, now.Add(-window)); err != nil {
+		if series, err = a.Engine().History(ctx, now.Add(-window)); err != nil {
 			return err
 		}
 	default:

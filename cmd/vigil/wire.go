@@ -17,11 +17,10 @@ import (
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/redact"
-	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
 	"github.com/vigil-iot/vigil/transport/telegram"
 )
@@ -30,8 +29,8 @@ import (
 // db remembers the models that refused tools; red removes the secrets from
 // what the model writes.
 //
-// setInterval carries out the model's set_interval (the settings overlay's
-// commands.setModelInterval); nil answers that it is not available.
+// setInterval carries out the model's set_interval (the daemon's settings
+// commands); nil answers that it is not available.
 func newThinker(cfg *config.Config, db *store.DB, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger, setInterval func(context.Context, time.Duration) (string, error)) (heartbeat.Thinker, error) {
 	if !cfg.LLMEnabled() {
 		return nil, nil
@@ -62,19 +61,6 @@ func newThinker(cfg *config.Config, db *store.DB, red *redact.Redactor, clock cl
 		return nil, configErr(fmt.Errorf("llm: %w", err))
 	}
 	return a, nil
-}
-
-// wired holds the network transports.
-type wired struct {
-	transports []wiredTransport
-}
-
-// wiredTransport is one network transport: how alerts reach it, how the
-// retained state does (nil for Telegram), and its connection loop.
-type wiredTransport struct {
-	notifier  heartbeat.Notifier
-	publisher heartbeat.Publisher
-	run       func(ctx context.Context) error
 }
 
 // mqttTLS reads the CA and client certificate files of [mqtt] and builds
@@ -114,9 +100,9 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 // newTransports builds MQTT and Telegram when configured; board is the
 // resolved board profile, which MQTT publishes on <p>/<id>/info; problems
 // is what MQTT rebuilds its Home Assistant problem sensor from after every
-// connect.
-func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds transport.Commands, problems mqtt.ProblemSource, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
-	w := &wired{}
+// connect (Wiring.Transports).
+func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds *daemon.Commands, problems mqtt.ProblemSource, clock clockwork.Clock, log *slog.Logger) ([]daemon.Transport, error) {
+	var w []daemon.Transport
 	if cfg.MQTTEnabled() {
 		m := cfg.MQTT
 		sev, err := alert.ParseSeverity(m.MinSeverity)
@@ -132,10 +118,10 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg,
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
-			Board: board, Interval: heartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
+			Board: board, Interval: daemon.HeartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
 			Problems: problems,
 		}, cmds, log.With("transport", "mqtt"))
-		w.transports = append(w.transports, wiredTransport{notifier: c, publisher: c, run: c.Run})
+		w = append(w, daemon.Transport{Notifier: c, Publisher: c, Run: c.Run})
 	}
 	if cfg.TelegramEnabled() {
 		tg := cfg.Telegram
@@ -147,17 +133,9 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
 			UserAgent: "vigil/" + version, Location: cfg.Device.Location,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
-		w.transports = append(w.transports, wiredTransport{notifier: b, run: b.Run})
+		w = append(w, daemon.Transport{Notifier: b, Run: b.Run})
 	}
 	return w, nil
-}
-
-// engineProblems is the app's engine as the MQTT client's ProblemSource:
-// the transports are built before the engine, and run only once it is.
-type engineProblems struct{ a *app }
-
-func (p engineProblems) Problems(ctx context.Context) ([]alert.Alert, error) {
-	return p.a.engine.Problems(ctx)
 }
 
 // modelSelf is what the model may change about its own heartbeat
@@ -227,23 +205,4 @@ func (s telegramState) Chat(configured int64) (id int64, err error) {
 
 func (s telegramState) SetChat(configured, newID int64) error {
 	return s.db.Update(func(tx *store.Tx) error { return tx.SetTelegramChat(configured, newID) })
-}
-
-// heartbeatSpacing is the longest a watcher should expect between two
-// heartbeats (the info topic's interval, which `vigil fleet` uses to tell a
-// silent device from a quiet one): the interval, a schedule's longest gap,
-// or 0 when heartbeats are off.
-func heartbeatSpacing(cfg *config.Config) time.Duration {
-	hb := cfg.Heartbeat
-	switch {
-	case !cfg.HeartbeatEnabled():
-		return 0
-	case len(hb.Schedule) > 0:
-		s, err := schedule.Parse(hb.Schedule)
-		if err != nil {
-			return hb.Interval.Duration
-		}
-		return s.LongestGap()
-	}
-	return hb.Interval.Duration
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"strings"
@@ -6,7 +6,31 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
 )
+
+// The info topic's interval is what `vigil fleet` waits 3× of before it
+// calls a device silent: with a schedule it is the schedule's longest gap,
+// not the unused interval default.
+func TestHeartbeatSpacing(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want time.Duration
+	}{
+		{"[heartbeat]\ninterval = \"10m\"\n", 10 * time.Minute},
+		{"[heartbeat]\nschedule = [\"07:30\", \"12:00\", \"19:00\"]\n", 12*time.Hour + 30*time.Minute},
+		{"[heartbeat]\nenabled = false\n", 0},
+		{"[heartbeat]\ninterval = \"0\"\n", 0},
+	} {
+		cfg, err := config.Parse(strings.NewReader(tc.src), "config.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := HeartbeatSpacing(cfg); got != tc.want {
+			t.Errorf("heartbeatSpacing(%q) = %s, want %s", tc.src, got, tc.want)
+		}
+	}
+}
 
 // TestEngineConfigSchedule: heartbeat.schedule reaches the engine in place
 // of the interval, in the device's time zone; enabled = false turns both off.
@@ -26,7 +50,7 @@ func TestEngineConfigSchedule(t *testing.T) {
 		if err != nil {
 			t.Fatalf("config.Parse(%q): %v", tt.src, err)
 		}
-		ec, err := engineConfig(cfg)
+		ec, err := EngineConfig(cfg)
 		if err != nil {
 			t.Fatalf("engineConfig(%q): %v", tt.src, err)
 		}
@@ -43,5 +67,25 @@ func TestEngineConfigSchedule(t *testing.T) {
 				t.Errorf("engineConfig(%q): Next after 08:00 Berlin = %v, want 19:00 Berlin", tt.src, next.In(ec.Location))
 			}
 		}
+	}
+}
+
+// TestHistoryKept: the bound --since follows is what the daemon is wired to
+// keep: the engine persists one snapshot per heartbeat.DefaultHistoryStep into the store's
+// ring of DefaultHistoryCap.
+func TestHistoryKept(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader(""), "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec, err := EngineConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ec.HistoryStep != heartbeat.DefaultHistoryStep {
+		t.Errorf("engineConfig: HistoryStep %v, want heartbeat.DefaultHistoryStep %v (the --since bound assumes it)", ec.HistoryStep, heartbeat.DefaultHistoryStep)
+	}
+	if heartbeat.HistoryKept != 48*time.Hour {
+		t.Errorf("heartbeat.HistoryKept = %v; the help, man page and README say 48 hours", heartbeat.HistoryKept)
 	}
 }

@@ -1,17 +1,18 @@
-package web
+package manage
 
 import (
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/store"
 )
 
 // Runtime is what changes while vigil runs beside the engine's status: the
 // settings that do not come from the config file or a default (the
 // environment, `vigil set`), the checklist in force, and the model's
-// notes. cmd fills it; the page, /api/status and `vigil status` show it.
+// notes. RuntimeView fills it; the page, /api/status and `vigil status` show it.
 type Runtime struct {
 	Settings  []Setting    `json:"settings"`            // sorted by key
 	Checklist *Checklist   `json:"checklist,omitempty"` // nil: not known
@@ -79,4 +80,44 @@ func (r Runtime) NotesLine(now time.Time) string {
 		return "none"
 	}
 	return fmt.Sprintf("%d (newest %s ago)", len(r.Notes), Age(now.Sub(r.Notes[0].Time)))
+}
+
+// RuntimeView is what changed at run time, for status and the page: the
+// keys whose value is not the file's or a default (the environment, the
+// overlay), the checklist in force and the model's notes, newest first.
+func RuntimeView(cfg *config.Config, db *store.DB) (Runtime, error) {
+	rt := Runtime{Settings: []Setting{}}
+	for _, k := range cfg.Overridden() {
+		v, err := cfg.Get(k)
+		if err != nil {
+			continue // an override config left out has no value to show
+		}
+		rt.Settings = append(rt.Settings, Setting{Key: k, Value: v, Origin: OriginText(cfg, k)})
+	}
+	path, over := InForce(cfg)
+	rt.Checklist = &Checklist{Path: path, FromAfar: over}
+	notes, err := db.Notes()
+	if err != nil {
+		return rt, err
+	}
+	slices.Reverse(notes)
+	for i := range notes {
+		notes[i].Time = notes[i].Time.In(cfg.Device.Location)
+	}
+	rt.Notes = append([]store.Note{}, notes...)
+	return rt, nil
+}
+
+// ForRemote withholds from a remote viewer (MQTT, Telegram, the status
+// page) what the verbs its [manage] remote lacks would show: the settings
+// without "get", the notes without "notes". status is not a way around
+// them.
+func ForRemote(rt Runtime, m config.Manage) Runtime {
+	if !m.Allows("get") {
+		rt.Settings, rt.Withheld = nil, append(rt.Withheld, "get")
+	}
+	if !m.Allows("notes") {
+		rt.Notes, rt.Withheld = nil, append(rt.Withheld, "notes")
+	}
+	return rt
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"log/slog"
@@ -8,16 +8,16 @@ import (
 	"time"
 )
 
-// exitWatchdog is the exit status after a watchdog stop: a failure, so
+// ExitWatchdog is the exit status after a watchdog stop: a failure, so
 // Restart=on-failure starts vigil again (systemd records the result as
 // "watchdog" either way).
-const exitWatchdog = exitFailure
+const ExitWatchdog = 1
 
 // onWatchdogAbort turns systemd's watchdog stop into one log line. When
 // WatchdogSec passes without a ping, systemd sends SIGABRT, on which the Go
 // runtime would dump every goroutine's stack (hundreds of journal lines)
 // and exit 2. Instead vigil logs what happened and when the sample loop
-// last made progress, and exits with exitWatchdog; the state file needs no
+// last made progress, and exits with ExitWatchdog; the state file needs no
 // clean close (every bbolt commit is durable). It is armed only under a
 // watchdog (interval > 0): elsewhere SIGABRT keeps Go's stack dump, which
 // is what a person sending it by hand wants. stop disarms it.
@@ -40,7 +40,7 @@ func onWatchdogAbort(log *slog.Logger, interval time.Duration, lastProgress func
 		}
 		log.Error("watchdog: systemd stopped vigil after WatchdogSec without a ping; last progress at "+last,
 			"watchdog", interval)
-		exit(exitWatchdog)
+		exit(ExitWatchdog)
 	}()
 	return func() {
 		signal.Stop(ch)

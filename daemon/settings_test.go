@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -29,27 +30,6 @@ driver = "bme280"
 name = "too_hot"
 when = "air.temperature > 100"
 `
-
-// newOverlayApp wires an app on a fresh state file as the CLI does without
-// a daemon (the real store, engine and commands), from config.toml with
-// extra appended.
-func newOverlayApp(t *testing.T, extra string) *app {
-	t.Helper()
-	dir := t.TempDir()
-	e := &env{globals: globals{config: writeConfig(t, dir, overlayRules+extra)}, stdout: io.Discard, stderr: io.Discard}
-	ctx := context.Background()
-	cfg, base, err := e.loadOverlaid(ctx, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := e.build(ctx, cfg, slog.New(slog.DiscardHandler), buildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.base = base
-	t.Cleanup(func() { a.Close() })
-	return a
-}
 
 // infoAlerts lists the summaries of the info system alerts queued.
 func queuedInfo(t *testing.T, db *store.DB) []string {
@@ -264,16 +244,16 @@ func TestOverlayEntryNoLongerValid(t *testing.T) {
 		}
 	}
 	stored, _ := a.db.Settings()
-	path := a.base.name
+	path := a.base.Name
 	b, _ := os.ReadFile(path)
 	noRule := strings.Replace(string(b), "[[rule]]\nname = \"too_hot\"\nwhen = \"air.temperature > 100\"\n", "", 1)
 	if noRule == string(b) {
 		t.Fatal("could not remove the rule from the test config")
 	}
-	base := &configBase{name: filepath.Join(t.TempDir(), "config.toml"), data: []byte(noRule)}
+	base := &manage.Base{Name: filepath.Join(t.TempDir(), "config.toml"), Data: []byte(noRule)}
 	var logBuf strings.Builder
 	log := newTextLog(&logBuf)
-	cfg, used, err := base.resolve(stored, log)
+	cfg, used, err := base.Resolve(stored, log)
 	if err != nil {
 		t.Fatalf("resolve with a stale entry: %v", err)
 	}
@@ -298,7 +278,7 @@ func TestChecklistLogsNotes(t *testing.T) {
 	if err := os.WriteFile(a.cfg.Heartbeat.Checklist, []byte(fileText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	read := checklistFunc(a.cfg)
+	read := manage.ChecklistFunc(a.cfg)
 	if txt, _, err := read(); err != nil || !strings.Contains(txt, "the file's item") {
 		t.Fatalf("checklist before set = %q, %v", txt, err)
 	}
@@ -377,7 +357,7 @@ func TestModelSetsIntervalDuringRun(t *testing.T) {
 	a.runCtx = ctx // as cmdRun: changes apply to the running engine
 	a.cfg.Heartbeat.ModelMay = []string{"pause", "interval"}
 	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
-	ec, err := engineConfig(a.cfg)
+	ec, err := a.engineConfig(a.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +365,7 @@ func TestModelSetsIntervalDuringRun(t *testing.T) {
 	a.engine.Reconfigure(ec, nil, m)
 	done := make(chan error, 1)
 	go func() {
-		_, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		_, err := a.cmds.CheckWith(ctx, heartbeat.CheckOptions{}, nil)
 		done <- err
 	}()
 	select {
@@ -476,7 +456,7 @@ func TestOlderVerbsReadConfigUnderLock(t *testing.T) {
 		if _, err := a.cmds.Pause(sock, 30*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if r := srv.do(sock, ctlRequest{Cmd: "test-alert", Severity: "info", StateDir: stateDir}); r.Error != "" {
+		if r := srv.do(sock, Request{Cmd: "test-alert", Severity: "info", StateDir: stateDir}); r.Error != "" {
 			t.Fatal(r.Error)
 		}
 	}
@@ -498,7 +478,7 @@ func (b *blockingThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 // blockedRun starts a forced heartbeat on a (as a running daemon: changes
 // apply to the engine) whose model holds the run until th.release is
 // closed; done gets the run's error.
-func blockedRun(t *testing.T, a *app) (th *blockingThinker, done chan error) {
+func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
 	t.Helper()
 	old := applyWait
 	applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
@@ -507,7 +487,7 @@ func blockedRun(t *testing.T, a *app) (th *blockingThinker, done chan error) {
 	t.Cleanup(cancel)
 	a.runCtx = ctx
 	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
-	ec, err := engineConfig(a.cfg)
+	ec, err := a.engineConfig(a.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +495,7 @@ func blockedRun(t *testing.T, a *app) (th *blockingThinker, done chan error) {
 	a.engine.Reconfigure(ec, nil, th)
 	done = make(chan error, 1)
 	go func() {
-		_, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		_, err := a.cmds.CheckWith(ctx, heartbeat.CheckOptions{}, nil)
 		done <- err
 	}()
 	<-th.started

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // Reload policy (SIGHUP, `systemctl reload vigil`). The config file and the
 // checklist are read and validated by the same code as at start, so an error
@@ -31,7 +31,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
 )
@@ -44,7 +44,7 @@ type liveTransport struct {
 	log  *slog.Logger
 
 	mu     sync.RWMutex
-	cur    wiredTransport
+	cur    Transport
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -58,20 +58,20 @@ var (
 
 func (t *liveTransport) Name() string { return t.name }
 
-func (t *liveTransport) current() wiredTransport {
+func (t *liveTransport) current() Transport {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.cur
 }
 
 func (t *liveTransport) Notify(ctx context.Context, a alert.Alert) error {
-	return t.current().notifier.Notify(ctx, a)
+	return t.current().Notifier.Notify(ctx, a)
 }
 
 // Ready is the current transport's first connection; one that does not
 // connect (Telegram) is ready at once.
 func (t *liveTransport) Ready() <-chan struct{} {
-	if c, ok := t.current().notifier.(heartbeat.Connector); ok {
+	if c, ok := t.current().Notifier.(heartbeat.Connector); ok {
 		return c.Ready()
 	}
 	now := make(chan struct{})
@@ -80,14 +80,14 @@ func (t *liveTransport) Ready() <-chan struct{} {
 }
 
 func (t *liveTransport) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error {
-	if p := t.current().publisher; p != nil {
+	if p := t.current().Publisher; p != nil {
 		return p.PublishHeartbeat(ctx, hb)
 	}
 	return nil
 }
 
 func (t *liveTransport) PublishSensors(ctx context.Context, snap device.Snapshot) error {
-	if p := t.current().publisher; p != nil {
+	if p := t.current().Publisher; p != nil {
 		return p.PublishSensors(ctx, snap)
 	}
 	return nil
@@ -98,7 +98,7 @@ func (t *liveTransport) PublishSensors(ctx context.Context, snap device.Snapshot
 func (t *liveTransport) start(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
-	run := t.current().run
+	run := t.current().Run
 	t.mu.Lock()
 	t.cancel, t.done = cancel, done
 	t.mu.Unlock()
@@ -123,7 +123,7 @@ func (t *liveTransport) stop() {
 }
 
 // replace stops the running transport and starts next in its place.
-func (t *liveTransport) replace(parent context.Context, next wiredTransport) {
+func (t *liveTransport) replace(parent context.Context, next Transport) {
 	t.stop()
 	t.mu.Lock()
 	t.cur = next
@@ -141,7 +141,7 @@ type intervalAnnouncer interface {
 // the background: a publish may wait for the broker, and apply runs under
 // the daemon's locks.
 func (t *liveTransport) announceIntervals(ctx context.Context, interval, sample time.Duration) {
-	ann, ok := t.current().notifier.(intervalAnnouncer)
+	ann, ok := t.current().Notifier.(intervalAnnouncer)
 	if !ok {
 		return
 	}
@@ -154,12 +154,16 @@ func (t *liveTransport) announceIntervals(ctx context.Context, interval, sample 
 	}()
 }
 
-// reload re-reads and applies the config with the run-time overlay (see
-// the policy at the top and in overlay.go).
-func (e *env) reload(ctx context.Context, a *app, log *slog.Logger) {
+// Reload re-reads and applies the config with the run-time overlay (see
+// the policy at the top and in package manage), as SIGHUP does.
+func (a *App) Reload(ctx context.Context) {
+	a.reload(ctx, a.log)
+}
+
+func (a *App) reload(ctx context.Context, log *slog.Logger) {
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
-	cfg, base, err := e.loadForReload(a.db, log)
+	cfg, base, err := a.loadForReload(log)
 	if err == nil {
 		err = a.apply(cfg, log, "config reloaded")
 	}
@@ -186,7 +190,7 @@ var applyWait = 5 * time.Second // a var: tests shorten it
 // change the model made comes from inside a run, which cannot end while
 // the model waits: it is not waited for. Outside the daemon (the CLI on
 // the state file) there is nothing running: cfg just becomes the app's.
-func (a *app) applyChange(ctx context.Context, cfg *config.Config) string {
+func (a *App) applyChange(ctx context.Context, cfg *config.Config) string {
 	if a.runCtx == nil {
 		a.cfg = cfg
 		return ""
@@ -213,7 +217,7 @@ func (a *app) applyChange(ctx context.Context, cfg *config.Config) string {
 }
 
 // applyStored applies config.toml's base with the stored overlay.
-func (a *app) applyStored() error {
+func (a *App) applyStored() error {
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
 	a.setMu.Lock()
@@ -222,7 +226,7 @@ func (a *app) applyStored() error {
 	a.setMu.Unlock()
 	var cfg *config.Config
 	if err == nil {
-		cfg, _, err = base.resolve(stored, a.log)
+		cfg, _, err = base.Resolve(stored, a.log)
 	}
 	if err == nil {
 		err = a.apply(cfg, a.log, "setting applied")
@@ -235,7 +239,7 @@ func (a *app) applyStored() error {
 
 // apply puts a validated config into the running daemon, touching only what
 // changed, and logs msg with what changed. An error changes nothing.
-func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
+func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	old := a.cfg
 	var later []string
 	keep := func(name string, changed bool, restore func()) {
@@ -252,7 +256,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	if len(later) > 0 {
 		log.Warn("config reload: these changes take effect only at the next restart", "keys", strings.Join(later, ", "))
 	}
-	ec, err := engineConfig(cfg)
+	ec, err := a.engineConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -264,28 +268,28 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 
 	// Build everything that can fail before touching the running daemon.
 	thinker := a.thinker
-	if thinkerChanged(old, cfg) {
-		if thinker, err = newThinker(cfg, a.db, a.red, a.clock, log, a.cmds.setModelInterval); err != nil {
+	if thinkerChanged(old, cfg) && a.opts.Wiring.Thinker != nil {
+		if thinker, err = a.opts.Wiring.Thinker(cfg, a.db, a.cmds.setModelInterval, log); err != nil {
 			return err
 		}
 	}
-	var next map[string]wiredTransport
+	var next map[string]Transport
 	// Telegram shows alert times in device.timezone.
 	telegramChanged := !reflect.DeepEqual(old.Telegram, cfg.Telegram) || old.Device.Timezone != cfg.Device.Timezone
-	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || telegramChanged {
-		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, engineProblems{a}, a.clock, log)
+	if (!reflect.DeepEqual(old.MQTT, cfg.MQTT) || telegramChanged) && a.opts.Wiring.Transports != nil {
+		ts, err := a.opts.Wiring.Transports(a.runCtx, cfg, a.db, a.cmds, engineProblems{a}, log)
 		if err != nil {
 			return err
 		}
-		next = map[string]wiredTransport{}
-		for _, t := range w.transports {
-			next[t.notifier.Name()] = t
+		next = map[string]Transport{}
+		for _, t := range ts {
+			next[t.Notifier.Name()] = t
 		}
 	}
 	sensors, closeSensors := a.sensors, func() error { return nil }
-	reopen := !sameSensors(old.Sensors, cfg.Sensors)
+	reopen := !sameSensors(old.Sensors, cfg.Sensors) && a.opts.Wiring.Sensors != nil
 	if reopen {
-		sensors, closeSensors = openSensors(cfg, a.prof, time.Now, log)
+		sensors, closeSensors = a.opts.Wiring.Sensors(cfg, log)
 	}
 
 	a.engine.Reconfigure(ec, sensors, thinker)
@@ -303,7 +307,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 		}
 		if t, ok := next[lt.name]; ok && section[lt.name] {
 			lt.replace(a.runCtx, t)
-		} else if spacing, sample := heartbeatSpacing(cfg), cfg.Heartbeat.SampleInterval.Duration; spacing != heartbeatSpacing(old) || sample != old.Heartbeat.SampleInterval.Duration {
+		} else if spacing, sample := HeartbeatSpacing(cfg), cfg.Heartbeat.SampleInterval.Duration; spacing != HeartbeatSpacing(old) || sample != old.Heartbeat.SampleInterval.Duration {
 			lt.announceIntervals(a.runCtx, spacing, sample)
 		}
 	}
@@ -314,7 +318,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	return nil
 }
 
-// thinkerChanged reports whether cfg changes what newThinker builds the
+// thinkerChanged reports whether cfg changes what Wiring.Thinker builds the
 // agent from: [llm], and what the model may do about its own heartbeat
 // (heartbeat.model_may and the interval's bounds), which decide its tools.
 // A changed secret elsewhere needs no new agent: the app's Redactor, which
@@ -328,25 +332,25 @@ func thinkerChanged(old, cfg *config.Config) bool {
 // loadForReload reads config.toml and the environment, applies the
 // overlay from the daemon's state file, and checks the checklist the way
 // start and `vigil config check` do.
-func (e *env) loadForReload(db *store.DB, log *slog.Logger) (*config.Config, *configBase, error) {
-	base, err := e.readBase()
+func (a *App) loadForReload(log *slog.Logger) (*config.Config, *manage.Base, error) {
+	base, err := a.opts.Wiring.Load()
 	if err != nil {
 		return nil, nil, err
 	}
-	overlay, err := db.Settings()
+	overlay, err := a.db.Settings()
 	if err != nil {
 		log.Error("read the run-time settings: reloading without them", "err", err)
 		overlay = nil
 	}
-	cfg, _, err := base.resolve(overlay, log)
+	cfg, _, err := base.Resolve(overlay, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := engineConfig(cfg); err != nil {
+	if _, err := EngineConfig(cfg); err != nil {
 		return nil, nil, err
 	}
-	if path, _ := checklistInForce(cfg); fileExists(path) {
-		if _, _, err := checklistFunc(cfg)(); err != nil {
+	if path, _ := manage.InForce(cfg); manage.FileExists(path) {
+		if _, _, err := manage.ChecklistFunc(cfg)(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -461,7 +465,7 @@ func showValue(v reflect.Value) string {
 	case config.Duration:
 		return x.Duration.String()
 	case string:
-		return showSetting(x)
+		return manage.ShowSetting(x)
 	}
 	return fmt.Sprint(v.Interface())
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/web"
 )
 
@@ -33,9 +34,9 @@ type webServer struct {
 	log *slog.Logger
 }
 
-// webRules tells the page which readings each rule watches and which
-// thresholds to draw.
-func webRules(cfg *config.Config) []web.RuleInfo {
+// WebRules tells the page (and `vigil status`) which readings each rule
+// watches and which thresholds to draw.
+func WebRules(cfg *config.Config) []web.RuleInfo {
 	var out []web.RuleInfo
 	for _, r := range cfg.Rules {
 		spec, err := r.Spec()
@@ -75,24 +76,24 @@ func hostname() string {
 }
 
 // listenWeb opens [http] listen, or returns nil when it is not set.
-func listenWeb(cfg *config.Config, a *app, log *slog.Logger) (*webServer, error) {
+func listenWeb(cfg *config.Config, a *App, log *slog.Logger) (*webServer, error) {
 	if cfg.HTTP.Listen == "" {
 		return nil, nil
 	}
-	page, err := web.New(a.engine, &commands{app: a}, web.Options{
+	page, err := web.New(a.engine, a.cmds, web.Options{
 		Allowed:  cfg.Manage.Remote,
 		Username: cfg.HTTP.Username,
 		Password: cfg.HTTP.Password.Value(),
 		Location: cfg.Device.Location,
-		Rules:    webRules(cfg),
+		Rules:    WebRules(cfg),
 		Now:      time.Now,
 		Clock:    a.clock,
 		Hosts:    pageHosts(hostname(), cfg.HTTP.AllowedHosts),
 		Log:      log,
-		Runtime: func(context.Context) (web.Runtime, error) {
+		Runtime: func(context.Context) (manage.Runtime, error) {
 			cfg := a.current()
-			rt, err := runtimeView(cfg, a.db)
-			return forRemote(rt, cfg.Manage), err
+			rt, err := manage.RuntimeView(cfg, a.db)
+			return manage.ForRemote(rt, cfg.Manage), err
 		},
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bufio"
@@ -13,19 +13,20 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 )
 
 // serveControl serves a's control socket in a fresh directory until the
 // test ends and returns its path.
-func serveControl(t *testing.T, a *app) string {
+func serveControl(t *testing.T, a *App) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "vigil-ctl-") // short: a unix socket path has 108 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, sockName)
+	path := filepath.Join(dir, SockName)
 	srv, err := listenControl(path, a.cfg.Device.StateDir, a.cmds, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -49,10 +50,10 @@ func TestControlRequestBounded(t *testing.T) {
 	line := strings.Repeat("<&>\x01", 15) + "\n" // each escaped as \u003c and so on
 	body := strings.Repeat(line, config.MaxChecklistSize/len(line))
 	body += strings.Repeat("<", config.MaxChecklistSize-len(body))
-	req := ctlRequest{Cmd: "checklist", Op: transport.ChecklistSet, Body: body, StateDir: absDir(a.cfg.Device.StateDir)}
+	req := Request{Cmd: "checklist", Op: transport.ChecklistSet, Body: body, StateDir: absDir(a.cfg.Device.StateDir)}
 	raw, _ := json.Marshal(req)
 	t.Logf("a checklist of %d bytes is a request of %d bytes", len(body), len(raw))
-	resp, err := ctlCallPath(ctx, path, req, 10*time.Second)
+	resp, err := callPath(ctx, path, req, 10*time.Second)
 	if err != nil || !strings.Contains(resp.Text, "checklist set") {
 		t.Fatalf("checklist set of %d bytes over the socket = %+v, %v; want it set", len(body), resp, err)
 	}
@@ -71,7 +72,7 @@ func TestControlRequestBounded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a 4 MiB request got no answer (%v): the daemon reads it to the end", err)
 	}
-	var r ctlResponse
+	var r Response
 	if err := json.Unmarshal(answer, &r); err != nil || !strings.Contains(r.Error, "request longer than") {
 		t.Errorf("answer to a 4 MiB request = %s, want an error saying it is too long", answer)
 	}
@@ -93,11 +94,11 @@ func TestChecklistOverrideSymlinkRefused(t *testing.T) {
 	if err := os.MkdirAll(a.cfg.Device.StateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	over := checklistOverride(a.cfg)
+	over := manage.OverridePath(a.cfg)
 	if err := os.Symlink(target, over); err != nil {
 		t.Fatal(err)
 	}
-	txt, _, err := checklistFunc(a.cfg)()
+	txt, _, err := manage.ChecklistFunc(a.cfg)()
 	if err == nil || strings.Contains(txt, "SECRET-LINE") || !strings.Contains(err.Error(), over) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("heartbeat checklist = %q, %v; want an error naming %s as a symbolic link", txt, err, over)
 	}
@@ -110,14 +111,14 @@ func TestChecklistOverrideSymlinkRefused(t *testing.T) {
 	if err := os.Remove(target); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := checklistFunc(a.cfg)(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, _, err := manage.ChecklistFunc(a.cfg)(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("heartbeat checklist with a dangling link: %v, want the symbolic-link error", err)
 	}
 	// reset removes the link itself.
 	if _, err := a.cmds.Checklist(ctx, transport.ChecklistReset, ""); err != nil {
 		t.Fatal(err)
 	}
-	if txt, _, err := checklistFunc(a.cfg)(); err != nil || !strings.Contains(txt, "the file's item") {
+	if txt, _, err := manage.ChecklistFunc(a.cfg)(); err != nil || !strings.Contains(txt, "the file's item") {
 		t.Errorf("after reset = %q, %v; want the config's checklist", txt, err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func TestStatusClockWord(t *testing.T) {
 		old := clockSynced
 		clockSynced = func() bool { return c.synced }
 		var b bytes.Buffer
-		writeStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible}, nil, true)
+		WriteStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible}, nil, true)
 		clockSynced = old
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("plausible=%v synced=%v: status\n%s\nwant the line %q", c.plausible, c.synced, b.String(), c.want)
@@ -38,7 +38,7 @@ func TestStatusCommandsInDeviceZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	writeStatus(&b, heartbeat.Status{
+	WriteStatus(&b, heartbeat.Status{
 		Now:      time.Date(2026, 11, 26, 16, 5, 0, 0, berlin),
 		Commands: []heartbeat.Command{{Time: time.Date(2026, 11, 26, 15, 2, 29, 0, time.UTC), Source: "socket", Command: "pause 30m0s"}},
 	}, nil, true)

@@ -1,0 +1,48 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/heartbeat"
+)
+
+// TestStatusDeviceAndNextRun: the device line says whether a daemon runs and
+// in which mode, in words; the next-run line is never dropped without a
+// word: it says heartbeats are off and which key turned them off.
+func TestStatusDeviceAndNextRun(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		st      heartbeat.Status
+		running bool
+		want    []string
+	}{
+		{"daemon, llm", heartbeat.Status{Device: "d1", Mode: "llm", Now: now, NextRun: now.Add(time.Minute)}, true,
+			[]string{"device:   d1 (daemon running; LLM mode)\n", "next run: 2026-05-01 12:01:00 +00:00\n"}},
+		{"no daemon, rules only", heartbeat.Status{Device: "d1", Mode: "rules-only", Now: now}, false,
+			[]string{"device:   d1 (daemon not running; rules-only mode)\n", "next run: none (no daemon is running)\n"}},
+		{"no daemon, llm", heartbeat.Status{Device: "d1", Mode: "llm", Now: now}, false,
+			[]string{"device:   d1 (daemon not running; LLM mode)\n"}},
+		{"interval 0", heartbeat.Status{Device: "d1", Mode: "llm", Now: now, HeartbeatsOff: `heartbeat.interval = "0"`}, true,
+			[]string{"next run: heartbeats disabled (heartbeat.interval = \"0\")\n"}},
+		{"enabled false, no daemon", heartbeat.Status{Device: "d1", Mode: "llm", Now: now, HeartbeatsOff: "heartbeat.enabled = false"}, false,
+			[]string{"next run: heartbeats disabled (heartbeat.enabled = false)\n"}},
+		{"daemon, not scheduled yet", heartbeat.Status{Device: "d1", Mode: "llm", Now: now}, true,
+			[]string{"next run: not scheduled yet\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			WriteStatus(&b, tc.st, nil, tc.running)
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("status lacks %q:\n%s", w, b.String())
+				}
+			}
+			if strings.Count(b.String(), "(") > strings.Count(b.String(), ")") || strings.Contains(b.String(), "((") || strings.Contains(b.String(), "))") {
+				t.Errorf("nested or unbalanced parentheses:\n%s", b.String())
+			}
+		})
+	}
+}
