@@ -92,10 +92,7 @@ func callPath(ctx context.Context, path string, req Request, timeout time.Durati
 		return Response{}, fmt.Errorf("control socket %s: bad answer: %w", path, err)
 	}
 	if resp.Error != "" && !resp.OtherState {
-		if resp.ConfigError {
-			return resp, &config.Error{Err: errors.New(resp.Error)}
-		}
-		return resp, errors.New(resp.Error)
+		return resp, &RemoteError{Code: resp.Code, Msg: resp.Error}
 	}
 	return resp, nil
 }

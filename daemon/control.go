@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -67,9 +66,9 @@ type Response struct {
 	// Values answers get; Settings answers settings (the stored overlay).
 	Values   []manage.SettingView `json:"values,omitempty"`
 	Settings []store.Setting      `json:"settings,omitempty"`
-	// ConfigError marks an error the config validator gave (a refused
-	// set): the CLI exits 78 with it.
-	ConfigError bool `json:"config_error,omitempty"`
+	// Code says what kind of error Error is (a refused set is a config
+	// error: the CLI exits 78 with it); the client maps it back.
+	Code Code `json:"code,omitempty"`
 }
 
 type ctlServer struct {
@@ -181,21 +180,21 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 	case "status":
 		st, err := eng.Status(ctx)
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		series, err := eng.History(ctx, time.Now().Add(-StatusWindow))
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		rt, err := manage.RuntimeView(s.cmds.app.current(), s.cmds.app.db)
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		return Response{Status: &st, Series: series, Runtime: &rt}
 	case "history":
 		series, err := eng.History(ctx, time.Now().Add(-time.Duration(req.SinceS)*time.Second))
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		return Response{Series: series}
 	case "check":
@@ -207,33 +206,33 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 		}
 		res, err := s.cmds.CheckWith(ctx, heartbeat.CheckOptions{DryRun: req.DryRun}, sample)
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		cj := ToCheckJSON(res)
 		return Response{Check: &cj}
 	case "pause":
 		txt, err := s.cmds.Pause(ctx, time.Duration(req.Minutes)*time.Minute)
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		return Response{Text: txt}
 	case "resume":
 		txt, err := s.cmds.Resume(ctx)
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		return Response{Text: txt}
 	case "test-alert":
 		sev, err := alert.ParseSeverity(req.Severity)
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		if err := CheckTransport(s.cmds.app.current(), req.Transport); err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		a, err := eng.TestAlert(ctx, sev, req.Transport)
 		if err != nil {
-			return Response{Error: err.Error()}
+			return errResponse(err)
 		}
 		return Response{Text: TestAlertText(a, "the daemon is delivering it")}
 	}
@@ -275,8 +274,7 @@ func (s *ctlServer) doManage(ctx context.Context, req Request) Response {
 	return Response{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
 }
 
-// errResponse carries err, marking a config error so the CLI exits 78.
+// errResponse carries err with its code.
 func errResponse(err error) Response {
-	var ce *config.Error
-	return Response{Error: err.Error(), ConfigError: errors.As(err, &ce)}
+	return Response{Error: err.Error(), Code: codeOf(err)}
 }

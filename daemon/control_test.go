@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -120,5 +121,36 @@ func TestChecklistOverrideSymlinkRefused(t *testing.T) {
 	}
 	if txt, _, err := manage.ChecklistFunc(a.cfg)(); err != nil || !strings.Contains(txt, "the file's item") {
 		t.Errorf("after reset = %q, %v; want the config's checklist", txt, err)
+	}
+}
+
+// TestSocketErrorsKeepTheirKind: an error crosses the control socket as
+// its text and a code, and the client gives it back as the kind it was:
+// a refused set is a *config.Error (the CLI exits 78 with it), a pause
+// out of range wraps transport.ErrPauseRange (exit 2), an unset of a key
+// not set wraps manage.ErrNotSet. Nobody has to read the text.
+func TestSocketErrorsKeepTheirKind(t *testing.T) {
+	a := newOverlayApp(t, "")
+	c := &Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{serveControl(t, a)}}
+	ctx := context.Background()
+
+	_, err := c.Call(ctx, Request{Cmd: "set", Key: "heartbeat.interval", Value: "30s"}, 10*time.Second)
+	var ce *config.Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `heartbeat.interval: must be at least 1m (got "30s")`) {
+		t.Errorf("refused set over the socket = %v (%T), want a *config.Error with the validator's message", err, err)
+	}
+	if st, _ := a.db.Settings(); len(st) != 0 {
+		t.Errorf("a refused set stored %+v", st)
+	}
+	_, err = c.Call(ctx, Request{Cmd: "pause", Minutes: 0}, 10*time.Second)
+	if !errors.Is(err, transport.ErrPauseRange) || !strings.Contains(err.Error(), "pause: minutes must be 1..1440") {
+		t.Errorf("pause 0 over the socket = %v, want transport.ErrPauseRange", err)
+	}
+	_, err = c.Call(ctx, Request{Cmd: "unset", Key: "heartbeat.interval"}, 10*time.Second)
+	if !errors.Is(err, manage.ErrNotSet) || errors.As(err, &ce) {
+		t.Errorf("unset of a key not set over the socket = %v, want manage.ErrNotSet and no config error", err)
+	}
+	if _, err := c.Call(ctx, Request{Cmd: "set", Key: "heartbeat.interval", Value: "20m"}, 10*time.Second); err != nil {
+		t.Errorf("set 20m over the socket: %v", err)
 	}
 }

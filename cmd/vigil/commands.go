@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
@@ -19,7 +17,6 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/web"
 )
 
@@ -220,10 +217,8 @@ func (e *env) pauseOrResume(ctx context.Context, req daemon.Request, offline fun
 	case err == nil:
 		fmt.Fprintln(e.stdout, resp.Text)
 		return nil
-	case err != daemon.ErrNoDaemon && strings.HasPrefix(err.Error(), transport.ErrPauseRange.Error()):
-		return usageErr("%v", err) // the daemon's commands.Pause refused it
 	case err != daemon.ErrNoDaemon:
-		return err
+		return err // a pause out of range exits 2 (exitCode)
 	}
 	a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreWrite})
 	if err != nil {
@@ -231,9 +226,6 @@ func (e *env) pauseOrResume(ctx context.Context, req daemon.Request, offline fun
 	}
 	defer a.Close()
 	txt, err := offline(cliCtx(ctx), a.Commands())
-	if errors.Is(err, transport.ErrPauseRange) {
-		return usageErr("%v", err)
-	}
 	if err != nil {
 		return err
 	}

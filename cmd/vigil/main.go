@@ -23,6 +23,7 @@ import (
 
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/redact"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // Exit codes (SPEC §2).
@@ -62,6 +63,8 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
+	// The one place an error becomes an exit code, by its type: the
+	// daemon's answers come back as the kinds they were (daemon.Code).
 	code := exitFailure
 	var ee *exitError
 	var ce *config.Error
@@ -70,6 +73,8 @@ func exitCode(err error, stderr io.Writer) int {
 		code = ee.code
 	case errors.As(err, &ce):
 		code = exitConfig
+	case errors.Is(err, transport.ErrPauseRange):
+		code = exitUsage
 	}
 	if !errors.Is(err, errSilent) {
 		fmt.Fprintf(stderr, "vigil: %v\n", err)
