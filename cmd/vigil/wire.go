@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -72,27 +71,39 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 	if m.CAFile == "" && m.CertFile == "" {
 		return nil, nil
 	}
-	var ca, cert, key []byte
-	for _, f := range []struct {
-		key, path string
-		dst       *[]byte
-	}{{"mqtt.ca_file", m.CAFile, &ca}, {"mqtt.cert_file", m.CertFile, &cert}, {"mqtt.key_file", m.KeyFile, &key}} {
+	tlsCfg, err := readTLS([3]tlsFile{{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}}, cfg.KeyError)
+	if err != nil {
+		return nil, err
+	}
+	return tlsCfg, nil
+}
+
+// tlsFile is one file of a TLS setup: the key or flag that names it, and
+// its path ("" for none).
+type tlsFile struct{ name, path string }
+
+// readTLS reads a CA, a client certificate and its key, in that order,
+// and builds the TLS configuration (mqtt.TLSConfig). An error is given to
+// named with the name of the file it is about: the one that cannot be
+// read, or the CA or the client certificate that is bad.
+func readTLS(files [3]tlsFile, named func(name string, err error) error) (*tls.Config, error) {
+	var pem [3][]byte
+	for i, f := range files {
 		if f.path == "" {
 			continue
 		}
 		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return nil, cfg.KeyError(f.key, err)
+			return nil, named(f.name, err)
 		}
-		*f.dst = b
+		pem[i] = b
 	}
-	tlsCfg, err := mqtt.TLSConfig(ca, cert, key)
+	tlsCfg, err := mqtt.TLSConfig(pem[0], pem[1], pem[2])
+	if errors.Is(err, mqtt.ErrClientCert) {
+		return nil, named(files[1].name, err)
+	}
 	if err != nil {
-		key := "mqtt.ca_file"
-		if m.CertFile != "" && !strings.Contains(err.Error(), "ca:") {
-			key = "mqtt.cert_file"
-		}
-		return nil, cfg.KeyError(key, err)
+		return nil, named(files[0].name, err)
 	}
 	return tlsCfg, nil
 }

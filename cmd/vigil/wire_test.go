@@ -2,10 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	cryptorand "crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -120,5 +127,61 @@ func TestNoIntervalToolWithASchedule(t *testing.T) {
 		}
 		db.Close()
 		srv.Close()
+	}
+}
+
+// selfSignedPEM returns a self-signed certificate and its key, PEM.
+func selfSignedPEM(t *testing.T) (cert, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vigil-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// TestMQTTTLSNamesTheBadFile: a CA file that holds no certificate is
+// blamed on mqtt.ca_file, a client certificate that does not match its
+// key on mqtt.cert_file, each with its line, also when both are set.
+func TestMQTTTLSNamesTheBadFile(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSignedPEM(t)
+	other, _ := selfSignedPEM(t)
+	files := map[string][]byte{"ca.pem": cert, "bad.pem": []byte("not pem"), "cert.pem": cert, "key.pem": key, "other.pem": other}
+	for name, b := range files {
+		writeFile(t, filepath.Join(dir, name), string(b))
+	}
+	for _, tt := range []struct{ ca, cert, want string }{
+		{"bad.pem", "cert.pem", "config.toml:4: mqtt.ca_file: mqtt: ca: no certificate found in PEM data"},
+		{"ca.pem", "other.pem", "config.toml:5: mqtt.cert_file: mqtt: client certificate: "},
+		{"ca.pem", "cert.pem", ""},
+	} {
+		src := fmt.Sprintf("[mqtt]\nbroker = \"ssl://127.0.0.1:8883\"\n\nca_file = %q\ncert_file = %q\nkey_file = %q\n",
+			filepath.Join(dir, tt.ca), filepath.Join(dir, tt.cert), filepath.Join(dir, "key.pem"))
+		cfg, err := config.Parse(strings.NewReader(src), "config.toml")
+		if err != nil {
+			t.Fatalf("Parse: %v", err)
+		}
+		_, err = mqttTLS(cfg)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("mqttTLS(ca %s, cert %s) = %v, want none", tt.ca, tt.cert, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("mqttTLS(ca %s, cert %s) = %v, want %q...", tt.ca, tt.cert, err, tt.want)
+		}
 	}
 }

@@ -166,6 +166,12 @@ func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
 	}
 }
 
+// What TLSConfig's error wraps: which part of the TLS material is bad.
+var (
+	ErrCA         = errors.New("ca: no certificate found in PEM data")
+	ErrClientCert = errors.New("client certificate")
+)
+
 // TLSConfig builds the TLS configuration for an ssl:// broker from PEM
 // bytes: ca (optional; the system roots when empty) and a client
 // certificate and key (optional, both or neither).
@@ -174,14 +180,14 @@ func TLSConfig(ca, cert, key []byte) (*tls.Config, error) {
 	if len(ca) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(ca) {
-			return nil, errors.New("mqtt: ca: no certificate found in PEM data")
+			return nil, fmt.Errorf("mqtt: %w", ErrCA)
 		}
 		cfg.RootCAs = pool
 	}
 	if len(cert) > 0 || len(key) > 0 {
 		kp, err := tls.X509KeyPair(cert, key)
 		if err != nil {
-			return nil, fmt.Errorf("mqtt: client certificate: %w", err)
+			return nil, fmt.Errorf("mqtt: %w: %w", ErrClientCert, err)
 		}
 		cfg.Certificates = []tls.Certificate{kp}
 	}
