@@ -374,7 +374,7 @@ func openI2C(key string, prof board.Profile) (i2c.BusCloser, error) {
 	}
 	b, err := i2creg.Open(key)
 	if err != nil {
-		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
+		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") { // no typed error: periph.io's sysfs I²C open formats the errno as text
 			return nil, fmt.Errorf("i2c bus %s: %w (run as root, or add the user to the i2c group)", key, err)
 		}
 		return nil, fmt.Errorf("i2c bus %s: %w", key, err)

@@ -69,7 +69,7 @@ func (e *redactedError) Unwrap() error { return e.cause }
 // request URL; call already replaces net/http's *url.Error, which quotes
 // the URL, by the host alone, and this is the second line of defence.
 func (b *Bot) redact(err error) error {
-	if err == nil || b.cfg.Token == "" || !strings.Contains(err.Error(), b.cfg.Token) {
+	if err == nil || b.cfg.Token == "" || !strings.Contains(err.Error(), b.cfg.Token) { // not a match of the error's kind: the token is cut out of whatever text holds it
 		return err
 	}
 	var cause error
