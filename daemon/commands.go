@@ -13,6 +13,9 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/transport/mqtt"
+	"github.com/vigil-iot/vigil/transport/telegram"
+	"github.com/vigil-iot/vigil/web"
 )
 
 // Commands are what Telegram, MQTT, the control socket, the status page
@@ -23,6 +26,13 @@ import (
 // `vigil status`. A check spends the daily LLM budget like a scheduled
 // heartbeat (heartbeat.Check).
 type Commands struct{ app *App }
+
+// The roles the channels declare, each where it is used.
+var (
+	_ mqtt.Commands     = (*Commands)(nil)
+	_ telegram.Commands = (*Commands)(nil)
+	_ web.Controller    = (*Commands)(nil)
+)
 
 // accept logs an accepted command with who sent it and, when listed, adds
 // it to the engine's recent-commands list. The CLI working on the state

@@ -33,12 +33,22 @@ type Source interface {
 	Alerts(ctx context.Context, n int) ([]alert.Alert, error)
 }
 
-// Controller runs the page's buttons.
-type Controller interface {
+// Pauser runs the page's pause and resume buttons.
+type Pauser interface {
 	Pause(ctx context.Context, d time.Duration) (string, error)
 	Resume(ctx context.Context) (string, error)
+}
+
+// Checker runs the page's check and test-alert buttons.
+type Checker interface {
 	Check(ctx context.Context) (string, error)
 	TestAlert(ctx context.Context) (string, error)
+}
+
+// Controller runs the page's buttons.
+type Controller interface {
+	Pauser
+	Checker
 }
 
 // RuleInfo is what the page knows of a configured rule.

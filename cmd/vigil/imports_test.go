@@ -35,7 +35,7 @@ func TestImportDirection(t *testing.T) {
 		// settings: no transport, no daemon.
 		"manage": {"alert", "config", "device", "redact", "rule", "schedule", "store"},
 		// The daemon is everything but the command line.
-		"daemon": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport", "transport/mqtt", "web"},
+		"daemon": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()

@@ -100,7 +100,7 @@ type ProblemSource interface {
 // ErrNotConnected while there is no connection.
 type Client struct {
 	cfg   Config
-	cmds  transport.Commands
+	cmds  Commands
 	log   *slog.Logger
 	clock clockwork.Clock
 
@@ -129,7 +129,7 @@ type Client struct {
 
 // New returns a Client for cfg. cmds may be nil when cfg.Commands is false.
 // New starts nothing; Run connects.
-func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
+func New(cfg Config, cmds Commands, log *slog.Logger) *Client {
 	if cfg.TopicPrefix == "" {
 		cfg.TopicPrefix = DefaultTopicPrefix
 	}
