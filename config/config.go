@@ -15,6 +15,8 @@ package config
 import (
 	"time"
 	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
+
+	"github.com/vigil-iot/vigil/rule"
 )
 
 // Config is the whole resolved configuration, defaults applied.
@@ -29,9 +31,10 @@ type Config struct {
 	HTTP      HTTP      `toml:"http"`
 	Manage    Manage    `toml:"manage"`
 
-	file      string              // name passed to Parse, for errors
-	lines     map[string]int      // indexed key -> line, for errors after Parse
-	overrides map[string]Override // key -> the override that set it (Origin)
+	file      string                // name passed to Parse, for errors
+	lines     map[string]int        // indexed key -> line, for errors after Parse
+	overrides map[string]Override   // key -> the override that set it (Origin)
+	exprs     map[string]*rule.Expr // rule expressions Parse compiled, by source: RuleSpec compiles none again
 }
 
 // Duration is a time.Duration written as a Go duration string ("30m").

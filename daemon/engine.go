@@ -11,7 +11,6 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/schedule"
 )
 
@@ -56,21 +55,15 @@ func EngineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		}
 	}
 	for _, r := range cfg.Rules {
-		when, err := rule.Compile(r.When)
+		spec, err := cfg.RuleSpec(r)
 		if err != nil {
-			return ec, cfg.KeyError("rule."+r.Name+".when", err)
-		}
-		spec := rule.Spec{Name: r.Name, When: when, For: r.For.Duration, Renotify: r.Renotify.Duration}
-		if strings.TrimSpace(r.Clear) != "" {
-			if spec.Clear, err = rule.Compile(r.Clear); err != nil {
-				return ec, cfg.KeyError("rule."+r.Name+".clear", err)
-			}
+			return ec, err
 		}
 		sev, err := alert.ParseSeverity(r.Severity)
 		if err != nil {
 			return ec, cfg.KeyError("rule."+r.Name+".severity", err)
 		}
-		ec.Rules = append(ec.Rules, heartbeat.Rule{Spec: spec, Severity: sev, Message: r.Message, Disabled: !r.Enabled})
+		ec.Rules = append(ec.Rules, heartbeat.Rule{Spec: *spec, Severity: sev, Message: r.Message, Disabled: !r.Enabled})
 	}
 	return ec, nil
 }

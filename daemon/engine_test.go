@@ -89,3 +89,21 @@ func TestHistoryKept(t *testing.T) {
 		t.Errorf("heartbeat.HistoryKept = %v; the help, man page and README say 48 hours", heartbeat.HistoryKept)
 	}
 }
+
+// TestEngineConfigCompilesNoRule: the engine's rules are the expressions
+// config.Parse compiled; turning a config into the engine's settings (at
+// start, on every apply) compiles none again.
+func TestEngineConfigCompilesNoRule(t *testing.T) {
+	cfg, err := config.Parse(strings.NewReader("[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\n\n[[rule]]\nname = \"too_hot\"\nwhen = \"air.temperature > 30\"\nclear = \"air.temperature < 28\"\n"), "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := EngineConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := EngineConfig(cfg)
+	if a.Rules[0].Spec.When != b.Rules[0].Spec.When || a.Rules[0].Spec.Clear != b.Rules[0].Spec.Clear {
+		t.Errorf("EngineConfig compiled the rule again: when %p then %p", a.Rules[0].Spec.When, b.Rules[0].Spec.When)
+	}
+}

@@ -39,7 +39,7 @@ type webServer struct {
 func WebRules(cfg *config.Config) []web.RuleInfo {
 	var out []web.RuleInfo
 	for _, r := range cfg.Rules {
-		spec, err := r.Spec()
+		spec, err := cfg.RuleSpec(r)
 		if err != nil {
 			continue // Parse has compiled every rule
 		}
