@@ -20,15 +20,17 @@ const ExitWatchdog = 1
 // last made progress, and exits with ExitWatchdog; the state file needs no
 // clean close (every bbolt commit is durable). It is armed only under a
 // watchdog (interval > 0): elsewhere SIGABRT keeps Go's stack dump, which
-// is what a person sending it by hand wants. stop disarms it.
-func onWatchdogAbort(log *slog.Logger, interval time.Duration, lastProgress func() time.Time, exit func(int)) (stop func()) {
+// is what a person sending it by hand wants. stop disarms it and waits
+// for its goroutine.
+func onWatchdogAbort(log *slog.Logger, interval time.Duration, lastProgress, now func() time.Time, exit func(int)) (stop func()) {
 	if interval <= 0 {
 		return func() {}
 	}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGABRT)
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case <-ch:
 		case <-done:
@@ -36,7 +38,7 @@ func onWatchdogAbort(log *slog.Logger, interval time.Duration, lastProgress func
 		}
 		last := "never"
 		if t := lastProgress(); !t.IsZero() {
-			last = t.Format(time.RFC3339) + " (" + time.Since(t).Round(time.Second).String() + " ago)"
+			last = t.Format(time.RFC3339) + " (" + now().Sub(t).Round(time.Second).String() + " ago)"
 		}
 		log.Error("watchdog: systemd stopped vigil after WatchdogSec without a ping; last progress at "+last,
 			"watchdog", interval)
@@ -45,5 +47,6 @@ func onWatchdogAbort(log *slog.Logger, interval time.Duration, lastProgress func
 	return func() {
 		signal.Stop(ch)
 		close(done)
+		<-exited
 	}
 }

@@ -40,9 +40,18 @@ type App struct {
 	engine *heartbeat.Engine
 	clock  clockwork.Clock
 	cmds   *Commands
+	wall   func() time.Time
 	red    *redact.Redactor // the CLI's: knows every secret a config resolved
 	opts   Options
 	wd     *watchdog
+
+	// applyWait is how long a set or unset waits for its change to apply
+	// before it answers; a heartbeat run in progress (an LLM call may take
+	// a minute) holds the change back, and the answer then says so.
+	applyWait time.Duration
+	// clockSynced reports whether the system clock is synchronised, for
+	// status.
+	clockSynced func() bool
 
 	// What a reload may replace (see reload.go).
 	sensors      []device.Named
@@ -53,14 +62,22 @@ type App struct {
 	closers      []func() error
 
 	// base is what cfg was built from before the overlay (package
-	// manage); a set re-validates against it. setMu guards base and the
-	// overlay's read-validate-store, and is held only briefly; applyMu
-	// orders what changes the running daemon (reload, applying a set),
-	// which may wait for a heartbeat run. Lock order: applyMu, then setMu.
-	base     *manage.Base
-	setMu    sync.Mutex
-	applyMu  sync.Mutex
-	applying sync.WaitGroup // changes applying in the background; Close waits
+	// manage); a set validates against it. latest is the config with every
+	// stored setting: what the next apply puts in force (cfg lags behind
+	// while a heartbeat run holds a change back); gen counts the changes
+	// stored. setMu guards base, latest, gen and the overlay's
+	// read-validate-store, and is held only briefly; applyMu orders what
+	// changes the running daemon (reload, applying a set), which may wait
+	// for a heartbeat run. Lock order: applyMu, then setMu.
+	base    *manage.Base
+	latest  *config.Config
+	gen     uint64
+	setMu   sync.Mutex
+	applyMu sync.Mutex
+
+	// bg owns the goroutines the App starts outside Run's group (a change
+	// applying, an interval announced); Close waits for them.
+	bg sync.WaitGroup
 }
 
 // Transport is one network transport: how alerts reach it, how the
@@ -96,9 +113,19 @@ type Options struct {
 	Redactor *redact.Redactor
 	Store    StoreMode
 	Wiring   Wiring
-	// Base is what the config was built from; with it the App's commands
-	// may change run-time settings.
+	// Base is what the config was built from; with it New applies the
+	// overlay stored in the state file, and the App's commands may change
+	// run-time settings.
 	Base *manage.Base
+	// Clock runs the timers, Wall tells the time of day (nil: the real
+	// ones); ClockSynced says whether the system clock is synchronised
+	// (nil: ClockSynced).
+	Clock       clockwork.Clock
+	Wall        func() time.Time
+	ClockSynced func() bool
+	// ApplyWait is how long a change waits to be in force before it
+	// answers (0: 5 s).
+	ApplyWait time.Duration
 	// BuildTime is the earliest plausible wall-clock time (the binary's
 	// build date); Version the one logged at start.
 	BuildTime time.Time
@@ -111,8 +138,10 @@ type Options struct {
 	NoTrim bool             // no memory trims (make bench compares without)
 }
 
+// Close waits for the goroutines the App started, then closes what it
+// opened, the state file last.
 func (a *App) Close() error {
-	a.applying.Wait() // a change still applying uses the state file and the engine
+	a.bg.Wait() // a change still applying uses the state file and the engine
 	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		errs = append(errs, a.closers[i]())
@@ -132,9 +161,24 @@ func (a *App) DB() *store.DB { return a.db }
 // Commands are what the channels may ask of the App.
 func (a *App) Commands() *Commands { return a.cmds }
 
-// New wires an App on cfg. The caller closes it.
+// New wires an App on cfg, the config without the overlay: with
+// Options.Base it applies the overlay stored in the state file it opens.
+// The caller closes it.
 func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
-	a := &App{cfg: cfg, log: o.Log, red: o.Redactor, opts: o, prof: o.Profile, base: o.Base}
+	a := &App{log: o.Log, red: o.Redactor, opts: o, prof: o.Profile, base: o.Base,
+		clock: o.Clock, wall: o.Wall, applyWait: o.ApplyWait, clockSynced: o.ClockSynced}
+	if a.clock == nil {
+		a.clock = clockwork.NewRealClock()
+	}
+	if a.wall == nil {
+		a.wall = a.clock.Now
+	}
+	if a.applyWait == 0 {
+		a.applyWait = 5 * time.Second
+	}
+	if a.clockSynced == nil {
+		a.clockSynced = ClockSynced
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -144,21 +188,23 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	log := o.Log
 	var err error
 	var closeDB func() error
-	if a.db, closeDB, err = OpenStore(cfg, o.Store); err != nil {
+	if a.db, closeDB, err = OpenStore(cfg, o.Store, a.wall); err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, closeDB)
+	if cfg, err = a.overlaid(cfg); err != nil {
+		return nil, err
+	}
+	a.cfg, a.latest = cfg, cfg
 
 	ec, err := a.engineConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	clock := clockwork.NewRealClock()
-	a.clock = clock
 	a.cmds = &Commands{} // its app is set once built: the LLM and the transports hold it
-	deps := heartbeat.Deps{Clock: clock, Wall: time.Now, DB: a.db, Log: log, Redactor: a.red}
+	deps := heartbeat.Deps{Clock: a.clock, Wall: a.wall, DB: a.db, Log: log, Redactor: a.red}
 	if o.Store == StoreDaemon {
-		a.wd = newWatchdog(log, cfg.Heartbeat.SampleInterval.Duration)
+		a.wd = newWatchdog(log, cfg.Heartbeat.SampleInterval.Duration, a.clock)
 		deps.Progress = a.wd.ping
 	}
 	deps.Notifiers = append(deps.Notifiers, &transport.Log{Logger: log})
@@ -180,7 +226,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 			return nil, err
 		}
 		for _, t := range ts {
-			lt := &liveTransport{name: t.Notifier.Name(), log: log, cur: t}
+			lt := &liveTransport{name: t.Notifier.Name(), log: log, cur: t, bg: &a.bg}
 			a.live = append(a.live, lt)
 			deps.Notifiers = append(deps.Notifiers, lt)
 			if t.Publisher != nil {
@@ -196,6 +242,25 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	return a, nil
 }
 
+// overlaid is cfg with the overlay stored in the App's state file, when
+// the App has a base; an overlay that cannot be read is left out, with
+// one ERROR line.
+func (a *App) overlaid(cfg *config.Config) (*config.Config, error) {
+	if a.base == nil {
+		return cfg, nil
+	}
+	stored, err := a.db.Settings()
+	if err != nil {
+		a.log.Error("read the run-time settings: going on without them", "err", err)
+		return cfg, nil
+	}
+	if len(stored) == 0 {
+		return cfg, nil
+	}
+	cfg, _, err = a.base.Resolve(stored, a.log)
+	return cfg, err
+}
+
 // engineConfig is EngineConfig with the App's build time.
 func (a *App) engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 	ec, err := EngineConfig(cfg)
@@ -208,7 +273,7 @@ func (a *App) engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 // the memory trims.
 func (a *App) Run(ctx context.Context) error {
 	cfg, log := a.cfg, a.log
-	defer onWatchdogAbort(log, a.wd.interval, a.wd.lastProgress, a.opts.Exit)()
+	defer onWatchdogAbort(log, a.wd.interval, a.wd.lastProgress, a.wall, a.opts.Exit)()
 	mode := "llm"
 	if !cfg.LLMEnabled() {
 		mode = "rules-only"
@@ -268,7 +333,7 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	})
 	if !a.opts.NoTrim {
-		g.Go(func() error { trimMemory(gctx, trimAfterStart, trimInterval(cfg)); return nil })
+		g.Go(func() error { trimMemory(gctx, a.clock, trimAfterStart, trimInterval(cfg)); return nil })
 	}
 	sdNotify(log, sd.SdNotifyReady+"\nSTATUS=watching "+fmt.Sprint(len(cfg.Sensors))+" sensors ("+mode+")")
 	err = g.Wait()
@@ -308,14 +373,14 @@ func trimInterval(cfg *config.Config) time.Duration {
 // alone the few heap chunks a small daemon lives in, so without this the
 // garbage of one heartbeat stays resident until the next. A collection of
 // vigil's heap of well under a megabyte costs about a millisecond.
-func trimMemory(ctx context.Context, first, every time.Duration) {
-	t := time.NewTimer(first)
+func trimMemory(ctx context.Context, clock clockwork.Clock, first, every time.Duration) {
+	t := clock.NewTimer(first)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.Chan():
 		}
 		debug.FreeOSMemory()
 		t.Reset(every)
@@ -338,6 +403,7 @@ type watchdog struct {
 	last     time.Time
 	progress atomic.Int64 // UnixNano of the last ping call
 	log      *slog.Logger
+	clock    clockwork.Clock
 }
 
 // lastProgress is when a loop last reported progress (zero: never).
@@ -348,8 +414,8 @@ func (w *watchdog) lastProgress() time.Time {
 	return time.Time{}
 }
 
-func newWatchdog(log *slog.Logger, sample time.Duration) *watchdog {
-	w := &watchdog{log: log}
+func newWatchdog(log *slog.Logger, sample time.Duration, clock clockwork.Clock) *watchdog {
+	w := &watchdog{log: log, clock: clock}
 	iv, err := sd.SdWatchdogEnabled(false)
 	if err != nil || iv == 0 {
 		return w
@@ -363,13 +429,13 @@ func newWatchdog(log *slog.Logger, sample time.Duration) *watchdog {
 }
 
 func (w *watchdog) ping() {
-	w.progress.Store(time.Now().UnixNano())
+	w.progress.Store(w.clock.Now().UnixNano())
 	if w.interval == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if now := time.Now(); now.Sub(w.last) >= w.interval/4 {
+	if now := w.clock.Now(); now.Sub(w.last) >= w.interval/4 {
 		w.last = now
 		sdNotify(w.log, sd.SdNotifyWatchdog)
 	}

@@ -6,10 +6,10 @@ import (
 	"github.com/vigil-iot/vigil/device"
 )
 
-// clockSynced reports whether the clock is known to be synchronised:
+// ClockSynced reports whether the clock is known to be synchronised:
 // systemd-timesyncd's flag file, else the kernel (adjtimex(2) with
-// STA_UNSYNC clear: chrony, ntpd). A variable so tests can pin it.
-var clockSynced = func() bool {
+// STA_UNSYNC clear: chrony, ntpd).
+func ClockSynced() bool {
 	if _, err := os.Stat("/run/systemd/timesync/synchronized"); err == nil {
 		return true
 	}

@@ -19,11 +19,8 @@ func TestStatusClockWord(t *testing.T) {
 		{false, false, "clock:    2026-05-01 12:00:00 +00:00, NOT plausible (earlier than the build date)\n"},
 		{false, true, "clock:    2026-05-01 12:00:00 +00:00, NOT plausible (earlier than the build date)\n"},
 	} {
-		old := clockSynced
-		clockSynced = func() bool { return c.synced }
 		var b bytes.Buffer
-		WriteStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible}, nil, true)
-		clockSynced = old
+		WriteStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible}, nil, true, c.synced)
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("plausible=%v synced=%v: status\n%s\nwant the line %q", c.plausible, c.synced, b.String(), c.want)
 		}
@@ -41,7 +38,7 @@ func TestStatusCommandsInDeviceZone(t *testing.T) {
 	WriteStatus(&b, heartbeat.Status{
 		Now:      time.Date(2026, 11, 26, 16, 5, 0, 0, berlin),
 		Commands: []heartbeat.Command{{Time: time.Date(2026, 11, 26, 15, 2, 29, 0, time.UTC), Source: "socket", Command: "pause 30m0s"}},
-	}, nil, true)
+	}, nil, true, false)
 	if want := "2026-11-26 16:02:29 +01:00  pause 30m0s  socket"; !strings.Contains(b.String(), want) {
 		t.Errorf("status does not list the command as %q:\n%s", want, b.String())
 	}

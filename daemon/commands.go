@@ -69,7 +69,7 @@ func (c *Commands) Status(ctx context.Context) (string, error) {
 		c.app.log.Warn("status: read the model's notes", "err", err)
 	}
 	var b strings.Builder
-	WriteStatus(&b, st, rt, true)
+	WriteStatus(&b, st, rt, true, c.app.clockSynced())
 	return b.String(), nil
 }
 

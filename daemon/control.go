@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -130,12 +131,14 @@ func listenControl(path, stateDir string, cmds *Commands, log *slog.Logger) (*ct
 	return &ctlServer{ln: ln, path: path, stateDir: absDir(stateDir), cmds: cmds, log: log}, nil
 }
 
+// Serve answers requests until ctx ends, then waits for the answers under
+// way (their commands end with ctx) and removes the socket.
 func (s *ctlServer) Serve(ctx context.Context) error {
-	go func() {
-		<-ctx.Done()
-		s.ln.Close()
-	}()
+	stop := context.AfterFunc(ctx, func() { s.ln.Close() })
+	defer stop()
 	defer os.Remove(s.path)
+	var handlers sync.WaitGroup
+	defer handlers.Wait()
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
@@ -144,7 +147,7 @@ func (s *ctlServer) Serve(ctx context.Context) error {
 			}
 			return fmt.Errorf("control socket: %w", err)
 		}
-		go s.handle(ctx, c)
+		handlers.Go(func() { s.handle(ctx, c) })
 	}
 }
 
@@ -182,7 +185,7 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 		if err != nil {
 			return errResponse(err)
 		}
-		series, err := eng.History(ctx, time.Now().Add(-StatusWindow))
+		series, err := eng.History(ctx, s.cmds.app.wall().Add(-StatusWindow))
 		if err != nil {
 			return errResponse(err)
 		}
@@ -192,7 +195,7 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 		}
 		return Response{Status: &st, Series: series, Runtime: &rt}
 	case "history":
-		series, err := eng.History(ctx, time.Now().Add(-time.Duration(req.SinceS)*time.Second))
+		series, err := eng.History(ctx, s.cmds.app.wall().Add(-time.Duration(req.SinceS)*time.Second))
 		if err != nil {
 			return errResponse(err)
 		}

@@ -48,14 +48,14 @@ func firstLine(s string) string {
 }
 
 // readBase reads the config at path as the CLI does (without the
-// environment and the drivers' quantities).
+// VIGIL_ overrides and the drivers' quantities).
 func readBase(t *testing.T, path string) *manage.Base {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &manage.Base{Name: path, Data: data, Red: redact.New()}
+	return &manage.Base{Name: path, Data: data, Red: redact.New(), Getenv: os.Getenv, ReadFile: os.ReadFile}
 }
 
 // newOverlayApp wires an App on a fresh state file as the CLI does without

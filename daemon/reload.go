@@ -47,6 +47,8 @@ type liveTransport struct {
 	cur    Transport
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	bg *sync.WaitGroup // the App's: owns the announcements
 }
 
 var (
@@ -145,13 +147,13 @@ func (t *liveTransport) announceIntervals(ctx context.Context, interval, sample 
 	if !ok {
 		return
 	}
-	go func() {
+	t.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if err := ann.SetIntervals(ctx, interval, sample); err != nil {
 			t.log.Warn("announce the new heartbeat interval", "transport", t.name, "err", err)
 		}
-	}()
+	})
 }
 
 // Reload re-reads and applies the config with the run-time overlay (see
@@ -163,7 +165,7 @@ func (a *App) Reload(ctx context.Context) {
 func (a *App) reload(ctx context.Context, log *slog.Logger) {
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
-	cfg, base, err := a.loadForReload(log)
+	cfg, base, gen, err := a.loadForReload(log)
 	if err == nil {
 		err = a.apply(cfg, log, "config reloaded")
 	}
@@ -172,36 +174,43 @@ func (a *App) reload(ctx context.Context, log *slog.Logger) {
 		return
 	}
 	a.setMu.Lock()
-	a.base = base
-	a.setMu.Unlock()
+	defer a.setMu.Unlock()
+	a.base, a.latest = base, cfg
+	if a.gen != gen {
+		// A change was stored while the reload applied: it was validated
+		// against the previous base, and applies once this reload is done
+		// (its apply waits for applyMu). Resolve what is stored now.
+		stored, err := a.db.Settings()
+		if err == nil {
+			a.latest, _, err = base.Resolve(stored, log)
+		}
+		if err != nil {
+			a.latest = cfg
+			log.Error("read the run-time settings after the reload: a change stored meanwhile applies at the next one", "err", err)
+		}
+	}
 }
 
-// applyWait is how long a set or unset waits for its change to apply
-// before it answers; a heartbeat run in progress (an LLM call may take a
-// minute) holds the change back, and the answer then says so.
-var applyWait = 5 * time.Second // a var: tests shorten it
-
-// applyChange applies the overlay as stored now to the running daemon,
-// after a set or unset stored its change (the caller no longer holds
-// setMu), and returns a note for the answer: "" when it applied, else why
-// not yet. Applying waits for a heartbeat run in progress (Reconfigure),
-// so it runs in the background and re-reads the overlay under applyMu:
-// whichever change applies last applies every stored one, in any order. A
-// change the model made comes from inside a run, which cannot end while
-// the model waits: it is not waited for. Outside the daemon (the CLI on
-// the state file) there is nothing running: cfg just becomes the app's.
-func (a *App) applyChange(ctx context.Context, cfg *config.Config) string {
+// applyChange puts the latest stored config in force in the running
+// daemon, after a set or unset stored its change (the caller no longer
+// holds setMu), and returns a note for the answer: "" when it applied,
+// else why not yet. Applying waits for a heartbeat run in progress
+// (Reconfigure), so it runs in the background and takes the latest config
+// under applyMu: whichever change applies last applies every stored one,
+// in any order. A change the model made comes from inside a run, which
+// cannot end while the model waits: it is not waited for. Outside the
+// daemon (the CLI on the state file) there is nothing running: the latest
+// config just becomes the App's.
+func (a *App) applyChange(ctx context.Context) string {
 	if a.runCtx == nil {
-		a.cfg = cfg
+		a.setMu.Lock()
+		a.cfg = a.latest
+		a.setMu.Unlock()
 		return ""
 	}
 	done := make(chan error, 1)
-	a.applying.Add(1)
-	go func() {
-		defer a.applying.Done()
-		done <- a.applyStored()
-	}()
-	wait := applyWait
+	a.bg.Go(func() { done <- a.applyLatest() })
+	wait := a.applyWait
 	if transport.SourceOf(ctx).Channel == channelModel {
 		wait = 0
 	}
@@ -211,26 +220,20 @@ func (a *App) applyChange(ctx context.Context, cfg *config.Config) string {
 			return "stored, but not applied: " + err.Error() + "; a restart or SIGHUP applies it"
 		}
 		return ""
-	case <-time.After(wait):
+	case <-a.clock.After(wait):
 		return "stored; it applies when the heartbeat in progress ends"
 	}
 }
 
-// applyStored applies config.toml's base with the stored overlay.
-func (a *App) applyStored() error {
+// applyLatest applies config.toml's base with the stored overlay, as the
+// last change stored left it.
+func (a *App) applyLatest() error {
 	a.applyMu.Lock()
 	defer a.applyMu.Unlock()
 	a.setMu.Lock()
-	base := a.base
-	stored, err := a.db.Settings()
+	cfg := a.latest
 	a.setMu.Unlock()
-	var cfg *config.Config
-	if err == nil {
-		cfg, _, err = base.Resolve(stored, a.log)
-	}
-	if err == nil {
-		err = a.apply(cfg, a.log, "setting applied")
-	}
+	err := a.apply(cfg, a.log, "setting applied")
 	if err != nil {
 		a.log.Error("setting stored, but applying it failed: a restart or SIGHUP applies it", "err", err)
 	}
@@ -241,6 +244,8 @@ func (a *App) applyStored() error {
 // changed, and logs msg with what changed. An error changes nothing.
 func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	old := a.cfg
+	copied := *cfg // what cannot change under a running daemon is put back on a copy: cfg may be shared
+	cfg = &copied
 	var later []string
 	keep := func(name string, changed bool, restore func()) {
 		if changed {
@@ -329,32 +334,33 @@ func thinkerChanged(old, cfg *config.Config) bool {
 		o.IntervalMin != n.IntervalMin || o.IntervalMax != n.IntervalMax
 }
 
-// loadForReload reads config.toml and the environment, applies the
+// loadForReload reads config.toml and the environment once, applies the
 // overlay from the daemon's state file, and checks the checklist the way
-// start and `vigil config check` do.
-func (a *App) loadForReload(log *slog.Logger) (*config.Config, *manage.Base, error) {
+// start and `vigil config check` do. gen is the stored changes' count the
+// overlay was read at.
+func (a *App) loadForReload(log *slog.Logger) (*config.Config, *manage.Base, uint64, error) {
 	base, err := a.opts.Wiring.Load()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
+	a.setMu.Lock()
 	overlay, err := a.db.Settings()
+	gen := a.gen
+	a.setMu.Unlock()
 	if err != nil {
 		log.Error("read the run-time settings: reloading without them", "err", err)
 		overlay = nil
 	}
 	cfg, _, err := base.Resolve(overlay, log)
 	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := EngineConfig(cfg); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if path, _ := manage.InForce(cfg); manage.FileExists(path) {
 		if _, _, err := manage.ChecklistFunc(cfg)(); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 	}
-	return cfg, base, nil
+	return cfg, base, gen, nil
 }
 
 // sameSensors reports whether two [[sensor]] lists open the same sensors;

@@ -78,21 +78,21 @@ func (c *Commands) set(ctx context.Context, key, value string) (string, error) {
 // same lock as the store (toggle flips what is stored, not what is in
 // force, so two toggles cancel out).
 func (c *Commands) setWith(ctx context.Context, key string, value func(was string) string) (string, error) {
-	a := c.app
 	src := transport.SourceOf(ctx)
 	cfg, was, err := c.store(ctx, key, value)
 	if err != nil {
 		return "", err
 	}
-	pending := a.applyChange(ctx, cfg)
+	pending := c.app.applyChange(ctx)
 	now, _ := cfg.Get(key)
 	text := fmt.Sprintf("%s set to %s by %s", key, manage.ShowSetting(now), src)
 	c.audit(ctx, "set "+key+" "+value(was), text)
 	return withNote(fmt.Sprintf("%s set to %s (was %s)", key, manage.ShowSetting(now), manage.ShowSetting(was)), pending), nil
 }
 
-// store validates key = value against the base and the stored overlay and
-// stores it; it returns the config with it and the key's previous value.
+// store validates key = value against the base and the stored overlay,
+// once, and stores it; it returns the config with it (now the latest) and
+// the key's previous value.
 func (c *Commands) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
 	a := c.app
 	a.setMu.Lock()
@@ -101,20 +101,12 @@ func (c *Commands) store(ctx context.Context, key string, value func(was string)
 		return nil, "", errors.New("settings cannot be changed here: no config base (a bug)")
 	}
 	src := transport.SourceOf(ctx)
-	if err := config.CheckSettable(key, a.cfg); err != nil {
+	if err := config.CheckSettable(key, a.latest); err != nil {
 		return nil, "", err
-	}
-	stored, err := a.db.Settings()
-	if err != nil {
-		return nil, "", fmt.Errorf("read settings: %w", err)
 	}
 	// The value before this change is the stored overlay's, which a change
 	// still applying in the background may not have put in force yet.
-	latest, _, err := a.base.Resolve(stored, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, "", err
-	}
-	was, _ := latest.Get(key)
+	was, _ := a.latest.Get(key)
 	v := value(was)
 	if src.Channel == channelModel {
 		if err := manage.CheckModelSet(a.cfg, key, v); err != nil { // model_may and its bounds are file keys
@@ -122,22 +114,28 @@ func (c *Commands) store(ctx context.Context, key string, value func(was string)
 		}
 	}
 	if remote(ctx) {
-		base, err := a.base.Parse(nil)
+		configured, err := a.base.Configured()
 		if err != nil {
 			return nil, "", err
 		}
-		if err := manage.CheckRemoteSet(base, key, v, was); err != nil {
+		if err := manage.CheckRemoteSet(configured, key, v, was); err != nil {
 			return nil, "", err
 		}
 	}
-	s := store.Setting{Key: key, Value: v, By: src.String(), At: time.Now().UTC().Round(time.Second)}
-	cfg, err := a.base.With(stored, s, a.checkBuildable)
+	stored, err := a.db.Settings()
+	if err != nil {
+		return nil, "", fmt.Errorf("read settings: %w", err)
+	}
+	s := store.Setting{Key: key, Value: v, By: src.String(), At: a.wall().UTC().Round(time.Second)}
+	cfg, err := a.base.With(stored, s)
 	if err != nil {
 		return nil, "", err
 	}
 	if err := a.db.PutSetting(s); err != nil {
 		return nil, "", fmt.Errorf("store setting: %w", err)
 	}
+	a.latest = cfg
+	a.gen++
 	return cfg, was, nil
 }
 
@@ -159,7 +157,7 @@ func (c *Commands) unset(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pending := a.applyChange(ctx, cfg)
+	pending := a.applyChange(ctx)
 	now := "(no such key now)"
 	origin := ""
 	if v, err := cfg.Get(key); err == nil {
@@ -189,19 +187,17 @@ func (c *Commands) remove(key string) (*config.Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", key, manage.ErrNotSet)
 	}
+	a.gen++
 	stored, err := a.db.Settings()
 	if err != nil {
 		return nil, fmt.Errorf("read settings: %w", err)
 	}
 	cfg, _, err := a.base.Resolve(stored, a.log)
-	return cfg, err
-}
-
-// checkBuildable checks what the engine needs beyond the validator (the
-// rules compile).
-func (a *App) checkBuildable(cfg *config.Config) error {
-	_, err := EngineConfig(cfg)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	a.latest = cfg
+	return cfg, nil
 }
 
 // audit logs an accepted change at INFO with its source, lists it in
@@ -304,7 +300,7 @@ func (c *Commands) notes(ctx context.Context, clear bool) (string, error) {
 		c.auditKind(ctx, "notes clear", fmt.Sprintf("%d notes cleared by %s", n, transport.SourceOf(ctx)), alert.RuleNotes)
 		return fmt.Sprintf("%d notes cleared", n), nil
 	}
-	return NotesText(c.app.db, c.app.current().Device.Location, time.Now())
+	return NotesText(c.app.db, c.app.current().Device.Location, c.app.wall())
 }
 
 // NotesText lists the model's notes with their age in loc, newest last.

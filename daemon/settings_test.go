@@ -480,9 +480,7 @@ func (b *blockingThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 // closed; done gets the run's error.
 func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
 	t.Helper()
-	old := applyWait
-	applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
-	t.Cleanup(func() { applyWait = old })
+	a.applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	a.runCtx = ctx
@@ -552,7 +550,7 @@ func TestSetDuringARunAnswersAtOnce(t *testing.T) {
 		if !strings.Contains(out, "heartbeat.interval set to 20m") || !strings.Contains(out, "applies when the heartbeat in progress ends") {
 			t.Errorf("set during a run answered %q, want the value and that it applies when the run ends", out)
 		}
-	case <-time.After(applyWait + 5*time.Second):
+	case <-time.After(a.applyWait + 5*time.Second):
 		t.Fatal("set during a run did not answer while the run went on")
 	}
 	if st, _ := a.db.Settings(); len(st) != 1 || st[0].Value != "20m" {

@@ -27,8 +27,8 @@ const (
 // OpenStore opens the state file. The writing modes create the state
 // directory (0700). The read-only mode never creates anything: without a
 // state file it works on an empty one in a temporary directory, removed by
-// the returned closer.
-func OpenStore(cfg *config.Config, mode StoreMode) (*store.DB, func() error, error) {
+// the returned closer. now stamps a damaged file moved aside.
+func OpenStore(cfg *config.Config, mode StoreMode, now func() time.Time) (*store.DB, func() error, error) {
 	path := DBPath(cfg)
 	opts := store.Options{Timeout: time.Second}
 	switch mode {
@@ -38,7 +38,7 @@ func OpenStore(cfg *config.Config, mode StoreMode) (*store.DB, func() error, err
 		}
 		opts.ReadOnly = true
 	case StoreDaemon:
-		opts.Reset, opts.Now = true, time.Now
+		opts.Reset, opts.Now = true, now
 	}
 	if mode != StoreReadOnly {
 		if err := os.MkdirAll(cfg.Device.StateDir, 0o700); err != nil {

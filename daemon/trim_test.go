@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/vigil-iot/vigil/config"
 )
 
@@ -30,7 +32,7 @@ func TestTrimMemoryReturnsFreePages(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { trimMemory(ctx, 0, time.Hour); close(done) }()
+	go func() { trimMemory(ctx, clockwork.NewRealClock(), 0, time.Hour); close(done) }()
 	deadline := time.Now().Add(5 * time.Second)
 	// Most of the 8 MB must go back to the kernel. Not all: goroutines
 	// that earlier tests left running in this process allocate meanwhile.

@@ -91,17 +91,18 @@ func WriteCheck(w io.Writer, cj CheckJSON) {
 	fmt.Fprintf(w, "tokens: %d, duration: %dms\n", cj.Tokens, cj.DurationMS)
 }
 
-// writeStatus prints the status of a running daemon, or of the state file
+// WriteStatus prints the status of a running daemon, or of the state file
 // when none runs; rt (nil: not known, an older daemon) adds the checklist
 // in force, the model's notes and the settings that do not come from the
-// file.
-func WriteStatus(w io.Writer, st heartbeat.Status, rt *manage.Runtime, running bool) {
+// file. clockSynced says whether the system clock is synchronised
+// (ClockSynced).
+func WriteStatus(w io.Writer, st heartbeat.Status, rt *manage.Runtime, running, clockSynced bool) {
 	daemon := "daemon running"
 	if !running {
 		daemon = "daemon not running"
 	}
 	fmt.Fprintf(w, "device:   %s (%s; %s)\n", st.Device, daemon, modeText(st.Mode))
-	clock := clockWord(st.ClockPlausible, clockSynced())
+	clock := clockWord(st.ClockPlausible, clockSynced)
 	fmt.Fprintf(w, "clock:    %s, %s\n", st.Now.Format(TimeLayout), clock)
 	switch {
 	case !st.NextRun.IsZero():
@@ -136,7 +137,7 @@ func WriteStatus(w io.Writer, st heartbeat.Status, rt *manage.Runtime, running b
 		fmt.Fprintf(w, "firing:   none\n")
 	}
 	if rt != nil {
-		WriteRuntime(w, *rt, st.Now)
+		writeRuntime(w, *rt, st.Now)
 	}
 	if len(st.Rules) > 0 {
 		fmt.Fprintln(w, "rules:")
@@ -237,7 +238,7 @@ func TestAlertText(a alert.Alert, where string) string {
 
 // writeRuntime prints the checklist in force, the notes' count and the
 // settings that do not come from the file, one a line.
-func WriteRuntime(w io.Writer, rt manage.Runtime, now time.Time) {
+func writeRuntime(w io.Writer, rt manage.Runtime, now time.Time) {
 	if rt.Checklist != nil {
 		fmt.Fprintf(w, "checklist: %s\n", rt.Checklist)
 	}

@@ -34,7 +34,7 @@ func TestStatusDeviceAndNextRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			WriteStatus(&b, tc.st, nil, tc.running)
+			WriteStatus(&b, tc.st, nil, tc.running, false)
 			for _, w := range tc.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("status lacks %q:\n%s", w, b.String())

@@ -86,7 +86,7 @@ func listenWeb(cfg *config.Config, a *App, log *slog.Logger) (*webServer, error)
 		Password: cfg.HTTP.Password.Value(),
 		Location: cfg.Device.Location,
 		Rules:    WebRules(cfg),
-		Now:      time.Now,
+		Now:      a.wall,
 		Clock:    a.clock,
 		Hosts:    pageHosts(hostname(), cfg.HTTP.AllowedHosts),
 		Log:      log,
@@ -123,19 +123,17 @@ func listenWeb(cfg *config.Config, a *App, log *slog.Logger) (*webServer, error)
 // Serve serves until ctx ends, then closes the listener and the open
 // connections within shutdownGrace.
 func (w *webServer) Serve(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-done:
-			return
-		}
+	shut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(shut)
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
 		_ = w.srv.Shutdown(sctx)
-	}()
+	})
 	err := w.srv.Serve(w.ln)
-	close(done)
+	if !stop() {
+		<-shut // the shutdown began: wait for the connections it closes
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

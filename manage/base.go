@@ -2,10 +2,11 @@ package manage
 
 import (
 	"bytes"
+	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
@@ -14,13 +15,34 @@ import (
 )
 
 // Base is what a config is built from before the overlay: the file's
-// bytes and the environment's overrides.
+// bytes and the environment's overrides, and what resolving a config
+// reads (the host name, the environment, secret files). It is read once
+// (package main reads it; a reload reads it again) and every config built
+// from it comes from these bytes, so a file edited but not reloaded does
+// not change what a set means.
+//
+// The configs a Base returns may be shared: read them, never change them.
 type Base struct {
-	Name    string
-	Data    []byte
-	Env     []config.Override
-	Red     *redact.Redactor // learns every secret parse resolves; nil: none
-	Options config.Options   // the drivers' quantities, the boards
+	Name    string            // the config file, as the person named it
+	Data    []byte            // its bytes
+	Env     []config.Override // VIGIL_<SECTION>_<KEY>
+	Options config.Options    // the drivers' quantities, the boards
+
+	Host     string                       // the default device.id
+	Getenv   func(string) string          // the secrets' variables; nil: none set
+	ReadFile func(string) ([]byte, error) // the secrets' files; nil: none readable
+	Red      *redact.Redactor             // learns every secret Parse resolves; nil: none
+
+	once       sync.Once
+	configured *config.Config
+	err        error
+}
+
+// Configured is the config without the overlay: the file and the
+// environment. It is parsed once.
+func (b *Base) Configured() (*config.Config, error) {
+	b.once.Do(func() { b.configured, b.err = b.Parse(nil) })
+	return b.configured, b.err
 }
 
 // Overrides turns overlay entries into config overrides.
@@ -32,8 +54,9 @@ func Overrides(overlay []store.Setting) []config.Override {
 	return out
 }
 
-// Parse builds the config from the base and overlay, resolved as
-// loadConfig resolves one: default ID, secrets, paths relative to the file.
+// Parse builds and validates the config from the base and overlay,
+// resolved as a daemon runs it: default ID, secrets, paths relative to the
+// file. Its errors are *config.Error.
 func (b *Base) Parse(overlay []store.Setting) (*config.Config, error) {
 	opts := b.Options
 	opts.Overrides = append(slices.Clone(b.Env), Overrides(overlay)...)
@@ -41,9 +64,17 @@ func (b *Base) Parse(overlay []store.Setting) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	host, _ := os.Hostname()
-	cfg.SetDefaultID(host)
-	if err := cfg.ResolveSecrets(os.Getenv, os.ReadFile); err != nil {
+	cfg.SetDefaultID(b.Host)
+	getenv, readFile := b.Getenv, b.ReadFile
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if readFile == nil {
+		readFile = func(name string) ([]byte, error) {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		}
+	}
+	if err := cfg.ResolveSecrets(getenv, readFile); err != nil {
 		return nil, err
 	}
 	if b.Red != nil {
@@ -65,14 +96,18 @@ func relTo(base, p string) string {
 }
 
 // Resolve builds the config with every overlay entry that still validates
-// and returns the entries it used. Each one left out gets one ERROR line on
-// log naming it and who set it; it stays stored. An error means the base
-// itself is bad.
+// and returns the entries it used: one parse when they all do (none:
+// Configured). Each one left out gets one ERROR line on log naming it and
+// who set it; it stays stored. An error means the base itself is bad.
 func (b *Base) Resolve(overlay []store.Setting, log *slog.Logger) (*config.Config, []store.Setting, error) {
+	if len(overlay) == 0 {
+		cfg, err := b.Configured()
+		return cfg, nil, err
+	}
 	if cfg, err := b.Parse(overlay); err == nil {
 		return cfg, overlay, nil
 	}
-	cfg, err := b.Parse(nil)
+	cfg, err := b.Configured()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,20 +134,17 @@ func logIgnored(log *slog.Logger, s store.Setting, err error) {
 }
 
 // With validates the config with s added to the stored overlay (replacing
-// its key's value); entries that no longer validate are left out as at
-// load. The error is the validator's.
-func (b *Base) With(stored []store.Setting, s store.Setting, check func(*config.Config) error) (*config.Config, error) {
+// its key's value): one parse when every stored entry still validates;
+// entries that no longer do are left out as at load. The error is the
+// validator's, about s.
+func (b *Base) With(stored []store.Setting, s store.Setting) (*config.Config, error) {
 	others := slices.DeleteFunc(slices.Clone(stored), func(o store.Setting) bool { return o.Key == s.Key })
+	if cfg, err := b.Parse(append(slices.Clone(others), s)); err == nil {
+		return cfg, nil
+	}
 	_, used, err := b.Resolve(others, slog.New(slog.DiscardHandler)) // said at load
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := b.Parse(append(used, s))
-	if err != nil {
-		return nil, err
-	}
-	if err := check(cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	return b.Parse(append(used, s))
 }

@@ -40,11 +40,6 @@ import (
 	"periph.io/x/conn/v3/i2c/i2creg"
 	"periph.io/x/conn/v3/spi"
 	"periph.io/x/conn/v3/spi/spireg"
-	// Only the generic Linux drivers (sysfs I²C/SPI, GPIO character device):
-	// vigil reads sensors through /dev/i2c-* and /dev/spidev*, never by poking
-	// SoC registers, so host.Init()'s memory-mapped board drivers (bcm283x,
-	// allwinner, ...) would only add ~450 KB to the binary. The unit's device
-	// policy forbids /dev/mem anyway.
 	_ "periph.io/x/host/v3/gpioioctl"
 	"periph.io/x/host/v3/sysfs"
 

@@ -19,14 +19,22 @@ import (
 	"github.com/vigil-iot/vigil/store"
 )
 
-// loadConfig reads, validates and resolves the config file. Every failure is
-// a config error (exit 78).
-func (e *env) loadConfig() (*config.Config, error) {
+// load reads the config file once and parses it with the environment:
+// the base a daemon runs on, and the config without the run-time overlay.
+// Every failure is a config error (exit 78).
+func (e *env) load() (*manage.Base, *config.Config, error) {
 	base, err := e.readBase()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return base.Parse(nil)
+	cfg, err := base.Configured()
+	return base, cfg, err
+}
+
+// loadConfig is load's config.
+func (e *env) loadConfig() (*config.Config, error) {
+	_, cfg, err := e.load()
+	return cfg, err
 }
 
 // readBase reads config.toml and the environment. A missing file is a
@@ -42,49 +50,23 @@ func (e *env) readBase() (*manage.Base, error) {
 	if err != nil {
 		return nil, configErr(fmt.Errorf("read config: %w", err))
 	}
-	return &manage.Base{Name: e.config, Data: data, Env: config.EnvOverrides(os.Environ()), Red: e.redactor(), Options: parseOptions()}, nil
+	host, _ := os.Hostname()
+	return &manage.Base{Name: e.config, Data: data, Env: config.EnvOverrides(os.Environ()), Options: parseOptions(),
+		Host: host, Getenv: os.Getenv, ReadFile: os.ReadFile, Red: e.redactor()}, nil
 }
 
-// readOverlay reads the overlay from the running daemon, or from the state
-// file read-only when none runs.
-func (e *env) readOverlay(ctx context.Context, cfg *config.Config) []store.Setting {
-	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "settings"}, 10*time.Second)
-	if err == nil {
-		return resp.Settings
+// overlaid is cfg with the run-time overlay, as `vigil run` would apply
+// it: the overlay from the running daemon, or from the state file
+// read-only (creating nothing) when none runs.
+func (e *env) overlaid(ctx context.Context, base *manage.Base, cfg *config.Config) (*config.Config, error) {
+	var overlay []store.Setting
+	if resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "settings"}, 10*time.Second); err == nil {
+		overlay = resp.Settings
+	} else {
+		overlay = daemon.ReadOverlayFile(cfg)
 	}
-	return daemon.ReadOverlayFile(cfg)
-}
-
-// loadOverlaid loads the config as `vigil run` does: the file, the
-// environment and the overlay (from the daemon, or the state file). It
-// returns the base too, for the daemon to keep.
-func (e *env) loadOverlaid(ctx context.Context, log *slog.Logger) (*config.Config, *manage.Base, error) {
-	base, err := e.readBase()
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, err := base.Parse(nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	overlay := e.readOverlay(ctx, cfg)
-	if len(overlay) == 0 {
-		return cfg, base, nil
-	}
-	cfg, _, err = base.Resolve(overlay, log)
-	return cfg, base, err
-}
-
-// client asks the daemon that watches cfg's state directory.
-func (e *env) client(cfg *config.Config) *daemon.Client {
-	return daemon.NewClient(cfg, runtimeDir())
-}
-
-// runtimeDir is the first directory of $RUNTIME_DIRECTORY (systemd sets it
-// from RuntimeDirectory=), or "".
-func runtimeDir() string {
-	d, _, _ := strings.Cut(os.Getenv("RUNTIME_DIRECTORY"), ":")
-	return d
+	cfg, _, err := base.Resolve(overlay, e.logger())
+	return cfg, err
 }
 
 // loadConfigOrDefaults is loadConfig, except that with no config file at

@@ -23,66 +23,19 @@ import (
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// cliCtx marks a command run by the CLI on the state file.
-func cliCtx(ctx context.Context) context.Context {
-	return transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI})
-}
+// settingsNote ends the answer of a change made with no daemon running.
+const settingsNote = "\n(no daemon is running: 'vigil run' starts with this)"
 
-// offline builds an app on the state file (writable) with the overlay
-// applied, for a change made with no daemon running.
-func (e *env) offline(ctx context.Context) (*daemon.Commands, func() error, error) {
-	cfg, base, err := e.loadOverlaid(ctx, e.logger())
-	if err != nil {
-		return nil, nil, err
-	}
-	a, err := e.newApp(ctx, cfg, base, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
-	if err != nil {
-		return nil, nil, err
-	}
-	return a.Commands(), a.Close, nil
-}
-
-// daemonOr sends req to the running daemon and prints its answer, or,
-// with none running, runs offline on the state file and prints its answer
-// with the note that no daemon runs.
-//
-// precheck, when not nil, checks the change against the config and the
-// stored overlay before the state file is opened for writing, so a refused
-// change creates nothing.
-func (e *env) daemonOr(ctx context.Context, req daemon.Request, offline func(context.Context, *daemon.Commands) (string, error),
-	precheck ...func(*config.Config, *manage.Base, []store.Setting) error) error {
-	cfg, err := e.loadConfig()
+// changeSettings makes a change of the run-time settings (c.req, c.do)
+// through the daemon or, with none running, on the state file with the
+// overlay applied.
+func (e *env) changeSettings(ctx context.Context, c change) error {
+	base, cfg, err := e.load()
 	if err != nil {
 		return err
 	}
-	resp, err := e.client(cfg).Call(ctx, req, 30*time.Second)
-	switch {
-	case err == nil:
-		fmt.Fprintln(e.stdout, strings.TrimRight(resp.Text, "\n"))
-		return nil
-	case err != daemon.ErrNoDaemon:
-		return err
-	}
-	for _, check := range precheck {
-		cfg, base, err := e.loadOverlaid(ctx, e.logger())
-		if err != nil {
-			return err
-		}
-		if err := check(cfg, base, daemon.ReadOverlayFile(cfg)); err != nil {
-			return err
-		}
-	}
-	c, closeApp, err := e.offline(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeApp()
-	txt, err := offline(cliCtx(ctx), c)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, strings.TrimRight(txt, "\n")+"\n(no daemon is running: 'vigil run' starts with this)")
-	return nil
+	c.base, c.note = base, settingsNote
+	return e.change(ctx, cfg, c)
 }
 
 func (e *env) cmdGet(ctx context.Context, args []string) error {
@@ -97,25 +50,24 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 		return usageErr("get: want at most one KEY, got %d (see 'vigil help get')", len(pos))
 	}
 	key := firstOr(pos, "")
-	cfg, err := e.loadConfig()
+	base, cfg, err := e.load()
 	if err != nil {
 		return err
 	}
 	var views []manage.SettingView
-	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "get", Key: key}, 10*time.Second)
-	switch {
-	case err == nil:
-		views = resp.Values
-	case err == daemon.ErrNoDaemon:
-		cfg, _, err := e.loadOverlaid(ctx, e.logger())
+	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "get", Key: key}, 10*time.Second, func() error {
+		cfg, err := e.overlaid(ctx, base, cfg)
 		if err != nil {
 			return err
 		}
-		if views, err = manage.SettingViews(cfg, key); err != nil {
-			return err
-		}
-	default:
+		views, err = manage.SettingViews(cfg, key)
 		return err
+	})
+	if err != nil {
+		return err
+	}
+	if resp != nil {
+		views = resp.Values
 	}
 	if asJSON {
 		if views == nil {
@@ -136,15 +88,21 @@ func (e *env) cmdSet(ctx context.Context, args []string) error {
 		return usageErr("set: want KEY VALUE, got %d argument(s) (see 'vigil help set')", len(pos))
 	}
 	key, value := pos[0], strings.Join(pos[1:], " ")
-	return e.daemonOr(ctx, daemon.Request{Cmd: "set", Key: key, Value: value},
-		func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Set(ctx, key, value) },
-		func(cfg *config.Config, base *manage.Base, stored []store.Setting) error {
+	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "set", Key: key, Value: value},
+		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Set(ctx, key, value) },
+		// With no state file yet there is no overlay: a refused value
+		// creates none.
+		precheck: func(base *manage.Base) error {
+			cfg, err := base.Configured()
+			if err != nil {
+				return err
+			}
 			if err := config.CheckSettable(key, cfg); err != nil {
 				return err
 			}
-			_, err := base.With(stored, store.Setting{Key: key, Value: value, By: transport.ChannelCLI}, checkBuildable)
+			_, err = base.With(nil, store.Setting{Key: key, Value: value, By: transport.ChannelCLI})
 			return err
-		})
+		}})
 }
 
 func (e *env) cmdUnset(ctx context.Context, args []string) error {
@@ -153,8 +111,8 @@ func (e *env) cmdUnset(ctx context.Context, args []string) error {
 		return err
 	}
 	key := pos[0]
-	return e.daemonOr(ctx, daemon.Request{Cmd: "unset", Key: key},
-		func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Unset(ctx, key) })
+	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "unset", Key: key},
+		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Unset(ctx, key) }})
 }
 
 func (e *env) cmdChecklist(ctx context.Context, args []string) error {
@@ -169,18 +127,17 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second)
-		switch {
-		case err == nil:
-			fmt.Fprint(e.stdout, resp.Text)
-			return nil
-		case err != daemon.ErrNoDaemon:
+		var txt string
+		resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() error {
+			// Reading needs no state file: nothing is opened or created.
+			txt, err = manage.ShowChecklist(cfg)
 			return err
-		}
-		// Reading needs no state file: nothing is opened or created.
-		txt, err := manage.ShowChecklist(cfg)
+		})
 		if err != nil {
 			return err
+		}
+		if resp != nil {
+			txt = resp.Text
 		}
 		fmt.Fprint(e.stdout, txt)
 		return nil
@@ -194,11 +151,11 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if _, _, err := config.ParseChecklist(strings.NewReader(text)); err != nil {
 			return configErr(fmt.Errorf("%s: %w", pos[1], err))
 		}
-		return e.daemonOr(ctx, daemon.Request{Cmd: "checklist", Op: op, Body: text},
-			func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, text) })
+		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op, Body: text},
+			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, text) }})
 	case op == transport.ChecklistReset && len(pos) == 1:
-		return e.daemonOr(ctx, daemon.Request{Cmd: "checklist", Op: op},
-			func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, "") })
+		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op},
+			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, "") }})
 	}
 	return usageErr("checklist: want 'show', 'set FILE|-' or 'reset', got %q (see 'vigil help checklist')", strings.Join(pos, " "))
 }
@@ -238,37 +195,29 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 		return usageErr("notes: want nothing or 'clear', got %q (see 'vigil help notes')", strings.Join(pos, " "))
 	}
 	if clear {
-		return e.daemonOr(ctx, daemon.Request{Cmd: "notes", Clear: true},
-			func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Notes(ctx, true) })
+		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "notes", Clear: true},
+			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Notes(ctx, true) }})
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "notes"}, 10*time.Second)
-	switch {
-	case err == nil:
-		fmt.Fprint(e.stdout, resp.Text)
-		return nil
-	case err != daemon.ErrNoDaemon:
+	var txt string
+	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "notes"}, 10*time.Second, func() error {
+		db, closeDB, err := daemon.OpenStore(cfg, daemon.StoreReadOnly, time.Now)
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		txt, err = daemon.NotesText(db, cfg.Device.Location, time.Now())
 		return err
-	}
-	db, closeDB, err := daemon.OpenStore(cfg, daemon.StoreReadOnly)
+	})
 	if err != nil {
 		return err
 	}
-	defer closeDB()
-	txt, err := daemon.NotesText(db, cfg.Device.Location, time.Now())
-	if err != nil {
-		return err
+	if resp != nil {
+		txt = resp.Text
 	}
 	fmt.Fprint(e.stdout, txt)
 	return nil
-}
-
-// checkBuildable checks what the engine needs beyond the validator (the
-// rules compile).
-func checkBuildable(cfg *config.Config) error {
-	_, err := daemon.EngineConfig(cfg)
-	return err
 }

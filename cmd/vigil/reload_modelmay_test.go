@@ -20,7 +20,7 @@ func reloadableApp(t *testing.T, e *env, log *slog.Logger) (*daemon.App, context
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cfg, base, err := e.loadOverlaid(ctx, log)
+	base, cfg, err := e.load()
 	if err != nil {
 		t.Fatal(err)
 	}

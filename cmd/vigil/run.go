@@ -61,7 +61,7 @@ func (e *env) newApp(ctx context.Context, cfg *config.Config, base *manage.Base,
 		}
 	}
 	o.Profile, o.Log, o.Redactor, o.Wiring, o.Base = prof, log, e.redactor(), w, base
-	o.BuildTime, o.Version = buildTime(), version
+	o.Clock, o.Wall, o.BuildTime, o.Version = clock, time.Now, buildTime(), version
 	a, err := daemon.New(ctx, cfg, o)
 	if errors.Is(err, store.ErrLocked) {
 		return nil, lockedErr(cfg, o.Store)
@@ -78,7 +78,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	singleProc()
-	cfg, base, err := e.loadOverlaid(ctx, e.logger())
+	base, cfg, err := e.load()
 	if err != nil {
 		return err
 	}
