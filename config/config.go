@@ -1,15 +1,3 @@
-// Package config parses and validates vigil's config.toml (SPEC §3). It does
-// no IO beyond reading an io.Reader: cmd/vigil opens the file and resolves
-// secrets by passing its own getenv and readFile functions.
-//
-// Parse is strict: unknown keys, wrong types and invalid values are all
-// reported at once as *Error values naming the file, line and key
-// ("config.toml:12: heartbeat.interval: must be at least 1m (got "30s")").
-// Sensors and rules are named by their name ("sensor.air.address") or, when
-// the name itself is wrong, by their index ("sensor[0].name").
-//
-// The package also reads the heartbeat checklist (ParseChecklist) and
-// provides the template written when it is missing (ChecklistTemplate).
 package config
 
 import (

@@ -1,8 +1,3 @@
-// Package store keeps vigil's durable state in one bbolt file: schema version,
-// pause, counters, rule states, alert fingerprints, the LLM budget, a bounded
-// run ring, a bounded sensor history, and the alert outbox with one cursor per
-// transport. It is the only package that imports bbolt. Everything that grows
-// is a bounded ring, so the file stops growing once the rings are full.
 package store
 
 import (
