@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/vigil-iot/vigil/internal/configtest"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/redact"
 )
@@ -16,24 +16,11 @@ import (
 // end-to-end tests' template).
 func writeConfig(t *testing.T, dir, extra string) string {
 	t.Helper()
-	cfg := `
-[device]
-id = "e2e"
-board = "sim"
-state_dir = "state"
-timezone = "UTC"
-
-[heartbeat]
-interval = "1m"
-sample_interval = "1s"
-checklist = "HEARTBEAT.md"
-` + extra
-	path := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return configtest.Write(t, dir, extra)
 }
+
+// overlayRules is a sensor and a rule that never fires.
+const overlayRules = configtest.OverlayRules
 
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()

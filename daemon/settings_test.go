@@ -21,16 +21,6 @@ import (
 	"github.com/vigil-iot/vigil/transport"
 )
 
-const overlayRules = `
-[[sensor]]
-name = "air"
-driver = "bme280"
-
-[[rule]]
-name = "too_hot"
-when = "air.temperature > 100"
-`
-
 // infoAlerts lists the summaries of the info system alerts queued.
 func queuedInfo(t *testing.T, db *store.DB) []string {
 	t.Helper()

@@ -49,6 +49,24 @@ func (e *env) daemonOr(ctx context.Context, cfg *config.Config, req daemon.Reque
 	return nil, err
 }
 
+// answer is the daemon's answer to req, or with none running the one
+// offline gives.
+func (e *env) answer(ctx context.Context, cfg *config.Config, req daemon.Request, timeout time.Duration, offline func() (string, error)) (string, error) {
+	var txt string
+	resp, err := e.daemonOr(ctx, cfg, req, timeout, func() error {
+		var err error
+		txt, err = offline()
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if resp != nil {
+		txt = resp.Text
+	}
+	return txt, nil
+}
+
 // change is a command that changes something: the daemon makes it, or,
 // with none running, an App on the state file (with base: the run-time
 // settings too) does, and note is added to its answer. precheck, when not
@@ -64,28 +82,23 @@ type change struct {
 
 // change makes c and prints the answer.
 func (e *env) change(ctx context.Context, cfg *config.Config, c change) error {
-	var txt string
-	resp, err := e.daemonOr(ctx, cfg, c.req, 30*time.Second, func() error {
+	txt, err := e.answer(ctx, cfg, c.req, 30*time.Second, func() (string, error) {
 		if _, err := os.Stat(daemon.DBPath(cfg)); err != nil && c.precheck != nil {
 			if err := c.precheck(c.base); err != nil {
-				return err
+				return "", err
 			}
 		}
 		a, err := e.newApp(ctx, cfg, c.base, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer a.Close()
 		out, err := c.do(cliCtx(ctx), a.Commands())
-		txt = strings.TrimRight(out, "\n") + c.note
-		return err
+		return strings.TrimRight(out, "\n") + c.note, err
 	})
 	if err != nil {
 		return err
 	}
-	if resp != nil {
-		txt = strings.TrimRight(resp.Text, "\n")
-	}
-	fmt.Fprintln(e.stdout, txt)
+	fmt.Fprintln(e.stdout, strings.TrimRight(txt, "\n"))
 	return nil
 }

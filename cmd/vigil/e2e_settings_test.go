@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/configtest"
 	"github.com/vigil-iot/vigil/manage"
 )
 
@@ -18,16 +19,8 @@ import (
 const settingsInterval = "6h"
 
 // overlayRules is a sensor and a rule that never fires, for the settings
-// tests (daemon's unit tests have the same).
-const overlayRules = `
-[[sensor]]
-name = "air"
-driver = "bme280"
-
-[[rule]]
-name = "too_hot"
-when = "air.temperature > 100"
-`
+// tests.
+const overlayRules = configtest.OverlayRules
 
 // wantNextRun fails unless status's next run is the first or second tick
 // of a schedule of interval started at start (the device's phase, then

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,18 +40,7 @@ func opens(t *testing.T, log, path string) int {
 // log, and returns its stdout, stderr and exit code.
 func tracedVigil(t *testing.T, strace, log string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(strace, append([]string{"-f", "-e", "trace=openat", "-o", log, vigilBin}, args...)...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=", "NOTIFY_SOCKET=")
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runProgram(t, "", 5*time.Minute, nil, strace, append([]string{"-f", "-e", "trace=openat", "-o", log, vigilBin}, args...)...)
 }
 
 // TestSetOpensEachFileOnce: a change is made in one pass. Traced with
@@ -82,26 +70,7 @@ func TestSetOpensEachFileOnce(t *testing.T) {
 
 	// The daemon, traced from its start.
 	daemonLog := filepath.Join(dir, "daemon.strace")
-	d := &child{done: make(chan struct{})}
-	d.cmd = exec.Command(strace, "-f", "-e", "trace=openat", "-o", daemonLog, vigilBin, "-c", cfg, "run")
-	d.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NOTIFY_SOCKET=")
-	stderr, err := d.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			d.mu.Lock()
-			d.log.WriteString(sc.Text() + "\n")
-			d.mu.Unlock()
-		}
-		d.cmd.Wait()
-		close(d.done)
-	}()
+	d := startProgram(t, "", nil, strace, "-f", "-e", "trace=openat", "-o", daemonLog, vigilBin, "-c", cfg, "run")
 	// strace's own pid is not the daemon's: signal the traced vigil.
 	vigilPid := func() int {
 		b, _ := os.ReadFile(daemonLog)

@@ -73,22 +73,17 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 	for _, note := range belowMinSeverity(cfg, sev, only) {
 		fmt.Fprintln(e.stderr, note)
 	}
-	var txt string
-	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second, func() error {
+	txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second, func() (string, error) {
 		a, err := e.newApp(ctx, cfg, nil, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer a.Close()
 		t, err := a.Engine().TestAlert(ctx, sev, only)
-		txt = daemon.TestAlertText(t, "no daemon running: it waits in "+daemon.DBPath(cfg)+" and is delivered when 'vigil run' starts")
-		return err
+		return daemon.TestAlertText(t, "no daemon running: it waits in "+daemon.DBPath(cfg)+" and is delivered when 'vigil run' starts"), err
 	})
 	if err != nil {
 		return err
-	}
-	if resp != nil {
-		txt = resp.Text
 	}
 	fmt.Fprintln(e.stdout, txt)
 	return nil

@@ -127,17 +127,10 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		var txt string
-		resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() error {
-			// Reading needs no state file: nothing is opened or created.
-			txt, err = manage.ShowChecklist(cfg)
-			return err
-		})
+		// Reading needs no state file: nothing is opened or created.
+		txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() (string, error) { return manage.ShowChecklist(cfg) })
 		if err != nil {
 			return err
-		}
-		if resp != nil {
-			txt = resp.Text
 		}
 		fmt.Fprint(e.stdout, txt)
 		return nil
@@ -202,21 +195,16 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var txt string
-	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "notes"}, 10*time.Second, func() error {
+	txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "notes"}, 10*time.Second, func() (string, error) {
 		db, closeDB, err := daemon.OpenStore(cfg, daemon.StoreReadOnly, time.Now)
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer closeDB()
-		txt, err = daemon.NotesText(db, cfg.Device.Location, time.Now())
-		return err
+		return daemon.NotesText(db, cfg.Device.Location, time.Now())
 	})
 	if err != nil {
 		return err
-	}
-	if resp != nil {
-		txt = resp.Text
 	}
 	fmt.Fprint(e.stdout, txt)
 	return nil
