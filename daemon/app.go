@@ -270,10 +270,15 @@ func (a *App) engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 
 // Run runs the daemon until ctx ends: the engine's loops, the control
 // socket, the status page, the transports, reloads on Options.Reload and
-// the memory trims.
+// the memory trims. The App must have been opened with StoreDaemon.
 func (a *App) Run(ctx context.Context) error {
+	if a.wd == nil {
+		return errors.New("daemon: Run needs an App opened with StoreDaemon")
+	}
 	cfg, log := a.cfg, a.log
-	defer onWatchdogAbort(log, a.wd.interval, a.wd.lastProgress, a.wall, a.opts.Exit)()
+	if a.opts.Exit != nil {
+		defer onWatchdogAbort(log, a.wd.interval, a.wd.lastProgress, a.wall, a.opts.Exit)()
+	}
 	mode := "llm"
 	if !cfg.LLMEnabled() {
 		mode = "rules-only"
