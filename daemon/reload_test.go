@@ -6,8 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // TestReloadAppliesARuleChange: a reload reads the config again through
@@ -67,5 +72,60 @@ func TestReloadAppliesARuleChange(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), `msg="config reload rejected: still running on the previous config"`) || !strings.Contains(logged.String(), "bogus: unknown key") {
 		t.Errorf("log lacks the rejected reload naming the bad key:\n%s", logged.String())
+	}
+}
+
+// TestSetDuringReloadComesIntoForce: a set stored while a reload applies
+// (validated against the base being replaced) is in force once both are
+// done, beside what the reload changed: the reload does not put back the
+// overlay it read before the set.
+func TestSetDuringReloadComesIntoForce(t *testing.T) {
+	dir := t.TempDir()
+	path := writeConfig(t, dir, overlayRules)
+	base := readBase(t, path)
+	cfg, err := base.Configured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sock := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
+	var a *App
+	var during string
+	setDuring := false
+	wiring := Wiring{
+		Load: func() (*manage.Base, error) { return readBase(t, path), nil },
+		// The reload rebuilds the thinker ([llm] changed): a set arrives
+		// then, after the reload read the overlay, before it is done.
+		Thinker: func(*config.Config, *store.DB, func(context.Context, time.Duration) (string, error), *slog.Logger) (heartbeat.Thinker, error) {
+			if setDuring {
+				setDuring = false
+				out, err := a.cmds.Set(sock, "heartbeat.interval", "20m")
+				if err != nil {
+					t.Errorf("set during the reload: %v", err)
+				}
+				during = out
+			}
+			return nil, nil
+		},
+	}
+	a, err = New(ctx, cfg, Options{Store: StoreWrite, Base: base, Log: slog.New(slog.DiscardHandler), Redactor: base.Red,
+		Wiring: wiring, ApplyWait: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.runCtx = ctx // as Run: a change applies to the running engine, in the background
+
+	writeConfig(t, dir, "max_quiet = \"3h\"\n"+overlayRules+"\n[llm]\nmodel = \"another-model\"\n")
+	setDuring = true
+	a.Reload(ctx)
+	a.bg.Wait() // the set's apply, which waited for the reload
+	if !strings.Contains(during, "heartbeat.interval set to 20m") {
+		t.Fatalf("the set during the reload answered %q", during)
+	}
+	for key, want := range map[string]string{"heartbeat.interval": "20m", "heartbeat.max_quiet": "3h", "llm.model": "another-model"} {
+		if v, _ := a.current().Get(key); v != want {
+			t.Errorf("%s in force = %s, want %s", key, v, want)
+		}
 	}
 }
