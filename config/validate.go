@@ -592,7 +592,20 @@ func (p *parser) validateMQTT() {
 		if err != nil {
 			p.badErr(k("broker"), err)
 		}
-		tls = scheme == "ssl" || scheme == "mqtts" || scheme == "wss"
+		tls = tlsScheme(scheme)
+	}
+	if p.isDefined("mqtt", "brokers") {
+		switch {
+		case m.Broker != "":
+			p.bad(k("brokers"), "is an alternative to broker (set to %q on line %d): remove one of them", m.Broker, p.line(k("broker")))
+		case len(m.Brokers) == 0:
+			p.bad(k("brokers"), `must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`)
+		default:
+			var err error
+			if tls, err = brokerList(m.Brokers); err != nil {
+				p.badErr(k("brokers"), err)
+			}
+		}
 	}
 	if err := CheckTopicPrefix(m.TopicPrefix); err != nil {
 		p.badErr(k("topic_prefix"), err)
@@ -603,7 +616,7 @@ func (p *parser) validateMQTT() {
 			"needs a username: MQTT 3.1.1 cannot send a password without one (set mqtt.username)")
 	}
 	for _, f := range []struct{ key, val string }{{"ca_file", m.CAFile}, {"cert_file", m.CertFile}, {"key_file", m.KeyFile}} {
-		if f.val != "" && m.Broker != "" && !tls {
+		if f.val != "" && len(m.BrokerURLs()) > 0 && !tls {
 			p.bad(k(f.key), "needs an ssl://, mqtts:// or wss:// broker")
 		}
 	}
@@ -620,6 +633,39 @@ func (p *parser) validateMQTT() {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", m.MinSeverity)
 	}
 }
+
+// brokerList checks the nodes of mqtt.brokers: each a broker URL, none
+// twice, and TLS on all of them or on none (a failover from a TLS node to
+// a plain one would send the credentials in the clear). It reports
+// whether they use TLS.
+func brokerList(urls []string) (tls bool, err error) {
+	first := map[string]int{}
+	for i, u := range urls {
+		scheme, err := brokerURL(u)
+		if err != nil {
+			return false, fmt.Errorf("brokers[%d]: %w", i, err)
+		}
+		if j, dup := first[u]; dup {
+			return false, fmt.Errorf("brokers[%d]: %q is listed twice (also brokers[%d])", i, u, j)
+		}
+		first[u] = i
+		if i == 0 {
+			tls = tlsScheme(scheme)
+			continue
+		}
+		if tlsScheme(scheme) != tls {
+			plain, secure := i, 0
+			if tlsScheme(scheme) {
+				plain, secure = 0, i
+			}
+			return false, fmt.Errorf("brokers[%d]: %q is not TLS while brokers[%d] (%q) is: a failover would send the credentials and alerts in the clear (use ssl://, mqtts:// or wss:// for every node, or for none)",
+				plain, urls[plain], secure, urls[secure])
+		}
+	}
+	return tls, nil
+}
+
+func tlsScheme(scheme string) bool { return scheme == "ssl" || scheme == "mqtts" || scheme == "wss" }
 
 // brokerURL checks scheme://host:port (ws:// and wss:// may add a path,
 // as in wss://broker.example:443/mqtt) and returns the scheme.

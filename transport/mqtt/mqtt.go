@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -63,9 +64,10 @@ var (
 // Config configures a Client. Secrets arrive resolved: cmd reads password
 // files and environment variables and builds TLS with TLSConfig.
 type Config struct {
-	Broker          string // tcp://host:1883, ssl:// or mqtts://host:8883, ws:// or wss://host:port/path
-	ClientID        string // default "vigil-" + DeviceID
-	TopicPrefix     string // default "vigil"
+	Broker          string   // tcp://host:1883, ssl:// or mqtts://host:8883, ws:// or wss://host:port/path
+	Brokers         []string // instead of Broker: the nodes of a cluster, in the order to try them (see failover)
+	ClientID        string   // default "vigil-" + DeviceID
+	TopicPrefix     string   // default "vigil"
 	DeviceID        string
 	Username        string
 	Password        string
@@ -103,6 +105,7 @@ type Client struct {
 	cmds  transport.Commands
 	log   *slog.Logger
 	clock clockwork.Clock
+	nodes *failover // set by Run; the node connected to, for logs
 
 	connected chan struct{} // one pending "a connection came up" signal
 	ready     chan struct{} // closed at the first connection
@@ -219,9 +222,10 @@ func (c *Client) Run(ctx context.Context) error {
 	if c.cfg.Commands && c.cmds == nil {
 		c.log.Warn("mqtt commands enabled without a command handler; not subscribing")
 	}
-	cli := paho.NewClient(c.options())
+	opts, nodes := c.options()
+	cli := paho.NewClient(opts)
 	c.mu.Lock()
-	c.cli = cli
+	c.cli, c.nodes = cli, nodes
 	c.mu.Unlock()
 
 	var wg sync.WaitGroup
@@ -244,25 +248,35 @@ func (c *Client) Run(ctx context.Context) error {
 	return nil
 }
 
-// ClientOptions are paho's settings for reaching cfg.Broker the way the
-// daemon does: MQTT 3.1.1, a clean session (the durable queue is vigil's
-// outbox, not the broker's session), paho's own reconnect with backoff up to
+// ClientOptions are paho's settings for reaching cfg.Broker (or the nodes
+// of cfg.Brokers, with the failover order of failover) the way the daemon
+// does: MQTT 3.1.1, a clean session (the durable queue is vigil's outbox,
+// not the broker's session), paho's own reconnect with backoff up to
 // ReconnectMax, the keepalive and its ping timeout, the credentials, and TLS
 // for ssl://, mqtts:// and wss:// brokers; ws:// and wss:// go through
-// paho's WebSocket dialer. Only Broker, ClientID, Username, Password, TLS,
-// Keepalive and ReconnectMax are read, so a subscriber such as `vigil
-// fleet` connects exactly as the daemon does. It sets no Last Will and no
-// handlers.
+// paho's WebSocket dialer. Only Broker, Brokers, ClientID, Username,
+// Password, TLS, Keepalive and ReconnectMax are read, so a subscriber such
+// as `vigil fleet` connects exactly as the daemon does. It sets no Last Will
+// and no connection or message handlers of its own: only the connection
+// attempt and reconnecting handlers that keep the failover order.
 func ClientOptions(cfg Config) *paho.ClientOptions {
+	opts, _ := clientOptions(cfg)
+	return opts
+}
+
+func clientOptions(cfg Config) (*paho.ClientOptions, *failover) {
 	if cfg.Keepalive <= 0 {
 		cfg.Keepalive = DefaultKeepalive
 	}
 	if cfg.ReconnectMax <= 0 {
 		cfg.ReconnectMax = DefaultReconnectMax
 	}
-	opts := paho.NewClientOptions().
-		AddBroker(cfg.Broker).
-		SetClientID(cfg.ClientID).
+	opts := paho.NewClientOptions()
+	for _, s := range cfg.servers() {
+		opts.AddBroker(s)
+	}
+	nodes := newFailover(opts.Servers)
+	opts.SetClientID(cfg.ClientID).
 		SetProtocolVersion(4).
 		SetCleanSession(true).
 		SetAutoReconnect(true).
@@ -271,7 +285,14 @@ func ClientOptions(cfg Config) *paho.ClientOptions {
 		SetKeepAlive(cfg.Keepalive).
 		SetPingTimeout(pingTimeout(cfg.Keepalive)).
 		SetConnectTimeout(connectTimeout).
-		SetWriteTimeout(writeTimeout)
+		SetWriteTimeout(writeTimeout).
+		SetConnectionAttemptHandler(func(broker *url.URL, tc *tls.Config) *tls.Config {
+			nodes.attempt(broker)
+			return tc
+		}).
+		// Called in paho's reconnect goroutine before each round, which
+		// then reads Servers in the same goroutine.
+		SetReconnectingHandler(func(_ paho.Client, o *paho.ClientOptions) { o.Servers = nodes.order() })
 	if cfg.Username != "" {
 		opts.SetUsername(cfg.Username)
 		opts.SetPassword(cfg.Password)
@@ -279,17 +300,29 @@ func ClientOptions(cfg Config) *paho.ClientOptions {
 	if cfg.TLS != nil {
 		opts.SetTLSConfig(cfg.TLS)
 	}
-	return opts
+	return opts, nodes
+}
+
+// servers returns the broker URLs: Brokers, or Broker alone.
+func (cfg Config) servers() []string {
+	if len(cfg.Brokers) > 0 {
+		return cfg.Brokers
+	}
+	if cfg.Broker != "" {
+		return []string{cfg.Broker}
+	}
+	return nil
 }
 
 // options are the daemon's paho settings: ClientOptions plus the retained
 // Last Will and the connection handlers.
-func (c *Client) options() *paho.ClientOptions {
-	return ClientOptions(c.cfg).
+func (c *Client) options() (*paho.ClientOptions, *failover) {
+	opts, nodes := clientOptions(c.cfg)
+	return opts.
 		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(c.onLost).
-		SetDefaultPublishHandler(func(paho.Client, paho.Message) {})
+		SetDefaultPublishHandler(func(paho.Client, paho.Message) {}), nodes
 }
 
 // pingTimeout is how long paho waits for a PINGRESP: half the keepalive,
@@ -319,7 +352,7 @@ func (c *Client) connect(ctx context.Context, cli paho.Client) {
 		if backoff == time.Second {
 			level = slog.LevelWarn
 		}
-		c.log.Log(ctx, level, "mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
+		c.log.Log(ctx, level, "mqtt connect", keyBroker, c.node(), keyErr, err, keyRetryIn, backoff)
 		t := c.clock.NewTimer(backoff)
 		select {
 		case <-t.Chan():
@@ -340,7 +373,7 @@ func (c *Client) onConnect(paho.Client) {
 		close(c.ready)
 	}
 	c.mu.Unlock()
-	c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
+	c.log.Info("mqtt connected", keyBroker, c.node())
 	signal(c.connected)
 }
 
@@ -359,7 +392,19 @@ func (c *Client) onLost(cli paho.Client, err error) {
 		}
 	}
 	c.mu.Unlock()
-	c.log.Warn("mqtt connection lost", keyBroker, c.cfg.Broker, keyErr, err)
+	c.log.Warn("mqtt connection lost", keyBroker, c.node(), keyErr, err)
+}
+
+// node names the broker of the last connection attempt (the one
+// connected to, once connected); every node before the first attempt.
+func (c *Client) node() string {
+	c.mu.Lock()
+	nodes := c.nodes
+	c.mu.Unlock()
+	if nodes == nil {
+		return strings.Join(c.cfg.servers(), ", ")
+	}
+	return nodes.current()
 }
 
 func signal(ch chan struct{}) {
