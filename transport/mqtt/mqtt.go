@@ -110,13 +110,19 @@ type Client struct {
 	connected chan struct{} // one pending "a connection came up" signal
 	ready     chan struct{} // closed at the first connection
 	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
+	rollCall  chan struct{} // one pending roll call
 	cmdq      chan inbound
+	rollLimit rollCallLimiter // used by loop only
 
 	mu      sync.Mutex
 	cli     paho.Client
 	lost    chan struct{}          // closed when the current connection drops
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
 	active  map[string]alert.Alert // firing problems by source and rule, for the problem sensor
+	connAt  time.Time              // when the current connection came up: Info's time
+	// lastHeartbeat is the payload of the last heartbeat published, for
+	// the roll call's answer; nil before the first.
+	lastHeartbeat []byte
 
 	// Discovery goes out once per connection: conns counts connections,
 	// sensorsVer changes of sensors, and annConn/annVer say what the last
@@ -163,6 +169,7 @@ func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
 		connected: make(chan struct{}, 1),
 		ready:     make(chan struct{}),
 		haOnline:  make(chan struct{}, 1),
+		rollCall:  make(chan struct{}, 1),
 		cmdq:      make(chan inbound, cmdQueue),
 		sensors:   map[string]device.Unit{},
 		active:    map[string]alert.Alert{},
@@ -425,15 +432,20 @@ func (c *Client) loop(ctx context.Context) {
 			c.afterConnect(ctx)
 		case <-c.haOnline:
 			c.announceLogged(ctx, true)
+		case <-c.rollCall:
+			c.answerRollCall(ctx)
 		}
 	}
 }
 
 // afterConnect publishes "online" and the info, rebuilds the problem
-// sensor, subscribes, and announces discovery.
+// sensor, subscribes (to the roll call always), and announces discovery.
 func (c *Client) afterConnect(ctx context.Context) {
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
+	c.mu.Lock()
+	c.connAt = c.clock.Now().UTC()
+	c.mu.Unlock()
 	if err := c.publish(octx, c.topic("status"), true, []byte("online")); err != nil {
 		c.log.Warn("mqtt publish online", keyErr, err)
 	}
@@ -452,6 +464,10 @@ func (c *Client) afterConnect(ctx context.Context) {
 		if err := c.subscribe(octx, c.topic("cmd/+"), c.onCommand); err != nil {
 			c.log.Warn("mqtt subscribe", keyTopic, c.topic("cmd/+"), keyErr, err)
 		}
+	}
+	rc := RollCallTopic(c.cfg.TopicPrefix)
+	if err := c.subscribe(octx, rc, c.onRollCall); err != nil {
+		c.log.Warn("mqtt subscribe", keyTopic, rc, keyErr, err)
 	}
 	// Not forced: a PublishSensors that got in first has announced on
 	// this connection already.
@@ -564,16 +580,24 @@ type Info struct {
 	SampleInterval string    `json:"sample_interval,omitempty"` // a Go duration
 }
 
-// publishInfo publishes Info, retained, on <p>/<id>/info.
-func (c *Client) publishInfo(ctx context.Context) error {
+// infoPayload is the Info of the current connection.
+func (c *Client) infoPayload() ([]byte, error) {
 	c.mu.Lock()
-	interval, sample := c.cfg.Interval, c.cfg.SampleInterval
+	info := Info{Time: c.connAt, Board: c.cfg.Board, Version: c.cfg.Version,
+		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String()}
 	c.mu.Unlock()
-	info := Info{Time: c.clock.Now().UTC(), Board: c.cfg.Board, Version: c.cfg.Version,
-		Interval: interval.String(), SampleInterval: sample.String()}
 	payload, err := json.Marshal(info)
 	if err != nil {
-		return fmt.Errorf("encode info: %w", err)
+		return nil, fmt.Errorf("encode info: %w", err)
+	}
+	return payload, nil
+}
+
+// publishInfo publishes Info, retained, on <p>/<id>/info.
+func (c *Client) publishInfo(ctx context.Context) error {
+	payload, err := c.infoPayload()
+	if err != nil {
+		return err
 	}
 	return c.publish(ctx, c.topic("info"), true, payload)
 }
@@ -606,15 +630,7 @@ func (c *Client) rebuildProblem(ctx context.Context) {
 		if err != nil {
 			c.log.Warn("mqtt rebuild problem state", keyErr, err)
 		} else {
-			active := map[string]alert.Alert{}
-			for _, a := range ps {
-				if !a.IsProblem() || a.Severity < c.cfg.MinSeverity {
-					continue
-				}
-				if was, ok := active[problemKey(a)]; !ok || a.Time.After(was.Time) {
-					active[problemKey(a)] = a
-				}
-			}
+			active := c.firing(ps)
 			c.mu.Lock()
 			c.active = active
 			c.mu.Unlock()
@@ -623,6 +639,36 @@ func (c *Client) rebuildProblem(ctx context.Context) {
 	if err := c.publishProblem(ctx); err != nil {
 		c.log.Warn("mqtt publish problem state", keyErr, err)
 	}
+}
+
+// firing returns the problems among ps the sensor shows (no notices,
+// nothing below MinSeverity), the newest of each source and rule.
+func (c *Client) firing(ps []alert.Alert) map[string]alert.Alert {
+	active := map[string]alert.Alert{}
+	for _, a := range ps {
+		if !a.IsProblem() || a.Severity < c.cfg.MinSeverity {
+			continue
+		}
+		if was, ok := active[problemKey(a)]; !ok || a.Time.After(was.Time) {
+			active[problemKey(a)] = a
+		}
+	}
+	return active
+}
+
+// problemsNow is what is firing now: from Config.Problems when it answers,
+// else what this client has delivered (with Home Assistant on).
+func (c *Client) problemsNow(ctx context.Context) map[string]alert.Alert {
+	if c.cfg.Problems != nil {
+		ps, err := c.cfg.Problems.Problems(ctx)
+		if err == nil {
+			return c.firing(ps)
+		}
+		c.log.Warn("mqtt read problem state", keyErr, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.active)
 }
 
 // problemAlert is one firing alert in the problem sensor's attributes.
@@ -634,35 +680,46 @@ type problemAlert struct {
 	Time     time.Time      `json:"time"`
 }
 
-// publishProblem publishes the problem binary sensor's state (ON while any
+// problemPayloads are the problem binary sensor's state (ON while any
 // alert is firing) and its attributes (the firing alerts, oldest first).
-func (c *Client) publishProblem(ctx context.Context) error {
-	c.mu.Lock()
-	firing := make([]problemAlert, 0, len(c.active))
-	for _, a := range c.active {
+func problemPayloads(active map[string]alert.Alert) (state, attrs []byte, err error) {
+	firing := make([]problemAlert, 0, len(active))
+	for _, a := range active {
 		firing = append(firing, problemAlert{a.Severity, a.Source, a.Rule, a.Summary, a.Time})
 	}
-	c.mu.Unlock()
 	slices.SortFunc(firing, func(a, b problemAlert) int {
 		if c := a.Time.Compare(b.Time); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Source+"/"+a.Rule, b.Source+"/"+b.Rule)
 	})
-	attrs, err := json.Marshal(struct {
+	attrs, err = json.Marshal(struct {
 		Firing []problemAlert `json:"firing"`
 	}{firing})
 	if err != nil {
-		return fmt.Errorf("encode problem attributes: %w", err)
+		return nil, nil, fmt.Errorf("encode problem attributes: %w", err)
 	}
-	state := "OFF"
+	state = []byte("OFF")
 	if len(firing) > 0 {
-		state = "ON"
+		state = []byte("ON")
+	}
+	return state, attrs, nil
+}
+
+// publishProblem publishes the problem sensor, retained: its attributes,
+// then its state.
+func (c *Client) publishProblem(ctx context.Context) error {
+	c.mu.Lock()
+	active := maps.Clone(c.active)
+	c.mu.Unlock()
+	state, attrs, err := problemPayloads(active)
+	if err != nil {
+		return err
 	}
 	if err := c.publish(ctx, c.topic("problem/attributes"), true, attrs); err != nil {
 		return fmt.Errorf("publish problem attributes: %w", err)
 	}
-	if err := c.publish(ctx, c.topic("problem"), true, []byte(state)); err != nil {
+	if err := c.publish(ctx, c.topic("problem"), true, state); err != nil {
 		return fmt.Errorf("publish problem: %w", err)
 	}
 	return nil
@@ -675,6 +732,9 @@ func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) e
 	if err != nil {
 		return fmt.Errorf("mqtt: encode heartbeat: %w", err)
 	}
+	c.mu.Lock()
+	c.lastHeartbeat = payload
+	c.mu.Unlock()
 	if err := c.publish(ctx, c.topic("heartbeat"), true, payload); err != nil {
 		return fmt.Errorf("mqtt: publish heartbeat: %w", err)
 	}
