@@ -260,7 +260,8 @@ func TestFleetACL(t *testing.T) {
 	viewer.Wait("vigil/acl-dev/status", 15*time.Second, payloadIs("online"))
 	viewer.Wait("vigil/acl-dev/info", 5*time.Second, nil)
 	viewer.Wait("vigil/acl-dev/alert", 15*time.Second, nil)
-	// The viewer calls the roll; the device may read it and answers.
+	// The viewer calls the roll; the device, subscribed to it before it
+	// said online, may read it and answers.
 	infos := len(viewer.On("vigil/acl-dev/info"))
 	mosquittotest.SubscribeWith(t, b.URL(), as("fleet-viewer")).Publish("vigil/fleet/rollcall", false, "")
 	viewer.Wait("vigil/acl-dev/info", 5*time.Second, func(mosquittotest.Message) bool { return len(viewer.On("vigil/acl-dev/info")) > infos })

@@ -438,14 +438,20 @@ func (c *Client) loop(ctx context.Context) {
 	}
 }
 
-// afterConnect publishes "online" and the info, rebuilds the problem
-// sensor, subscribes (to the roll call always), and announces discovery.
+// afterConnect subscribes to the roll call, publishes "online" and the
+// info, rebuilds the problem sensor, subscribes to what is enabled, and
+// announces discovery.
 func (c *Client) afterConnect(ctx context.Context) {
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	c.mu.Lock()
 	c.connAt = c.clock.Now().UTC()
 	c.mu.Unlock()
+	// The roll call first: a device that says "online" answers it.
+	rc := RollCallTopic(c.cfg.TopicPrefix)
+	if err := c.subscribe(octx, rc, c.onRollCall); err != nil {
+		c.log.Warn("mqtt subscribe", keyTopic, rc, keyErr, err)
+	}
 	if err := c.publish(octx, c.topic("status"), true, []byte("online")); err != nil {
 		c.log.Warn("mqtt publish online", keyErr, err)
 	}
@@ -464,10 +470,6 @@ func (c *Client) afterConnect(ctx context.Context) {
 		if err := c.subscribe(octx, c.topic("cmd/+"), c.onCommand); err != nil {
 			c.log.Warn("mqtt subscribe", keyTopic, c.topic("cmd/+"), keyErr, err)
 		}
-	}
-	rc := RollCallTopic(c.cfg.TopicPrefix)
-	if err := c.subscribe(octx, rc, c.onRollCall); err != nil {
-		c.log.Warn("mqtt subscribe", keyTopic, rc, keyErr, err)
 	}
 	// Not forced: a PublishSensors that got in first has announced on
 	// this connection already.

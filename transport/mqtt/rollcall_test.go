@@ -164,3 +164,31 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestOnlineAnswersRollCall: the client subscribes to the roll call
+// before it says "online", so a view that calls the roll the moment it
+// sees a device come online gets the answer, however long the rest of the
+// connection's work takes (here a slow problem source).
+func TestOnlineAnswersRollCall(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/status")
+	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Problems: slowProblems{time.Second}}, nil)
+	var log syncBuffer
+	c.log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	runClient(t, c)
+	sub.Wait("vigil/dev1/status", wait5, func(m mosquittotest.Message) bool { return m.Payload == "online" })
+	sub.Publish(rollCallTopic, false, "")
+	waitFor(t, "the roll call answered", wait5, func() bool { return strings.Contains(log.String(), `msg="mqtt roll call answered"`) })
+}
+
+// slowProblems answers that nothing fires, after a while.
+type slowProblems struct{ delay time.Duration }
+
+func (p slowProblems) Problems(ctx context.Context) ([]alert.Alert, error) {
+	select {
+	case <-time.After(p.delay):
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
