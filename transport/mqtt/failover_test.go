@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,21 +123,8 @@ func urls(t *testing.T, raw ...string) []*url.URL {
 // client reaches the live one only through the list.
 func TestBrokersEveryURLForm(t *testing.T) {
 	pki := newTestPKI(t)
-	dir := t.TempDir()
-	write := func(name string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	ca, cert, key := write("ca.pem", pki.ca), write("server.pem", pki.serverCert), write("server.key", pki.serverKey)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	plain := mosquittotest.Start(t, mosquittotest.Options{})
-	secure := mosquittotest.Start(t, mosquittotest.Options{Config: "user root\nlistener %d 127.0.0.1\nallow_anonymous true\n" +
-		"cafile " + ca + "\ncertfile " + cert + "\nkeyfile " + key + "\nrequire_certificate true\n"})
+	secure := startTLSBroker(t, pki)
 	serverCert, err := tls.X509KeyPair(pki.serverCert, pki.serverKey)
 	if err != nil {
 		t.Fatal(err)

@@ -1,18 +1,17 @@
 package mqtt
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/internal/logtest"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -68,8 +67,8 @@ func TestRollCallAnswer(t *testing.T) {
 	src := &problems{}
 	src.set([]alert.Alert{testAlert("r1", alert.Critical)}, nil)
 	c := newTestClient(t, b.URL(), Config{Clock: clock, Board: "pi4", Version: "v9", Interval: time.Minute, Problems: src}, nil)
-	var log syncBuffer
-	c.log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var log logtest.Buffer
+	c.log = log.Logger(slog.LevelDebug)
 	runClient(t, c)
 	waitConnected(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), wait5)
@@ -133,8 +132,8 @@ func TestRetainedRollCallIgnored(t *testing.T) {
 	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/#")
 	clock := clockwork.NewFakeClock()
 	c := newTestClient(t, b.URL(), Config{Clock: clock}, nil)
-	var log syncBuffer
-	c.log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var log logtest.Buffer
+	c.log = log.Logger(slog.LevelDebug)
 	runClient(t, c)
 	waitFor(t, "the retained roll call ignored", wait5, func() bool { return strings.Contains(log.String(), `msg="mqtt retained roll call ignored"`) })
 	// Had the retained one been answered, the clock (which does not move)
@@ -147,24 +146,6 @@ func TestRetainedRollCallIgnored(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination a test reads while the client writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestOnlineAnswersRollCall: the client subscribes to the roll call
 // before it says "online", so a view that calls the roll the moment it
 // sees a device come online gets the answer, however long the rest of the
@@ -173,8 +154,8 @@ func TestOnlineAnswersRollCall(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
 	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/status")
 	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Problems: slowProblems{time.Second}}, nil)
-	var log syncBuffer
-	c.log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var log logtest.Buffer
+	c.log = log.Logger(slog.LevelDebug)
 	runClient(t, c)
 	sub.Wait("vigil/dev1/status", wait5, func(m mosquittotest.Message) bool { return m.Payload == "online" })
 	sub.Publish(rollCallTopic, false, "")
