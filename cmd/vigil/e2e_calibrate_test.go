@@ -190,3 +190,17 @@ func TestCalibrationConfigCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestCalibrationReload: a changed calibration takes effect on SIGHUP, as
+// docs/hardware.md says: the rule that fired on the calibrated value
+// resolves once the offset is gone.
+func TestCalibrationReload(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, t.TempDir(), calibratedAir)
+	d := startDaemon(t, cfg)
+	d.waitLog(t, regexp.MustCompile(`msg=alert .*rule=frozen state=firing summary="air at -[0-9.]+ °C"`), 15*time.Second)
+	editConfig(t, cfg, "offset = -100", "offset = 0")
+	hup(t, d)
+	d.waitLog(t, regexp.MustCompile(`msg="config reloaded" changed=sensor\.air\b`), 10*time.Second)
+	d.waitLog(t, regexp.MustCompile(`msg=alert .*rule=frozen state=resolved`), 15*time.Second)
+}
