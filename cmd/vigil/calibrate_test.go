@@ -16,46 +16,32 @@ import (
 // filled for calibrated readings, blank for the others and "-" for a
 // sensor that failed; without calibration the table is as it was.
 func TestSensorsTableRaw(t *testing.T) {
-	cfg, err := config.Parse(strings.NewReader(`
-[[sensor]]
-name = "air"
-driver = "bme280"
-calibrate = { temperature = { offset = -1.5 } }
-
-[[sensor]]
-name = "freezer"
-driver = "ds18b20"
-`), "config.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sensors := []device.Named{
-		named(cfg.Sensors[0], fixed{{Quantity: "temperature", Value: 21.9, Unit: device.Celsius}, {Quantity: "pressure", Value: 1013.25, Unit: device.HectoPascal}}),
-		named(cfg.Sensors[1], device.Failed{Err: errors.New("ds18b20: no sensor")}),
-	}
-	snap := device.Sense(context.Background(), sensors, time.Unix(0, 0))
-	var b bytes.Buffer
-	printSnapshot(&b, cfg, sensors, snap)
-	want := "" +
-		"SENSOR   QUANTITY     VALUE    RAW   UNIT  ERROR\n" +
-		"air      temperature  20.4     21.9  °C    \n" +
-		"air      pressure     1013.25        hPa   \n" +
-		"freezer  -            -        -     -     ds18b20: no sensor\n"
-	if got := b.String(); got != want {
-		t.Errorf("printSnapshot =\n%s\nwant\n%s", got, want)
-	}
-
-	cfg.Sensors[0].Calibrate = nil
-	sensors[0] = named(cfg.Sensors[0], sensors[0].Sensor)
-	b.Reset()
-	printSnapshot(&b, cfg, sensors, device.Sense(context.Background(), sensors, time.Unix(0, 0)))
-	want = "" +
-		"SENSOR   QUANTITY     VALUE    UNIT  ERROR\n" +
-		"air      temperature  21.9     °C    \n" +
-		"air      pressure     1013.25  hPa   \n" +
-		"freezer  -            -        -     ds18b20: no sensor\n"
-	if got := b.String(); got != want {
-		t.Errorf("printSnapshot without calibration =\n%s\nwant\n%s", got, want)
+	for _, tt := range []struct{ calibrate, want string }{
+		{"calibrate = { temperature = { offset = -1.5 } }", "" +
+			"SENSOR   QUANTITY     VALUE    RAW   UNIT  ERROR\n" +
+			"air      temperature  20.4     21.9  °C    \n" +
+			"air      pressure     1013.25        hPa   \n" +
+			"freezer  -            -        -     -     ds18b20: no sensor\n"},
+		{"", "" +
+			"SENSOR   QUANTITY     VALUE    UNIT  ERROR\n" +
+			"air      temperature  21.9     °C    \n" +
+			"air      pressure     1013.25  hPa   \n" +
+			"freezer  -            -        -     ds18b20: no sensor\n"},
+	} {
+		cfg, err := config.Parse(strings.NewReader("[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\n"+tt.calibrate+
+			"\n[[sensor]]\nname = \"freezer\"\ndriver = \"ds18b20\"\n"), "config.toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sensors := []device.Named{
+			named(cfg.Sensors[0], fixed{{Quantity: "temperature", Value: 21.9, Unit: device.Celsius}, {Quantity: "pressure", Value: 1013.25, Unit: device.HectoPascal}}),
+			named(cfg.Sensors[1], device.Failed{Err: errors.New("ds18b20: no sensor")}),
+		}
+		var b bytes.Buffer
+		printSnapshot(&b, cfg, sensors, device.Sense(context.Background(), sensors, time.Unix(0, 0)))
+		if got := b.String(); got != tt.want {
+			t.Errorf("printSnapshot with %q =\n%s\nwant\n%s", tt.calibrate, got, tt.want)
+		}
 	}
 }
 
