@@ -112,6 +112,9 @@ type Sensor struct {
 	Address  int                `toml:"address"`  // I²C address 0x03-0x77; default: driver's
 	Timeout  Duration           `toml:"timeout"`  // per-read timeout, default 5s
 	Deadband map[string]float64 `toml:"deadband"` // quantity -> smallest change that counts
+	// Calibrate corrects the driver's readings, by quantity, before rules,
+	// history, MQTT, the page and the LLM see them.
+	Calibrate map[string]Calibration `toml:"calibrate"`
 	// Driver-specific keys.
 	ShuntOhms  float64  `toml:"shunt_ohms"`  // ina219, default 0.1
 	MaxCurrent float64  `toml:"max_current"` // ina219 amps, default 3.2
@@ -128,6 +131,18 @@ type Sensor struct {
 	Quantities []string `toml:"quantities"`  // iio/hwmon: the readings to report, in order (default: all it has)
 	Sim        *SimWave `toml:"sim"`         // board = "sim" only: the simulated excursion
 	Line       int      `toml:"-"`           // line of the [[sensor]] header, for error messages
+}
+
+// Calibration corrects one quantity of a sensor: either Offset, added to
+// every reading, or the line through two Points, each [raw, true]: a
+// reading of raw becomes true, and every other reading moves in proportion.
+// Parse makes sure exactly one is set, and Points holds two pairs of finite
+// numbers with different raw values.
+//
+//	calibrate = { temperature = { offset = -1.5 }, humidity = { points = [[35.0, 33.2], [75.0, 76.1]] } }
+type Calibration struct {
+	Offset *float64
+	Points [][]float64
 }
 
 // Channel is one entry of a sensor's channels: an ADC input number, read

@@ -529,6 +529,7 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			}
 		}
 	}
+	p.validateCalibration(i, s)
 	switch s.Driver {
 	case "ina219":
 		if !(s.ShuntOhms > 0) || math.IsInf(s.ShuntOhms, 0) {

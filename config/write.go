@@ -92,6 +92,9 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			}
 			t.raw("deadband", "{ "+strings.Join(parts, ", ")+" }")
 		}
+		if len(s.Calibrate) > 0 {
+			t.raw("calibrate", calibrateTOML(s.Calibrate))
+		}
 		if slices.Contains(keys, "shunt_ohms") {
 			t.raw("shunt_ohms", tomlFloat(s.ShuntOhms))
 			t.raw("max_current", tomlFloat(s.MaxCurrent))

@@ -30,7 +30,7 @@ var commandDocs = []cmdDoc{
 		"Samples every sensor and runs one heartbeat now, ignoring the gate, active hours and pause; it counts against the daily LLM budget, and an empty checklist skips it (empty_checklist) as it skips every heartbeat. With a daemon running, the daemon runs it. Exits 1 when the outcome is 'failed'. --dry-run delivers nothing and writes nothing.",
 		"vigil check --dry-run"},
 	{"sensors", "[--json] [--drivers]", "read every sensor once",
-		"Reads every configured sensor and the board's health once and prints a table. --drivers lists the sensor drivers, their config keys and quantities, and needs no config file.",
+		"Reads every configured sensor and the board's health once and prints a table. A calibrated reading (a [[sensor]]'s calibrate) shows its driver's value too: a RAW column, \"raw\" in --json. --drivers lists the sensor drivers, their config keys and quantities, and needs no config file.",
 		"vigil sensors --json -c ./config.toml"},
 	{"scan", "[--bus NAME]", "probe an I²C bus and name what answers",
 		"Probes addresses 0x08-0x77 of an I²C bus, like i2cdetect, and names the chips that may sit at each answering address. Without --bus it uses the board's default bus (without a config file, the detected board's), or, on a board with none (generic), the machine's only bus.",
