@@ -2,8 +2,8 @@
 // pause, counters, rule states, alert fingerprints, the LLM budget, a bounded
 // run ring, a bounded sensor history, the alert outbox with one cursor per
 // transport, and the alerts Telegram holds for its digest. It is the only
-// package that imports bbolt. Everything that grows
-// is a bounded ring, so the file stops growing once the rings are full.
+// package that imports bbolt. Everything that grows is a bounded ring, so
+// the file stops growing once the rings are full.
 package store
 
 import (
