@@ -510,17 +510,7 @@ func openLine(lines []*digestLine, src string) *digestLine {
 // digestText is an alert's line in a digest: its time, severity, what
 // raised it and its summary.
 func digestText(a alert.Alert, loc *time.Location) string {
-	what := a.Rule
-	if what == "" {
-		what = a.Source
-	}
-	head := severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
-	switch {
-	case a.State == alert.StateResolved:
-		head = "✅ RESOLVED"
-	case a.IsNotice():
-		head = "ℹ️ NOTICE"
-	}
+	head, what := headOf(a)
 	return clockOf(a.Time, loc) + " " + head + " " + what + ": " + truncate16(a.Summary, lineSummary)
 }
 

@@ -286,17 +286,7 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 // formatAlert renders an alert as escaped HTML and as plain text, with the
 // summary shortened so that either fits one message; its time reads in loc.
 func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
-	what := a.Rule
-	if what == "" {
-		what = a.Source
-	}
-	head := severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
-	switch {
-	case a.State == alert.StateResolved:
-		head = "✅ RESOLVED"
-	case a.IsNotice(): // an event, not a problem of its severity
-		head = "ℹ️ NOTICE"
-	}
+	head, what := headOf(a)
 	foot := a.Device
 	if a.Time.Year() >= 2020 { // a Pi without RTC may stamp 1970
 		foot += " · " + a.Time.In(loc).Format(transport.TimeLayout)
@@ -307,6 +297,23 @@ func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
 	plain = head + " · " + what + "\n" + summary + "\n" + foot
 	htmlText = "<b>" + esc(head) + "</b> · " + esc(what) + "\n" + esc(summary) + "\n<i>" + esc(foot) + "</i>"
 	return htmlText, plain
+}
+
+// headOf returns an alert's header, "🔴 CRITICAL", "✅ RESOLVED" or
+// "ℹ️ NOTICE", and what raised it: its rule, or its source.
+func headOf(a alert.Alert) (head, what string) {
+	what = a.Rule
+	if what == "" {
+		what = a.Source
+	}
+	head = severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
+	switch {
+	case a.State == alert.StateResolved:
+		head = "✅ RESOLVED"
+	case a.IsNotice(): // an event, not a problem of its severity
+		head = "ℹ️ NOTICE"
+	}
+	return head, what
 }
 
 func severityMark(s alert.Severity) string {
