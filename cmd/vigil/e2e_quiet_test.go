@@ -88,10 +88,10 @@ func TestQuietHoursEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Quiet hours that began a minute ago and end at the first full minute
-	// at least 25 s from now (25..85 s).
+	// Quiet hours that began minutes ago and end at the first full minute
+	// at least 30 s from now (30..90 s).
 	now := time.Now().In(loc)
-	end := now.Add(25 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	end := now.Add(30 * time.Second).Truncate(time.Minute).Add(time.Minute)
 	quiet := end.Add(-3*time.Minute).Format("15:04") + "-" + end.Format("15:04")
 
 	b := startMosquitto(t)
@@ -104,7 +104,7 @@ driver = "bme280"
 sim = { every = "0s" }
 `
 	for _, r := range []struct{ name, sev, forDur string }{
-		{"w1", "warning", "0s"}, {"c1", "critical", "2s"}, {"w2", "warning", "4s"}, {"w3", "warning", "8s"},
+		{"w1", "warning", "0s"}, {"c1", "critical", "2s"}, {"w2", "warning", "4s"}, {"w3", "warning", "10s"},
 	} {
 		rules += fmt.Sprintf("\n[[rule]]\nname = %q\nwhen = \"air.pressure > 0\"\nseverity = %q\nfor = %q\nmessage = \"%s at {air.pressure}\"\n", r.name, r.sev, r.forDur, r.name)
 	}
