@@ -274,5 +274,11 @@ type Telegram struct {
 	AllowedUsers []int64 `toml:"allowed_users"` // when set, only these senders may command, in any allowed chat
 	APIURL       string  `toml:"api_url"`       // default https://api.telegram.org
 	MinSeverity  string  `toml:"min_severity"`  // default info
-	Token        Secret  `toml:"-"`
+	// QuietHours ("22:00-07:00", device timezone, may wrap midnight) holds
+	// alerts below QuietMinSeverity for one digest when they end.
+	QuietHours       string  `toml:"quiet_hours"`
+	QuietMinSeverity string  `toml:"quiet_min_severity"` // default critical
+	MaxPerHour       int     `toml:"max_per_hour"`       // alert messages an hour before a digest; default 20, 0: no cap
+	Quiet            *Window `toml:"-"`                  // parsed QuietHours, nil = none
+	Token            Secret  `toml:"-"`
 }

@@ -72,7 +72,7 @@ func TestDefaults(t *testing.T) {
 			DiscoveryPrefix: "homeassistant",
 			MinSeverity:     "info",
 		},
-		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info"},
+		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: 20},
 		HTTP:     HTTP{Username: "vigil"},
 		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check"}},
 	}
@@ -374,6 +374,12 @@ func TestErrors(t *testing.T) {
 		{"telegram allowed_users without chats", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_users = [7]\n", `config.toml:4: telegram.allowed_users: has no effect without allowed_chats: commands are answered only in allowed chats; add the chats the users write in`},
 		{"telegram api_url", "[telegram]\napi_url = \"api.telegram.org\"\n", `config.toml:2: telegram.api_url: must be an http:// or https:// URL (got "api.telegram.org")`},
 		{"telegram min_severity", "[telegram]\nmin_severity = \"Warning\"\n", `config.toml:2: telegram.min_severity: must be info, warning or critical (got "Warning")`},
+		{"telegram quiet_hours", "[telegram]\nquiet_hours = \"22:00\"\n", `config.toml:2: telegram.quiet_hours: must be "HH:MM-HH:MM" (got "22:00")`},
+		{"telegram quiet_hours clock", "[telegram]\nquiet_hours = \"22:00-7:00\"\n", `config.toml:2: telegram.quiet_hours: must be "HH:MM-HH:MM" on a 24-hour clock (got "22:00-7:00")`},
+		{"telegram quiet_hours empty window", "[telegram]\nquiet_hours = \"07:00-07:00\"\n", `config.toml:2: telegram.quiet_hours: start and end must differ (got "07:00-07:00")`},
+		{"telegram quiet_min_severity", "[telegram]\nquiet_min_severity = \"high\"\n", `config.toml:2: telegram.quiet_min_severity: must be info, warning or critical (got "high")`},
+		{"telegram max_per_hour negative", "[telegram]\nmax_per_hour = -1\n", `config.toml:2: telegram.max_per_hour: must be 0 (no cap) to 1000 (got -1)`},
+		{"telegram max_per_hour too many", "[telegram]\nmax_per_hour = 5000\n", `config.toml:2: telegram.max_per_hour: must be 0 (no cap) to 1000 (got 5000)`},
 
 		{"http listen off loopback without a password", "[http]\nlisten = \"0.0.0.0:8080\"\n",
 			`config.toml:2: http.listen: "0.0.0.0:8080" is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1`},
@@ -671,6 +677,24 @@ func TestSimWave(t *testing.T) {
 	}
 	if cfg.Heartbeat.MaxAlertsPerHour != 30 {
 		t.Errorf("max_alerts_per_hour default = %d, want 30", cfg.Heartbeat.MaxAlertsPerHour)
+	}
+}
+
+// TestTelegramQuietHours: quiet_hours parses like active_hours (it may
+// wrap midnight), quiet_min_severity defaults to critical, max_per_hour to
+// 20, and 0 turns the cap off.
+func TestTelegramQuietHours(t *testing.T) {
+	c := mustParse(t, "[telegram]\nquiet_hours = \"22:30-07:00\"\nquiet_min_severity = \"warning\"\nmax_per_hour = 0\n")
+	g := c.Telegram
+	if g.Quiet == nil || g.Quiet.Start != 22*time.Hour+30*time.Minute || g.Quiet.End != 7*time.Hour {
+		t.Errorf("Quiet = %+v, want 22:30-07:00", g.Quiet)
+	}
+	if g.QuietMinSeverity != "warning" || g.MaxPerHour != 0 {
+		t.Errorf("quiet_min_severity = %q, max_per_hour = %d; want warning, 0", g.QuietMinSeverity, g.MaxPerHour)
+	}
+	d := mustParse(t, "").Telegram
+	if d.Quiet != nil || d.QuietMinSeverity != "critical" || d.MaxPerHour != 20 {
+		t.Errorf("defaults: Quiet = %v, quiet_min_severity = %q, max_per_hour = %d; want nil, critical, 20", d.Quiet, d.QuietMinSeverity, d.MaxPerHour)
 	}
 }
 

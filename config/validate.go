@@ -878,6 +878,19 @@ func (p *parser) validateTelegram() {
 	if !slices.Contains(Severities, t.MinSeverity) {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", t.MinSeverity)
 	}
+	if t.QuietHours != "" {
+		w, err := parseWindow(t.QuietHours)
+		if err != nil {
+			p.badErr(k("quiet_hours"), err)
+		}
+		t.Quiet = w
+	}
+	if !slices.Contains(Severities, t.QuietMinSeverity) {
+		p.bad(k("quiet_min_severity"), "must be info, warning or critical (got %q)", t.QuietMinSeverity)
+	}
+	if t.MaxPerHour < 0 || t.MaxPerHour > MaxMaxPerHour {
+		p.bad(k("max_per_hour"), "must be 0 (no cap) to %d (got %d)", MaxMaxPerHour, t.MaxPerHour)
+	}
 }
 
 func (p *parser) validateHTTP() {

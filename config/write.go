@@ -189,6 +189,9 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.raw("allowed_users", "["+strings.Join(users, ", ")+"]")
 	t.str("api_url", g.APIURL)
 	t.str("min_severity", g.MinSeverity)
+	t.str("quiet_hours", g.QuietHours)
+	t.str("quiet_min_severity", g.QuietMinSeverity)
+	t.int("max_per_hour", int64(g.MaxPerHour))
 
 	hp := c.HTTP
 	t.table("http")
