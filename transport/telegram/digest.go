@@ -14,9 +14,10 @@
 //     an hour old. The send times are in the state file, so a restart does
 //     not reset the count.
 //   - A critical past the cap is held like the rest, and the digest goes
-//     out at once. After such a digest the next one a critical sends waits
-//     urgentGap, so a flapping critical rule cannot beat the cap: it gets
-//     one message every five minutes at most.
+//     out at once, every time: a critical is never delayed. What bounds a
+//     flapping critical rule is its own hysteresis and the flood guard
+//     (heartbeat.max_alerts_per_hour), which holds alerts back from every
+//     transport; the cap only folds the rest into the critical's digest.
 //   - One digest carries every held alert, in order: at the end of quiet
 //     hours, or once the cap frees a slot, whichever is later. It names each
 //     alert with its time, severity and summary; a resolved alert whose
@@ -102,11 +103,10 @@ func (w Window) String() string {
 }
 
 const (
-	capWindow   = time.Hour       // the cap counts the messages of the last hour
-	urgentGap   = 5 * time.Minute // between two digests a critical sends at once
-	digestCheck = time.Minute     // the longest the digest loop waits before it reads the wall clock again
-	plausible   = 2020            // a wall clock before this year is not set
-	lineSummary = 300             // characters of a summary in a digest line
+	capWindow   = time.Hour   // the cap counts the messages of the last hour
+	digestCheck = time.Minute // the longest the digest loop waits before it reads the wall clock again
+	plausible   = 2020        // a wall clock before this year is not set
+	lineSummary = 300         // characters of a summary in a digest line
 	dayLayout   = "2006-01-02 -07:00"
 )
 
@@ -227,7 +227,7 @@ func (b *Bot) due(held []alert.Alert, sends []time.Time, now time.Time) (time.Ti
 		return time.Time{}, ""
 	}
 	if slices.ContainsFunc(held, urgent) {
-		return maxTime(now, b.lastUrgent.Add(urgentGap)), whyUrgent
+		return now, whyUrgent
 	}
 	t, why := now, whyNow
 	if b.quiet(now) {
@@ -355,7 +355,6 @@ func (b *Bot) digestDue(ctx context.Context) error {
 // flush sends the digest of p's held alerts, part by part, releasing each
 // part's alerts once Telegram took it. Caller holds dmu.
 func (b *Bot) flush(ctx context.Context, p pending) error {
-	wasUrgent := slices.ContainsFunc(p.held, urgent)
 	parts := renderDigest(p.held, p.dropped, b.policy(), b.cfg.Location)
 	for i, part := range parts {
 		what := "digest"
@@ -371,9 +370,6 @@ func (b *Bot) flush(ctx context.Context, p pending) error {
 		if err := b.cfg.Digests.TelegramSent(b.clock.Now(), b.cfg.MaxPerHour, part.ids); err != nil {
 			return fmt.Errorf("telegram: release the alerts of the %s: %w", what, err)
 		}
-	}
-	if wasUrgent {
-		b.lastUrgent = b.clock.Now()
 	}
 	b.storedDue = time.Time{}
 	b.log.Info("telegram digest sent", "alerts", len(p.held), "messages", len(parts))

@@ -264,8 +264,8 @@ func TestCapSurvivesRestart(t *testing.T) {
 }
 
 // TestCriticalPastCapSendsDigestAtOnce: a critical past the cap goes into
-// the digest, and the digest goes at once; a second critical right after
-// waits urgentGap, so a flapping critical rule cannot beat the cap.
+// the digest, and the digest goes at once; so does the next critical's,
+// right after: a critical is never delayed.
 func TestCriticalPastCapSendsDigestAtOnce(t *testing.T) {
 	r := newDigestRig(t, Config{MaxPerHour: 2}, time.Date(2026, 1, 10, 10, 0, 0, 0, time.UTC))
 	for range 3 {
@@ -282,18 +282,18 @@ func TestCriticalPastCapSendsDigestAtOnce(t *testing.T) {
 		t.Fatalf("a critical past the cap: %d messages, want 3, the last a digest with the warning and the critical:\n%+v", len(sent), sent)
 	}
 	r.clock.Advance(time.Minute)
+	r.notify(r.alert(alert.Warning, "w2", alert.StateFiring))
+	if got := len(r.f.Sent()); got != 3 {
+		t.Fatalf("a warning past the cap: %d messages, want 3 (it is held)", got)
+	}
 	c2 := r.alert(alert.Critical, "freezer2", alert.StateFiring)
 	r.notify(c2)
-	if got := len(r.f.Sent()); got != 3 {
-		t.Fatalf("a second critical 1m after the first digest: %d messages, want 3 (it waits)", got)
+	sent = r.f.Sent()
+	if len(sent) != 4 || len(named(sent[3:], c2)) != 1 || !strings.Contains(sent[3].Rendered, "2 held alerts") {
+		t.Errorf("a second critical 1m after the first digest: %d messages, want 4, the last a digest with the held warning and the critical:\n%+v", len(sent), sent[3:])
 	}
-	if h := r.held(); !h.Due.Equal(r.clock.Now().Add(urgentGap-time.Minute)) || h.Why != whyUrgent {
-		t.Errorf("second critical due %v (%s), want %v", h.Due, h.Why, r.clock.Now().Add(urgentGap-time.Minute))
-	}
-	r.clock.Advance(urgentGap - time.Minute)
-	r.step()
-	if sent = r.f.Sent(); len(sent) != 4 || len(named(sent[3:], c2)) != 1 {
-		t.Errorf("urgentGap after the first digest: %d messages, want the second digest", len(sent))
+	if h := r.held(); len(h.Alerts) != 0 {
+		t.Errorf("after the critical's digest %d alerts still held, want 0", len(h.Alerts))
 	}
 }
 

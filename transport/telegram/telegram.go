@@ -127,10 +127,9 @@ type Bot struct {
 
 	// The digest (digest.go). dmu serialises alert messages and digests,
 	// so held alerts go out before the ones after them.
-	dmu        sync.Mutex
-	nudge      chan struct{} // capacity 1: an alert was held
-	lastUrgent time.Time     // the last digest a critical sent at once
-	storedDue  time.Time     // the due time last written to Digests
+	dmu       sync.Mutex
+	nudge     chan struct{} // capacity 1: an alert was held
+	storedDue time.Time     // the due time last written to Digests
 }
 
 // New returns a Bot; state must not be nil. hc may be nil (a plain
