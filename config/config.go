@@ -13,6 +13,7 @@
 package config
 
 import (
+	"github.com/vigil-iot/vigil/schedule"
 	"time"
 	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
 )
@@ -78,10 +79,9 @@ type Heartbeat struct {
 	Active      *Window  `toml:"-"`            // parsed ActiveHours, nil = always
 }
 
-// Window is a daily time window in the device timezone; it may wrap midnight.
-type Window struct {
-	Start, End time.Duration // offsets from local midnight
-}
+// Window is a daily time window in the device timezone; it may wrap
+// midnight (active_hours, quiet_hours).
+type Window = schedule.Window
 
 // LLM is the [llm] section. With no API key (and a provider that needs one)
 // vigil runs rules-only.

@@ -605,47 +605,6 @@ func TestSetDefaultID(t *testing.T) {
 	}
 }
 
-func TestWindow(t *testing.T) {
-	day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
-	tests := []struct {
-		window string
-		t      time.Time
-		want   bool
-	}{
-		{"07:00-22:00", at(7, 0), true},
-		{"07:00-22:00", at(6, 59), false},
-		{"07:00-22:00", at(21, 59), true},
-		{"07:00-22:00", at(22, 0), false},
-		{"22:00-06:00", at(23, 0), true},
-		{"22:00-06:00", at(3, 0), true},
-		{"22:00-06:00", at(6, 0), false},
-		{"22:00-06:00", at(12, 0), false},
-		{"18:00-24:00", at(23, 59), true},
-		{"18:00-24:00", at(0, 0), false},
-		{"00:00-24:00", at(12, 0), true},
-	}
-	for _, tt := range tests {
-		w, err := parseWindow(tt.window)
-		if err != nil {
-			t.Fatalf("parseWindow(%q): %v", tt.window, err)
-		}
-		if got := w.Contains(tt.t); got != tt.want {
-			t.Errorf("%s.Contains(%s) = %v, want %v", tt.window, tt.t.Format("15:04"), got, tt.want)
-		}
-		if w.String() != tt.window {
-			t.Errorf("parseWindow(%q).String() = %q", tt.window, w.String())
-		}
-	}
-	var none *Window
-	if !none.Contains(day) {
-		t.Error("nil window: Contains = false, want true")
-	}
-	if _, err := parseWindow("24:00-06:00"); err == nil {
-		t.Error("parseWindow(24:00-06:00): want error")
-	}
-}
-
 func TestDurationString(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "0", 30 * time.Second: "30s", 30 * time.Minute: "30m", 6 * time.Hour: "6h",

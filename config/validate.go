@@ -255,7 +255,7 @@ func (p *parser) validateHeartbeat() {
 		p.bad(k("checklist"), "must not be empty")
 	}
 	if h.ActiveHours != "" {
-		w, err := parseWindow(h.ActiveHours)
+		w, err := schedule.ParseWindow(h.ActiveHours)
 		if err != nil {
 			p.badErr(k("active_hours"), err)
 		}
@@ -879,7 +879,7 @@ func (p *parser) validateTelegram() {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", t.MinSeverity)
 	}
 	if t.QuietHours != "" {
-		w, err := parseWindow(t.QuietHours)
+		w, err := schedule.ParseWindow(t.QuietHours)
 		if err != nil {
 			p.badErr(k("quiet_hours"), err)
 		}

@@ -281,9 +281,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 	default:
 		ec.Interval = hb.Interval.Duration
 	}
-	if hb.Active != nil {
-		ec.Active = &heartbeat.Window{Start: hb.Active.Start, End: hb.Active.End}
-	}
+	ec.Active = hb.Active
 	for _, s := range cfg.Sensors {
 		for q, d := range s.Deadband {
 			ec.Deadbands[s.Name+"."+q] = d

@@ -147,14 +147,10 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 		if err != nil {
 			return nil, configErr(fmt.Errorf("telegram.quiet_min_severity: %w", err))
 		}
-		var quiet *telegram.Window
-		if tg.Quiet != nil {
-			quiet = &telegram.Window{Start: tg.Quiet.Start, End: tg.Quiet.End}
-		}
 		b := telegram.New(telegram.Config{
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
 			UserAgent: "vigil/" + version, Location: cfg.Device.Location,
-			Quiet: quiet, QuietMinSeverity: quietSev, MaxPerHour: tg.MaxPerHour, Digests: db,
+			Quiet: tg.Quiet, QuietMinSeverity: quietSev, MaxPerHour: tg.MaxPerHour, Digests: db,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
 		w.transports = append(w.transports, wiredTransport{notifier: b, run: b.Run})
 	}

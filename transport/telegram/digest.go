@@ -42,6 +42,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vigil-iot/vigil/schedule"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,41 +67,8 @@ type Digests interface {
 	TelegramSent(at time.Time, keep int, release []string) error
 }
 
-// Window is a daily span of local time, from Start up to End (offsets from
-// midnight); End before Start wraps midnight.
-type Window struct{ Start, End time.Duration }
-
-// contains reports whether the clock face of t in loc lies in the window.
-func (w Window) contains(t time.Time, loc *time.Location) bool {
-	lt := t.In(loc)
-	tod := time.Duration(lt.Hour())*time.Hour + time.Duration(lt.Minute())*time.Minute +
-		time.Duration(lt.Second())*time.Second
-	if w.Start <= w.End {
-		return tod >= w.Start && tod < w.End
-	}
-	return tod >= w.Start || tod < w.End
-}
-
-// end returns the first instant after t at which the clock face in loc
-// reads End: when quiet hours that hold t are over.
-func (w Window) end(t time.Time, loc *time.Location) time.Time {
-	lt := t.In(loc)
-	h, m := int(w.End/time.Hour), int(w.End%time.Hour/time.Minute)
-	for d := range 3 {
-		if e := time.Date(lt.Year(), lt.Month(), lt.Day()+d, h, m, 0, 0, loc); e.After(t) {
-			return e
-		}
-	}
-	return t.Add(24 * time.Hour) // unreachable: End recurs every day
-}
-
-// String returns "HH:MM-HH:MM".
-func (w Window) String() string {
-	f := func(d time.Duration) string {
-		return fmt.Sprintf("%02d:%02d", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
-	return f(w.Start) + "-" + f(w.End)
-}
+// Window is the quiet hours' daily span of local time.
+type Window = schedule.Window
 
 const (
 	capWindow   = time.Hour   // the cap counts the messages of the last hour
@@ -198,7 +166,7 @@ func (b *Bot) notifyHeld(ctx context.Context, a alert.Alert) error {
 
 // quiet reports whether now is in quiet hours.
 func (b *Bot) quiet(now time.Time) bool {
-	return b.cfg.Quiet != nil && now.Year() >= plausible && b.cfg.Quiet.contains(now, b.cfg.Location)
+	return b.cfg.Quiet != nil && now.Year() >= plausible && b.cfg.Quiet.Contains(now, b.cfg.Location)
 }
 
 // slotFree returns when the cap lets the next message go at or after at:
@@ -231,7 +199,7 @@ func (b *Bot) due(held []alert.Alert, sends []time.Time, now time.Time) (time.Ti
 	}
 	t, why := now, whyNow
 	if b.quiet(now) {
-		t, why = b.cfg.Quiet.end(now, b.cfg.Location), whyQuiet
+		t, why = b.cfg.Quiet.EndAfter(now, b.cfg.Location), whyQuiet
 	}
 	if free := b.slotFree(sends, t); free.After(t) {
 		t, why = free, whyCap

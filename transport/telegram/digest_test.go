@@ -424,37 +424,3 @@ func TestDigestLoopSendsAtQuietEnd(t *testing.T) {
 		t.Errorf("at 07:00 the loop sent %+v, want one digest naming the warning", sent)
 	}
 }
-
-func TestWindow(t *testing.T) {
-	loc := berlin(t)
-	at := func(m time.Month, d, h, min int) time.Time { return time.Date(2026, m, d, h, min, 0, 0, loc) }
-	night := Window{Start: 22 * time.Hour, End: 7 * time.Hour}
-	day := Window{Start: 13 * time.Hour, End: 24 * time.Hour}
-	tests := []struct {
-		w    Window
-		t    time.Time
-		in   bool
-		ends time.Time
-	}{
-		{night, at(1, 10, 21, 59), false, time.Time{}},
-		{night, at(1, 10, 22, 0), true, at(1, 11, 7, 0)},
-		{night, at(1, 11, 3, 0), true, at(1, 11, 7, 0)},
-		{night, at(1, 11, 7, 0), false, time.Time{}},
-		{night, at(3, 28, 23, 0), true, at(3, 29, 7, 0)}, // the night the clocks go forward
-		{day, at(1, 10, 23, 59), true, at(1, 11, 0, 0)},
-		{day, at(1, 10, 12, 59), false, time.Time{}},
-	}
-	for _, tt := range tests {
-		if got := tt.w.contains(tt.t, loc); got != tt.in {
-			t.Errorf("%s.contains(%v) = %v, want %v", tt.w, tt.t, got, tt.in)
-		}
-		if tt.in {
-			if got := tt.w.end(tt.t, loc); !got.Equal(tt.ends) {
-				t.Errorf("%s.end(%v) = %v, want %v", tt.w, tt.t, got, tt.ends)
-			}
-		}
-	}
-	if got := at(3, 29, 7, 0).Sub(at(3, 28, 23, 0)); got != 7*time.Hour {
-		t.Errorf("DST night: %v, want 7h (the check above is meaningful)", got)
-	}
-}
