@@ -28,6 +28,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"time"
+
+	"github.com/vigil-iot/vigil/schedule"
 )
 
 // Schedule says when scheduled heartbeats run (heartbeat.schedule; see
@@ -185,22 +187,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // Window is a daily window of local time; End < Start wraps midnight.
-type Window struct {
-	Start, End time.Duration // offsets from local midnight
-}
-
-// Contains reports whether the local time of day of t (in loc) lies in the
-// window. It uses the wall-clock fields in loc, so "07:00" stays 07:00 across
-// DST changes.
-func (w Window) Contains(t time.Time, loc *time.Location) bool {
-	lt := t.In(loc)
-	tod := time.Duration(lt.Hour())*time.Hour + time.Duration(lt.Minute())*time.Minute +
-		time.Duration(lt.Second())*time.Second
-	if w.Start <= w.End {
-		return tod >= w.Start && tod < w.End
-	}
-	return tod >= w.Start || tod < w.End
-}
+type Window = schedule.Window
 
 // Phase returns the deterministic offset of a device's heartbeat within its
 // interval: the first tick comes Phase after the daemon starts (or the
