@@ -82,7 +82,7 @@ func (b *brokerList) Set(v string) error {
 func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	f := fleetFlags{rollCall: fleetRollCall}
 	if _, err := e.flags("fleet", args, func(fs *flag.FlagSet) {
-		fs.Var(&f.brokers, "broker", "broker URL: tcp://, ssl://, mqtts://, ws:// or wss://; repeat it, or separate URLs by commas, for the nodes of a cluster")
+		fs.Var(&f.brokers, "broker", "broker `URL`: tcp://, ssl://, mqtts://, ws:// or wss://; repeat it, or separate URLs by commas, for the nodes of a cluster")
 		fs.StringVar(&f.prefix, "prefix", mqtt.DefaultTopicPrefix, "topic prefix the devices publish under")
 		fs.StringVar(&f.clientID, "client-id", "", "MQTT client id (default vigil-fleet-<host>-<pid>)")
 		fs.StringVar(&f.username, "username", "", "MQTT user name")
