@@ -210,9 +210,10 @@ type Rule struct {
 	Line     int      `toml:"-"`
 }
 
-// MQTT is the [mqtt] section; enabled when Broker is set.
+// MQTT is the [mqtt] section; enabled when Broker or Brokers is set.
 type MQTT struct {
 	Broker          string   `toml:"broker"`       // tcp://host:1883 or ssl://host:8883
+	Brokers         []string `toml:"brokers"`      // instead of Broker: the nodes of a cluster, tried in order
 	TopicPrefix     string   `toml:"topic_prefix"` // default "vigil"
 	Username        string   `toml:"username"`
 	PasswordEnv     string   `toml:"password_env"`

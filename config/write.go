@@ -156,7 +156,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 
 	m := c.MQTT
 	t.table("mqtt")
-	t.str("broker", m.Broker)
+	if len(m.Brokers) > 0 {
+		t.strs("brokers", m.Brokers)
+	} else {
+		t.str("broker", m.Broker)
+	}
 	t.str("topic_prefix", m.TopicPrefix)
 	t.str("username", m.Username)
 	t.str("password_env", m.PasswordEnv)

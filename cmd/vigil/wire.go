@@ -128,7 +128,7 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			return nil, configErr(err)
 		}
 		c := mqtt.New(mqtt.Config{
-			Broker: m.Broker, TopicPrefix: m.TopicPrefix, DeviceID: cfg.Device.ID,
+			Broker: m.Broker, Brokers: m.Brokers, TopicPrefix: m.TopicPrefix, DeviceID: cfg.Device.ID,
 			Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg,
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
