@@ -1,14 +1,20 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/fleet"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 	"github.com/vigil-iot/vigil/internal/rabbitmqtest"
 )
@@ -233,4 +239,241 @@ func TestRabbitMQCluster(t *testing.T) {
 			t.Errorf("rabbitmq published the Will of a client of a node that stopped; docs/fleet.md says it does not")
 		}
 	})
+
+	t.Run("failover", func(t *testing.T) { clusterFailover(t, c) })
+}
+
+// clusterFailover: three devices on brokers = [a, b, c], each with a rule
+// firing for good, all connected to node a; `vigil fleet` watches node b.
+// Node a stops cleanly. Each device is back, on another node, within 2 ×
+// keepalive; the test alerts queued before, during and after the outage
+// all arrive, none lost, in the order they were queued; and every view
+// `vigil fleet` printed from the first full one on shows each device
+// online with its rule firing (RabbitMQ gives it no retained message
+// through its vigil/+/+ subscription: the roll call does).
+func clusterFailover(t *testing.T, c *rabbitmqtest.Cluster) {
+	a, b, cn := c.Nodes[0], c.Nodes[1], c.Nodes[2]
+	ids := []string{"rmq-fail-0", "rmq-fail-1", "rmq-fail-2"}
+	brokers := fmt.Sprintf("brokers = [%q, %q, %q]", a.URL(), b.URL(), cn.URL())
+	const rule = `
+[[rule]]
+name = "always"
+when = "air.pressure > 0"
+severity = "critical"
+message = "pressure at {air.pressure}"
+`
+	rec := mosquittotest.Subscribe(t, cn.URL(), "vigil/+/status", "vigil/+/alert")
+	cfgs := map[string]string{}
+	for _, id := range ids {
+		cfgs[id] = clusterDevice(t, id, brokers, rule)
+		startDaemon(t, cfgs[id])
+	}
+	for _, id := range ids {
+		rec.Wait("vigil/"+id+"/status", 30*time.Second, payloadIs("online"))
+	}
+
+	view := watchFleet(t, b.URL(), "--rollcall", "5s")
+	full := view.waitAll(t, ids, 20*time.Second)
+
+	// Test alerts: two before the outage, three during it, one after.
+	queued := map[string][]string{}
+	testAlert := func() {
+		t.Helper()
+		for _, id := range ids {
+			out, errOut, code := runVigil(t, "-c", cfgs[id], "test-alert", "--transport", "mqtt")
+			m := testAlertID.FindStringSubmatch(out)
+			if code != 0 || m == nil {
+				t.Fatalf("vigil test-alert (%s): exit %d\n%s%s", id, code, out, errOut)
+			}
+			queued[id] = append(queued[id], m[1])
+		}
+	}
+	testAlert()
+	testAlert()
+	stopped := time.Now()
+	stopDone := make(chan struct{})
+	go func() { a.Stop(); close(stopDone) }()
+	for range 3 {
+		time.Sleep(300 * time.Millisecond)
+		testAlert()
+	}
+	// Back online: a second "online" on another node after the stop.
+	var back time.Duration
+	for _, id := range ids {
+		rec.Wait("vigil/"+id+"/status", 2*clusterKeepalive+5*time.Second, func(m mosquittotest.Message) bool {
+			return m.Payload == "online" && len(onlineCount(rec, id)) >= 2
+		})
+		back = max(back, time.Since(stopped))
+	}
+	<-stopDone
+	testAlert()
+	t.Logf("CLUSTER FAILOVER: node a stopped; %d devices back on another node within %s (keepalive %s)", len(ids), back.Round(10*time.Millisecond), clusterKeepalive)
+	if back > 2*clusterKeepalive {
+		t.Errorf("devices back online %s after node a stopped, want within 2 × keepalive = %s", back, 2*clusterKeepalive)
+	}
+
+	// Every test alert arrives, in the order queued.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, id := range ids {
+		var got []string
+		for {
+			got = testAlertsFrom(t, rec, id)
+			if len(got) >= len(queued[id]) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !slices.Equal(got, queued[id]) {
+			t.Errorf("%s: test alerts received %v, want all %d queued, in order: %v", id, got, len(queued[id]), queued[id])
+		}
+	}
+	lost := 0
+	for _, id := range ids {
+		lost += len(queued[id]) - len(testAlertsFrom(t, rec, id))
+	}
+	t.Logf("CLUSTER FAILOVER: %d test alerts queued (%d during the outage), %d lost", 6*len(ids), 3*len(ids), lost)
+
+	// Wait for a roll call after the failover, then check every view.
+	time.Sleep(6 * time.Second)
+	views := view.since(full)
+	if len(views) < 2 {
+		t.Fatalf("vigil fleet printed %d views after the first full one, want more (it redraws on every change)", len(views))
+	}
+	for _, v := range views {
+		for _, id := range ids {
+			d, ok := v.byID(id)
+			if !ok || d.State != fleet.Online || len(d.Firing) != 1 || d.Firing[0].Rule != "always" {
+				t.Fatalf("vigil fleet on node b at %s: %s = %+v (listed %t), want online with the rule always firing, the whole time", v.Time.Format(time.TimeOnly), id, d, ok)
+			}
+		}
+	}
+	t.Logf("CLUSTER FAILOVER: vigil fleet on node b printed %d views after the first full one, each with all %d devices online and firing", len(views), len(ids))
+}
+
+var testAlertID = regexp.MustCompile(`test alert (\S+) queued`)
+
+// onlineCount lists the "online" statuses rec received from id.
+func onlineCount(rec *mosquittotest.Subscriber, id string) []mosquittotest.Message {
+	var out []mosquittotest.Message
+	for _, m := range rec.On("vigil/" + id + "/status") {
+		if m.Payload == "online" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// testAlertsFrom lists the ids of the test alerts (rule "test") rec
+// received from id, each once, in the order they first arrived.
+func testAlertsFrom(t *testing.T, rec *mosquittotest.Subscriber, id string) []string {
+	t.Helper()
+	var out []string
+	for _, m := range rec.On("vigil/" + id + "/alert") {
+		var a struct{ ID, Rule string }
+		if err := json.Unmarshal([]byte(m.Payload), &a); err != nil {
+			t.Fatalf("alert payload %q: %v", m.Payload, err)
+		}
+		if a.Rule == "test" && !slices.Contains(out, a.ID) {
+			out = append(out, a.ID)
+		}
+	}
+	return out
+}
+
+// fleetWatch is a live `vigil fleet --json` child and the views it printed.
+type fleetWatch struct {
+	mu    sync.Mutex
+	views []fleetView
+	err   error
+}
+
+type fleetView struct {
+	fleet.Snapshot
+	at time.Time
+}
+
+func (v fleetView) byID(id string) (fleet.Device, bool) {
+	for _, d := range v.Devices {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return fleet.Device{}, false
+}
+
+// watchFleet starts `vigil fleet --broker url --json` (live) with extra
+// flags and collects every view it prints, until the test ends.
+func watchFleet(t *testing.T, url string, extra ...string) *fleetWatch {
+	t.Helper()
+	w := &fleetWatch{}
+	cmd := exec.Command(vigilBin, append([]string{"fleet", "--broker", url, "--json"}, extra...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dec := json.NewDecoder(out)
+		for {
+			var s fleet.Snapshot
+			if err := dec.Decode(&s); err != nil {
+				w.mu.Lock()
+				w.err = err
+				w.mu.Unlock()
+				return
+			}
+			w.mu.Lock()
+			w.views = append(w.views, fleetView{s, time.Now()})
+			w.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("vigil fleet stderr:\n%s", stderr.String())
+		}
+	})
+	return w
+}
+
+// waitAll waits for a view that lists every one of ids online with a
+// rule firing, and returns its index.
+func (w *fleetWatch) waitAll(t *testing.T, ids []string, limit time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		w.mu.Lock()
+		for i, v := range w.views {
+			all := true
+			for _, id := range ids {
+				d, ok := v.byID(id)
+				all = all && ok && d.State == fleet.Online && len(d.Firing) == 1
+			}
+			if all {
+				w.mu.Unlock()
+				return i
+			}
+		}
+		n, err := len(w.views), w.err
+		w.mu.Unlock()
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("vigil fleet showed no view with all of %v online and firing within %s (%d views; %v)", ids, limit, n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// since returns the views from index i on.
+func (w *fleetWatch) since(i int) []fleetView {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.views[i:])
 }
