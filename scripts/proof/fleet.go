@@ -53,7 +53,7 @@ func runFleet(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("fleet", flag.ExitOnError)
 	var o opts
 	o.register(fs, "FLEET.md")
-	n := fs.Int("n", 200, "devices")
+	n := fs.Int("n", 1000, "devices")
 	phaseA := fs.Duration("phase-a", 3*time.Minute, "phase A (default sample rate) after the fleet is up: memory, messages/s, LLM phase spread")
 	window := fs.Duration("window", 60*time.Second, "message-rate window at each rate")
 	killN := fs.Int("kill", 20, "devices SIGKILLed, and as many frozen with SIGSTOP")
