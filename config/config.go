@@ -13,6 +13,7 @@
 package config
 
 import (
+	"github.com/vigil-iot/vigil/schedule"
 	"time"
 	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
 )
@@ -78,10 +79,9 @@ type Heartbeat struct {
 	Active      *Window  `toml:"-"`            // parsed ActiveHours, nil = always
 }
 
-// Window is a daily time window in the device timezone; it may wrap midnight.
-type Window struct {
-	Start, End time.Duration // offsets from local midnight
-}
+// Window is a daily time window in the device timezone; it may wrap
+// midnight (active_hours, quiet_hours).
+type Window = schedule.Window
 
 // LLM is the [llm] section. With no API key (and a provider that needs one)
 // vigil runs rules-only.
@@ -107,20 +107,81 @@ type LLM struct {
 // Sensor is one [[sensor]] table.
 type Sensor struct {
 	Name     string             `toml:"name"`     // [a-z0-9_]
-	Driver   string             `toml:"driver"`   // bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim
+	Driver   string             `toml:"driver"`   // one of Drivers
 	Bus      string             `toml:"bus"`      // I²C bus number/name, or "spi:0.0"; default: board's
 	Address  int                `toml:"address"`  // I²C address 0x03-0x77; default: driver's
 	Timeout  Duration           `toml:"timeout"`  // per-read timeout, default 5s
 	Deadband map[string]float64 `toml:"deadband"` // quantity -> smallest change that counts
+	// Calibrate corrects the driver's readings, by quantity, before rules,
+	// history, MQTT, the page and the LLM see them.
+	Calibrate map[string]Calibration `toml:"calibrate"`
 	// Driver-specific keys.
 	ShuntOhms  float64  `toml:"shunt_ohms"`  // ina219, default 0.1
 	MaxCurrent float64  `toml:"max_current"` // ina219 amps, default 3.2
-	Channels   []int    `toml:"channels"`    // ads1x15 single-ended channels 0-3, default [0]
+	Channels   Channels `toml:"channels"`    // ads1x15 single-ended channels 0-3, mcp3008/mcp3208 0-7; default [0]
 	Gain       float64  `toml:"gain"`        // ads1x15 full-scale volts: 6.144 4.096 2.048 1.024 0.512 0.256, default 4.096
+	VRef       float64  `toml:"vref"`        // mcp3008/mcp3208 volts at VREF, default 3.3
 	Serial     string   `toml:"serial"`      // ds18b20 "28-..." (default: the only one present)
 	W1Dir      string   `toml:"w1_dir"`      // ds18b20 sysfs dir, default /sys/bus/w1/devices
+	RTD        string   `toml:"rtd"`         // max31865 "pt100" (default) or "pt1000"
+	Wires      int      `toml:"wires"`       // max31865 RTD connection: 2, 3 or 4 (required)
+	RefOhms    float64  `toml:"ref_ohms"`    // max31865 reference resistor, default 430 (pt100) or 4300 (pt1000)
+	Path       string   `toml:"path"`        // iio/hwmon device directory, "/sys/bus/iio/devices/iio:device0"
+	Device     string   `toml:"device"`      // iio/hwmon: the kernel's name for the device, as in its name file
+	Quantities []string `toml:"quantities"`  // iio/hwmon: the readings to report, in order (default: all it has)
 	Sim        *SimWave `toml:"sim"`         // board = "sim" only: the simulated excursion
 	Line       int      `toml:"-"`           // line of the [[sensor]] header, for error messages
+}
+
+// Calibration corrects one quantity of a sensor: either Offset, added to
+// every reading, or the line through two Points, each [raw, true]: a
+// reading of raw becomes true, and every other reading moves in proportion.
+// Parse makes sure exactly one is set, and Points holds two pairs of finite
+// numbers with different raw values.
+//
+//	calibrate = { temperature = { offset = -1.5 }, humidity = { points = [[35.0, 33.2], [75.0, 76.1]] } }
+type Calibration struct {
+	Offset *float64
+	Points [][]float64
+}
+
+// Channel is one entry of a sensor's channels: an ADC input number, read
+// in volts as "chN", or (mcp3008/mcp3208) a table that maps the input's
+// voltage linearly to a named quantity:
+//
+//	channels = [0, 1]
+//	channels = [{ channel = 0, quantity = "soil", unit = "%", volts = [0.0, 3.3], values = [0.0, 100.0] }]
+type Channel struct {
+	Channel  int       // input number
+	Quantity string    // "" for a plain number: "chN" in volts
+	Unit     string    // the quantity's unit; "V" without values
+	Volts    []float64 // [from, to] input range; nil: 0 to vref
+	Values   []float64 // the quantity at those volts; nil: the volts themselves
+}
+
+// Channels is the channels key.
+type Channels []Channel
+
+// Numbers returns the channel numbers.
+func (c Channels) Numbers() []int {
+	if c == nil {
+		return nil
+	}
+	out := make([]int, len(c))
+	for i, ch := range c {
+		out[i] = ch.Channel
+	}
+	return out
+}
+
+// Plain reports whether every channel is a plain number.
+func (c Channels) Plain() bool {
+	for _, ch := range c {
+		if ch.Quantity != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // SimWave tunes a simulated sensor's temperature excursion on board = "sim":
@@ -149,9 +210,10 @@ type Rule struct {
 	Line     int      `toml:"-"`
 }
 
-// MQTT is the [mqtt] section; enabled when Broker is set.
+// MQTT is the [mqtt] section; enabled when Broker or Brokers is set.
 type MQTT struct {
 	Broker          string   `toml:"broker"`       // tcp://host:1883 or ssl://host:8883
+	Brokers         []string `toml:"brokers"`      // instead of Broker: the nodes of a cluster, tried in order
 	TopicPrefix     string   `toml:"topic_prefix"` // default "vigil"
 	Username        string   `toml:"username"`
 	PasswordEnv     string   `toml:"password_env"`
@@ -172,7 +234,11 @@ type HTTP struct {
 	Listen       string `toml:"listen"`        // host:port; empty: no status page
 	Username     string `toml:"username"`      // basic auth user (default "vigil")
 	PasswordFile string `toml:"password_file"` // basic auth password; required off loopback
-	Password     Secret `toml:"-"`
+	// AllowedHosts are host names the page answers to besides its IP
+	// addresses, localhost and the device's own names (a reverse proxy's
+	// name, a DNS name of the device); any other Host is refused.
+	AllowedHosts []string `toml:"allowed_hosts"`
+	Password     Secret   `toml:"-"`
 }
 
 // Manage is the [manage] section.
@@ -209,5 +275,11 @@ type Telegram struct {
 	AllowedUsers []int64 `toml:"allowed_users"` // when set, only these senders may command, in any allowed chat
 	APIURL       string  `toml:"api_url"`       // default https://api.telegram.org
 	MinSeverity  string  `toml:"min_severity"`  // default info
-	Token        Secret  `toml:"-"`
+	// QuietHours ("22:00-07:00", device timezone, may wrap midnight) holds
+	// alerts below QuietMinSeverity for one digest when they end.
+	QuietHours       string  `toml:"quiet_hours"`
+	QuietMinSeverity string  `toml:"quiet_min_severity"` // default critical
+	MaxPerHour       int     `toml:"max_per_hour"`       // alert messages an hour before a digest; default 20, 0: no cap
+	Quiet            *Window `toml:"-"`                  // parsed QuietHours, nil = none
+	Token            Secret  `toml:"-"`
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func TestDefaults(t *testing.T) {
 			DiscoveryPrefix: "homeassistant",
 			MinSeverity:     "info",
 		},
-		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info"},
+		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: 20},
 		HTTP:     HTTP{Username: "vigil"},
 		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check"}},
 	}
@@ -143,7 +144,7 @@ func TestDefaultsDependOnKeys(t *testing.T) {
 		{"sensor defaults", "[[sensor]]\nname = \"a\"\ndriver = \"ina219\"\n[[sensor]]\nname = \"b\"\ndriver = \"ads1015\"\n[[sensor]]\nname = \"c\"\ndriver = \"ds18b20\"\n[[sensor]]\nname = \"d\"\ndriver = \"bme280\"\n", func(c *Config) string {
 			s := c.Sensors
 			return want(s[0].ShuntOhms, 0.1) + want(s[0].MaxCurrent, 3.2) + want(s[0].Timeout.Duration, 5*time.Second) +
-				want(s[1].Channels, []int{0}) + want(s[1].Gain, 4.096) +
+				want(s[1].Channels.Numbers(), []int{0}) + want(s[1].Gain, 4.096) +
 				want(s[2].W1Dir, "/sys/bus/w1/devices") +
 				want(s[3].ShuntOhms, 0.0) + want(s[3].Gain, 0.0) + want(len(s[3].Channels), 0)
 		}},
@@ -293,13 +294,39 @@ func TestErrors(t *testing.T) {
 		{"sensor name", "[[sensor]]\nname = \"Air\"\ndriver = \"sim\"\n", `config.toml:2: sensor[0].name: must match [a-z0-9_]{1,32} (got "Air")`},
 		{"sensor name board", "[[sensor]]\nname = \"board\"\ndriver = \"sim\"\n", `config.toml:2: sensor.board.name: "board" is reserved for the board's own health sensor`},
 		{"sensor name duplicate", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n", `config.toml:5: sensor.a.name: duplicate sensor name "a" (first on line 1)`},
-		{"driver missing", "[[sensor]]\nname = \"a\"\n", `config.toml:1: sensor.a.driver: missing (one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)`},
-		{"driver unknown", "[[sensor]]\nname = \"a\"\ndriver = \"dht22\"\n", `config.toml:3: sensor.a.driver: unknown driver "dht22" (want one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)`},
+		{"driver missing", "[[sensor]]\nname = \"a\"\n", `config.toml:1: sensor.a.driver: missing (one of bme280, bmp280, aht20, sht3x, sht4x, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, max31855, max31865, mcp3008, mcp3208, ds18b20, iio, hwmon, sim)`},
+		{"driver unknown", "[[sensor]]\nname = \"a\"\ndriver = \"dht23\"\n", `config.toml:3: sensor.a.driver: unknown driver "dht23" (want one of bme280, bmp280, aht20, sht3x, sht4x, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, max31855, max31865, mcp3008, mcp3208, ds18b20, iio, hwmon, sim)`},
+		{"driver of the kernel's", "[[sensor]]\nname = \"a\"\ndriver = \"dht22\"\n", `config.toml:3: sensor.a.driver: no driver "dht22" of vigil's own, but the kernel drives it: use driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N drives the DHT22 too) (see vigil sensors --drivers)`},
 		{"address range", "[[sensor]]\nname = \"a\"\ndriver = \"tmp102\"\naddress = 0x78\n", `config.toml:4: sensor.a.address: must be an I²C address from 0x03 to 0x77 (got 0x78)`},
 		{"address low", "[[sensor]]\nname = \"a\"\ndriver = \"tmp102\"\naddress = 2\n", `config.toml:4: sensor.a.address: must be an I²C address from 0x03 to 0x77 (got 0x2)`},
 		{"bus", "[[sensor]]\nname = \"a\"\ndriver = \"tmp102\"\nbus = \"i2c 1\"\n", `config.toml:4: sensor.a.bus: must be an I²C bus number or name like "1" (got "i2c 1")`},
 		{"spi bus format", "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\nbus = \"spi:0\"\n", `config.toml:4: sensor.a.bus: must be "spi:BUS.CS" like "spi:0.0" (got "spi:0")`},
-		{"spi not supported", "[[sensor]]\nname = \"a\"\ndriver = \"aht20\"\nbus = \"spi:0.0\"\n", `config.toml:4: sensor.a.bus: SPI is only supported for bme280 and bmp280 (got "spi:0.0" for aht20)`},
+		{"spi not supported", "[[sensor]]\nname = \"a\"\ndriver = \"aht20\"\nbus = \"spi:0.0\"\n", `config.toml:4: sensor.a.bus: aht20 is an I²C chip: set an I²C bus number like "1" (got "spi:0.0"); SPI works for bme280, bmp280, max31855, max31865, mcp3008, mcp3208`},
+		{"sht3x on spi", "[[sensor]]\nname = \"a\"\ndriver = \"sht3x\"\nbus = \"spi:0.1\"\n", `config.toml:4: sensor.a.bus: sht3x is an I²C chip: set an I²C bus number like "1" (got "spi:0.1"); SPI works for bme280, bmp280, max31855, max31865, mcp3008, mcp3208`},
+		{"spi chip on i2c", "[[sensor]]\nname = \"a\"\ndriver = \"max31855\"\nbus = \"1\"\n", `config.toml:4: sensor.a.bus: max31855 is an SPI chip: bus must be "spi:BUS.CS" like "spi:0.0" (got "1"), or unset for the board's first SPI port`},
+		{"spi chip with address", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\naddress = 0x48\n", `config.toml:4: sensor.a.address: not used by driver mcp3008`},
+		{"max31865 wires missing", "[[sensor]]\nname = \"a\"\ndriver = \"max31865\"\n", `config.toml:1: sensor.a.wires: missing: how the RTD is connected, 2, 3 or 4 wires (count the probe's wires)`},
+		{"max31865 wires", "[[sensor]]\nname = \"a\"\ndriver = \"max31865\"\nwires = 5\n", `config.toml:4: sensor.a.wires: must be 2, 3 or 4 (got 5)`},
+		{"max31865 rtd", "[[sensor]]\nname = \"a\"\ndriver = \"max31865\"\nwires = 3\nrtd = \"pt500\"\n", `config.toml:5: sensor.a.rtd: must be "pt100" or "pt1000" (got "pt500")`},
+		{"max31865 ref_ohms", "[[sensor]]\nname = \"a\"\ndriver = \"max31865\"\nwires = 3\nrtd = \"pt1000\"\nref_ohms = 430.0\n", `config.toml:6: sensor.a.ref_ohms: must be the reference resistor in ohms, more than the pt1000's 1000 Ω at 0 °C (got 430; boards use 4300)`},
+		{"mcp3008 channel 8", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [8]\n", `config.toml:4: sensor.a.channels: channels must be 0-7 (got 8)`},
+		{"mcp3008 vref", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nvref = 6.0\n", `config.toml:4: sensor.a.vref: must be the volts at VREF, more than 0 and at most 5.5 (got 6)`},
+		{"mcp3008 volts beyond vref", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [{ channel = 1, quantity = \"soil\", unit = \"%\", volts = [0.0, 5.0], values = [0.0, 100.0] }]\n", `config.toml:4: sensor.a.channels: channel 1: volts must lie within 0 and vref 3.3 V, what the ADC can read (got [0, 5])`},
+		{"mcp3008 volts no range", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [{ channel = 1, quantity = \"soil\", unit = \"%\", volts = [1.0, 1.0], values = [0.0, 100.0] }]\n", `config.toml:4: sensor.a.channels: channel 1: volts must be a range, from and to differ (got [1, 1])`},
+		{"mcp3008 quantity twice", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [{ channel = 1, quantity = \"soil\" }, { channel = 2, quantity = \"soil\" }]\n", `config.toml:4: sensor.a.channels: channel 2: quantity "soil" is channel 1's already`},
+		{"mcp3008 bad quantity", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [{ channel = 1, quantity = \"Soil\" }]\n", `config.toml:4: sensor.a.channels: channel 1: quantity must match [a-z0-9_]{1,32} (got "Soil")`},
+		{"mcp3008 values without unit", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [{ channel = 1, quantity = \"soil\", values = [0, 100] }]\n", `config.toml:4: sensor.a.channels: channels[0]: needs unit = "..." for its values ("%", "lx"; "" for a plain number)`},
+		{"mcp3008 unknown channel key", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [0, { channel = 1, quantty = \"soil\" }]\n", `config.toml:4: sensor.a.channels: channels[1]: unknown key "quantty" (want channel, quantity, unit, volts, values)`},
+		{"mcp3008 volts not a pair", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [{ channel = 1, quantity = \"soil\", volts = [3.3] }]\n", `config.toml:4: sensor.a.channels: channels[0]: volts: must be two numbers like [0.0, 3.3]`},
+		{"mcp3008 unit without values", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = [{ channel = 1, quantity = \"light\", unit = \"lx\" }]\n", `config.toml:4: sensor.a.channels: channels[0]: unit "lx" needs values: without values the reading is the input in volts`},
+		{"channels not an array", "[[sensor]]\nname = \"a\"\ndriver = \"mcp3008\"\nchannels = 3\n", `config.toml:4: sensor.a.channels: must be an array like [0, 1] or [{ channel = 0, quantity = "soil", unit = "%", volts = [0.0, 3.3], values = [0.0, 100.0] }] (got an integer)`},
+		{"ads with a table", "[[sensor]]\nname = \"a\"\ndriver = \"ads1115\"\nchannels = [{ channel = 1, quantity = \"soil\" }]\n", `config.toml:4: sensor.a.channels: the ads1115 reads channels in volts: list their numbers, as in channels = [0, 1] (a table with a quantity is for mcp3008 and mcp3208)`},
+		{"iio needs a device", "[[sensor]]\nname = \"a\"\ndriver = \"iio\"\n", `config.toml:3: sensor.a.driver: iio needs device = "name" (the kernel's name for it, as in /sys/bus/iio/devices/*/name) or path = "/sys/bus/iio/devices/iio:device0"`},
+		{"iio both", "[[sensor]]\nname = \"a\"\ndriver = \"iio\"\ndevice = \"bme680\"\npath = \"/sys/bus/iio/devices/iio:device0\"\n", `config.toml:4: sensor.a.device: give device or path, not both`},
+		{"hwmon relative path", "[[sensor]]\nname = \"a\"\ndriver = \"hwmon\"\npath = \"hwmon0\"\n", `config.toml:4: sensor.a.path: must be an absolute, clean path like "/sys/class/hwmon/hwmon0" (got "hwmon0")`},
+		{"iio quantity", "[[sensor]]\nname = \"a\"\ndriver = \"iio\"\ndevice = \"bme680\"\nquantities = [\"temperature\", \"gas\"]\n", `config.toml:5: sensor.a.quantities: quantities[1]: "gas" is not one of temperature, humidity, pressure, illuminance, co2, voc, resistance, voltage, current, power (a later channel of a kind is numbered: temperature_2)`},
+		{"iio quantity twice", "[[sensor]]\nname = \"a\"\ndriver = \"iio\"\ndevice = \"bme680\"\nquantities = [\"temperature_2\", \"temperature_2\"]\n", `config.toml:5: sensor.a.quantities: quantities[1]: "temperature_2" is listed twice`},
+		{"device on bme280", "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\ndevice = \"bme280\"\n", `config.toml:4: sensor.a.device: not used by driver bme280`},
 		{"spi with address", "[[sensor]]\nname = \"a\"\ndriver = \"bmp280\"\nbus = \"spi:0.1\"\naddress = 0x76\n", `config.toml:5: sensor.a.address: not used with an SPI bus`},
 		{"key of another driver", "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\ngain = 4.096\n", `config.toml:4: sensor.a.gain: not used by driver bme280`},
 		{"address on ds18b20", "[[sensor]]\nname = \"a\"\ndriver = \"ds18b20\"\naddress = 0x40\n", `config.toml:4: sensor.a.address: not used by driver ds18b20`},
@@ -329,14 +356,28 @@ func TestErrors(t *testing.T) {
 		{"broker port", "[mqtt]\nbroker = \"tcp://127.0.0.1\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://127.0.0.1")`},
 		{"broker path", "[mqtt]\nbroker = \"tcp://h:1883/x\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://h:1883/x")`},
 		{"broker credentials", "[mqtt]\nbroker = \"tcp://u:pw@h:1883\"\n", `config.toml:2: mqtt.broker: must not contain credentials (use username and password_env) (got "tcp://u:xxxxx@h:1883")`},
-		{"topic_prefix wildcard", "[mqtt]\ntopic_prefix = \"vigil/#\"\n", `config.toml:2: mqtt.topic_prefix: must not contain the wildcards + or # (got "vigil/#")`},
+		{"topic_prefix wildcard", "[mqtt]\ntopic_prefix = \"vigil/#\"\n", `config.toml:2: mqtt.topic_prefix: must not contain "#" (the MQTT multi-level wildcard: no broker takes it in a topic name) (got "vigil/#")`},
 		{"topic_prefix slash", "[mqtt]\ntopic_prefix = \"/vigil\"\n", `config.toml:2: mqtt.topic_prefix: must not start or end with / or contain empty levels (got "/vigil")`},
 		{"topic_prefix empty", "[mqtt]\ntopic_prefix = \"\"\n", `config.toml:2: mqtt.topic_prefix: must not be empty`},
-		{"topic_prefix $", "[mqtt]\ntopic_prefix = \"$SYS\"\n", `config.toml:2: mqtt.topic_prefix: must not start with $ (reserved for the broker) (got "$SYS")`},
+		{"topic_prefix $", "[mqtt]\ntopic_prefix = \"$SYS\"\n", `config.toml:2: mqtt.topic_prefix: must not start with "$" (reserved for the broker: $SYS on every broker, $share/ on mosquitto, EMQX, HiveMQ and VerneMQ, $queue/ and $exclusive/ on EMQX; a wildcard subscription never matches it) (got "$SYS")`},
+		{"topic_prefix dot", "[mqtt]\ntopic_prefix = \"site.a\"\n", `config.toml:2: mqtt.topic_prefix: must not contain "." (RabbitMQ's MQTT plugin turns it into "/", so the topics would have levels that vigil fleet and Home Assistant do not look for) (got "site.a")`},
+		{"discovery_prefix dot", "[mqtt]\n\ndiscovery_prefix = \"home.assistant\"\n", `config.toml:3: mqtt.discovery_prefix: must not contain "." (RabbitMQ's MQTT plugin turns it into "/", so the topics would have levels that vigil fleet and Home Assistant do not look for) (got "home.assistant")`},
+		{"topic_prefix star", "[mqtt]\ntopic_prefix = \"site*\"\n", `config.toml:2: mqtt.topic_prefix: must not contain "*" (RabbitMQ's MQTT plugin delivers it as "+", and a "*" level is a wildcard in its topic exchange) (got "site*")`},
+		{"topic_prefix NUL", "[mqtt]\ntopic_prefix = \"a\\u0000b\"\n", `config.toml:2: mqtt.topic_prefix: must not contain NUL (MQTT forbids it: every broker closes the connection) (got "a\x00b")`},
+		{"topic_prefix tab", "[mqtt]\ntopic_prefix = \"site\\ta\"\n", `config.toml:2: mqtt.topic_prefix: must not contain U+0009, a control character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got "site\ta")`},
+		{"topic_prefix C1 control", "[mqtt]\ntopic_prefix = \"site\\u0085\"\n", `config.toml:2: mqtt.topic_prefix: must not contain U+0085, a control character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got "site\u0085")`},
+		{"topic_prefix noncharacter", "[mqtt]\ntopic_prefix = \"site\\uFFFF\"\n", `config.toml:2: mqtt.topic_prefix: must not contain U+FFFF, a Unicode non-character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got "site\uffff")`},
+		{"topic_prefix long", "[mqtt]\ntopic_prefix = \"" + strings.Repeat("v", 129) + "\"\n", `config.toml:2: mqtt.topic_prefix: must be at most 128 bytes, so every topic stays within RabbitMQ's 255-byte routing keys (got 129)`},
+		{"broker and brokers", "[mqtt]\nbroker = \"tcp://a:1883\"\nbrokers = [\"tcp://b:1883\"]\n", `config.toml:3: mqtt.brokers: is an alternative to broker (set to "tcp://a:1883" on line 2): remove one of them`},
+		{"brokers empty", "[mqtt]\nbrokers = []\n", `config.toml:2: mqtt.brokers: must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`},
+		{"brokers bad URL", "[mqtt]\nbrokers = [\"tcp://a:1883\", \"http://b:1883\"]\n", `config.toml:2: mqtt.brokers: brokers[1]: must start with tcp://, ssl://, mqtt://, mqtts://, ws:// or wss:// (got "http://b:1883")`},
+		{"brokers twice", "[mqtt]\nbrokers = [\"tcp://a:1883\", \"tcp://b:1883\", \"tcp://a:1883\"]\n", `config.toml:2: mqtt.brokers: brokers[2]: "tcp://a:1883" is listed twice (also brokers[0])`},
+		{"brokers TLS and plain", "[mqtt]\nbrokers = [\"ssl://a:8883\", \"tcp://b:1883\"]\n", `config.toml:2: mqtt.brokers: brokers[1]: "tcp://b:1883" is not TLS while brokers[0] ("ssl://a:8883") is: a failover would send the credentials and alerts in the clear (use ssl://, mqtts:// or wss:// for every node, or for none)`},
+		{"tls files need ssl brokers", "[mqtt]\nbrokers = [\"tcp://a:1883\", \"ws://b:80\"]\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl://, mqtts:// or wss:// broker`},
 		{"tls files need ssl", "[mqtt]\nbroker = \"tcp://h:1883\"\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl://, mqtts:// or wss:// broker`},
 		{"cert without key", "[mqtt]\nbroker = \"ssl://h:8883\"\ncert_file = \"/c.pem\"\n", `config.toml:3: mqtt.cert_file: cert_file and key_file go together`},
 		{"keepalive", "[mqtt]\nkeepalive = \"2s\"\n", `config.toml:2: mqtt.keepalive: must be between 5s and 18h12m15s (got "2s")`},
-		{"discovery_prefix", "[mqtt]\ndiscovery_prefix = \"ha/+\"\n", `config.toml:2: mqtt.discovery_prefix: must not contain the wildcards + or # (got "ha/+")`},
+		{"discovery_prefix", "[mqtt]\ndiscovery_prefix = \"ha/+\"\n", `config.toml:2: mqtt.discovery_prefix: must not contain "+" (the MQTT single-level wildcard: no broker takes it in a topic name) (got "ha/+")`},
 		{"mqtt min_severity", "[mqtt]\nmin_severity = \"debug\"\n", `config.toml:2: mqtt.min_severity: must be info, warning or critical (got "debug")`},
 		{"password env and file", "[mqtt]\npassword_env = \"P\"\npassword_file = \"p\"\n", `config.toml:3: mqtt.password_file: set either password_env or password_file, not both`},
 
@@ -348,6 +389,12 @@ func TestErrors(t *testing.T) {
 		{"telegram allowed_users without chats", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_users = [7]\n", `config.toml:4: telegram.allowed_users: has no effect without allowed_chats: commands are answered only in allowed chats; add the chats the users write in`},
 		{"telegram api_url", "[telegram]\napi_url = \"api.telegram.org\"\n", `config.toml:2: telegram.api_url: must be an http:// or https:// URL (got "api.telegram.org")`},
 		{"telegram min_severity", "[telegram]\nmin_severity = \"Warning\"\n", `config.toml:2: telegram.min_severity: must be info, warning or critical (got "Warning")`},
+		{"telegram quiet_hours", "[telegram]\nquiet_hours = \"22:00\"\n", `config.toml:2: telegram.quiet_hours: must be "HH:MM-HH:MM" (got "22:00")`},
+		{"telegram quiet_hours clock", "[telegram]\nquiet_hours = \"22:00-7:00\"\n", `config.toml:2: telegram.quiet_hours: must be "HH:MM-HH:MM" on a 24-hour clock (got "22:00-7:00")`},
+		{"telegram quiet_hours empty window", "[telegram]\nquiet_hours = \"07:00-07:00\"\n", `config.toml:2: telegram.quiet_hours: start and end must differ (got "07:00-07:00")`},
+		{"telegram quiet_min_severity", "[telegram]\nquiet_min_severity = \"high\"\n", `config.toml:2: telegram.quiet_min_severity: must be info, warning or critical (got "high")`},
+		{"telegram max_per_hour negative", "[telegram]\nmax_per_hour = -1\n", `config.toml:2: telegram.max_per_hour: must be 0 (no cap) to 1000 (got -1)`},
+		{"telegram max_per_hour too many", "[telegram]\nmax_per_hour = 5000\n", `config.toml:2: telegram.max_per_hour: must be 0 (no cap) to 1000 (got 5000)`},
 
 		{"http listen off loopback without a password", "[http]\nlisten = \"0.0.0.0:8080\"\n",
 			`config.toml:2: http.listen: "0.0.0.0:8080" is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1`},
@@ -376,7 +423,7 @@ func TestErrors(t *testing.T) {
 		{"schedule and interval 0", "[heartbeat]\nschedule = [\"07:30\"]\ninterval = \"0\"\n",
 			`config.toml:2: heartbeat.schedule: is an alternative to interval (set to "0" on line 3): remove one of them`},
 		{"several, in file order", "[[sensor]]\nname = \"a\"\ndriver = \"x\"\n[heartbeat]\ninterval = \"1s\"\n[device]\nid = \"A\"\nfoo = 1\n",
-			"config.toml:3: sensor.a.driver: unknown driver \"x\" (want one of bme280, bmp280, aht20, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, ds18b20, sim)\n" +
+			"config.toml:3: sensor.a.driver: unknown driver \"x\" (want one of bme280, bmp280, aht20, sht3x, sht4x, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, max31855, max31865, mcp3008, mcp3208, ds18b20, iio, hwmon, sim)\n" +
 				"config.toml:5: heartbeat.interval: must be at least 1m (got \"1s\")\n" +
 				"config.toml:7: device.id: must match [a-z0-9_-]{1,64} (got \"A\")\n" +
 				"config.toml:8: device.foo: unknown key"},
@@ -573,47 +620,6 @@ func TestSetDefaultID(t *testing.T) {
 	}
 }
 
-func TestWindow(t *testing.T) {
-	day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
-	tests := []struct {
-		window string
-		t      time.Time
-		want   bool
-	}{
-		{"07:00-22:00", at(7, 0), true},
-		{"07:00-22:00", at(6, 59), false},
-		{"07:00-22:00", at(21, 59), true},
-		{"07:00-22:00", at(22, 0), false},
-		{"22:00-06:00", at(23, 0), true},
-		{"22:00-06:00", at(3, 0), true},
-		{"22:00-06:00", at(6, 0), false},
-		{"22:00-06:00", at(12, 0), false},
-		{"18:00-24:00", at(23, 59), true},
-		{"18:00-24:00", at(0, 0), false},
-		{"00:00-24:00", at(12, 0), true},
-	}
-	for _, tt := range tests {
-		w, err := parseWindow(tt.window)
-		if err != nil {
-			t.Fatalf("parseWindow(%q): %v", tt.window, err)
-		}
-		if got := w.Contains(tt.t); got != tt.want {
-			t.Errorf("%s.Contains(%s) = %v, want %v", tt.window, tt.t.Format("15:04"), got, tt.want)
-		}
-		if w.String() != tt.window {
-			t.Errorf("parseWindow(%q).String() = %q", tt.window, w.String())
-		}
-	}
-	var none *Window
-	if !none.Contains(day) {
-		t.Error("nil window: Contains = false, want true")
-	}
-	if _, err := parseWindow("24:00-06:00"); err == nil {
-		t.Error("parseWindow(24:00-06:00): want error")
-	}
-}
-
 func TestDurationString(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "0", 30 * time.Second: "30s", 30 * time.Minute: "30m", 6 * time.Hour: "6h",
@@ -648,6 +654,24 @@ func TestSimWave(t *testing.T) {
 	}
 }
 
+// TestTelegramQuietHours: quiet_hours parses like active_hours (it may
+// wrap midnight), quiet_min_severity defaults to critical, max_per_hour to
+// 20, and 0 turns the cap off.
+func TestTelegramQuietHours(t *testing.T) {
+	c := mustParse(t, "[telegram]\nquiet_hours = \"22:30-07:00\"\nquiet_min_severity = \"warning\"\nmax_per_hour = 0\n")
+	g := c.Telegram
+	if g.Quiet == nil || g.Quiet.Start != 22*time.Hour+30*time.Minute || g.Quiet.End != 7*time.Hour {
+		t.Errorf("Quiet = %+v, want 22:30-07:00", g.Quiet)
+	}
+	if g.QuietMinSeverity != "warning" || g.MaxPerHour != 0 {
+		t.Errorf("quiet_min_severity = %q, max_per_hour = %d; want warning, 0", g.QuietMinSeverity, g.MaxPerHour)
+	}
+	d := mustParse(t, "").Telegram
+	if d.Quiet != nil || d.QuietMinSeverity != "critical" || d.MaxPerHour != 20 {
+		t.Errorf("defaults: Quiet = %v, quiet_min_severity = %q, max_per_hour = %d; want nil, critical, 20", d.Quiet, d.QuietMinSeverity, d.MaxPerHour)
+	}
+}
+
 func TestBrokerURLs(t *testing.T) {
 	for _, broker := range []string{
 		"tcp://127.0.0.1:1883", "mqtt://h:1883", "ssl://h:8883", "mqtts://h:8883",
@@ -661,5 +685,47 @@ func TestBrokerURLs(t *testing.T) {
 	// A CA file goes with every TLS scheme, WebSockets over TLS included.
 	for _, broker := range []string{"ssl://h:8883", "mqtts://h:8883", "wss://h:443/mqtt"} {
 		mustParse(t, "[mqtt]\nbroker = \""+broker+"\"\nca_file = \"/etc/vigil/ca.pem\"\n")
+	}
+}
+
+// TestBrokersList: brokers takes every URL form broker takes, a node of
+// each form in one list, and enables MQTT like broker; a CA file goes with
+// a list whose nodes all use TLS.
+func TestBrokersList(t *testing.T) {
+	c := mustParse(t, "[mqtt]\nbrokers = [\"tcp://a:1883\", \"mqtt://b:1883\", \"ws://c:9001/mqtt\"]\n")
+	if want := []string{"tcp://a:1883", "mqtt://b:1883", "ws://c:9001/mqtt"}; !slices.Equal(c.MQTT.Brokers, want) || c.MQTT.Broker != "" || !c.MQTTEnabled() {
+		t.Errorf("brokers = %q, broker = %q, MQTTEnabled = %v; want %q, \"\", true", c.MQTT.Brokers, c.MQTT.Broker, c.MQTTEnabled(), want)
+	}
+	mustParse(t, "[mqtt]\nbrokers = [\"ssl://a:8883\", \"mqtts://b:8883\", \"wss://c:443/mqtt\"]\nca_file = \"/etc/vigil/ca.pem\"\ncert_file = \"/etc/vigil/c.pem\"\nkey_file = \"/etc/vigil/k.pem\"\n")
+}
+
+// TestCheckTopicPrefix: what every broker takes passes (levels, a space,
+// non-ASCII letters); malformed UTF-8, which a file cannot hold but an
+// environment variable or a flag can, does not.
+func TestCheckTopicPrefix(t *testing.T) {
+	for _, ok := range []string{"vigil", "site-a/vigil", "green house", "Grünhaus/vigil", "a_b", strings.Repeat("v", MaxTopicPrefix)} {
+		if err := CheckTopicPrefix(ok); err != nil {
+			t.Errorf("CheckTopicPrefix(%q) = %v, want nil", ok, err)
+		}
+	}
+	want := `must be valid UTF-8: MQTT requires it, and HiveMQ (by default) and EMQX in strict mode close the connection over a malformed topic (got "site\xff")`
+	if err := CheckTopicPrefix("site\xff"); err == nil || err.Error() != want {
+		t.Errorf("CheckTopicPrefix(%q) = %v, want %s", "site\xff", err, want)
+	}
+}
+
+// TestAllowedHosts: [http] allowed_hosts takes host names alone; a URL, a
+// port or a blank is an error that says what to write.
+func TestAllowedHosts(t *testing.T) {
+	c := mustParse(t, "[http]\nallowed_hosts = [\"vigil.lan\", \"Greenhouse.local.\", \"greenhouse\", \"xn--grnhaus-n2a.example\"]\n")
+	if got := strings.Join(c.HTTP.AllowedHosts, " "); got != "vigil.lan Greenhouse.local. greenhouse xn--grnhaus-n2a.example" {
+		t.Errorf("allowed_hosts = %q", got)
+	}
+	for _, bad := range []string{"http://vigil.lan", "vigil.lan:8080", "", "vigil lan", "vigil.lan/", "-vigil.lan", "vigil..lan", "*.lan"} {
+		_, err := parseString(t, "[http]\nallowed_hosts = [\"ok.lan\", \""+bad+"\"]\n")
+		want := `config.toml:2: http.allowed_hosts: allowed_hosts[1]: "` + bad + `" is not a host name: give the name alone, as in vigil.lan (no scheme, port, path or wildcard)`
+		if err == nil || err.Error() != want {
+			t.Errorf("allowed_hosts [%q]: error %v, want %s", bad, err, want)
+		}
 	}
 }

@@ -8,14 +8,15 @@ import (
 
 // Options tune ParseWith.
 type Options struct {
-	// Quantities returns the quantities a sensor with this driver (and,
-	// for the ADS1x15, these channels) produces, or false for a driver it
-	// does not know. With it, ParseWith rejects rule keys, message
-	// placeholders and deadband keys that name a quantity the sensor does
-	// not have: a rule on one could never fire. Nil skips the check.
-	// cmd/vigil passes the drivers' table from package device, which
-	// config must not import.
-	Quantities func(driver string, channels []int) ([]string, bool)
+	// Quantities returns the quantities a configured sensor produces (its
+	// driver's, or for an ADC its channels', for an iio or hwmon sensor the
+	// ones it lists), or false when they are not known (an unknown driver,
+	// an iio sensor that lists none). With it, ParseWith rejects rule keys,
+	// message placeholders and deadband keys that name a quantity the
+	// sensor does not have: a rule on one could never fire. Nil skips the
+	// check. cmd/vigil passes the drivers' table from package device,
+	// which config must not import.
+	Quantities func(s Sensor) ([]string, bool)
 	// Board lists the quantities of the board's own health sensor
 	// ("board"); nil skips the check of board.* keys.
 	Board []string
@@ -42,7 +43,7 @@ func (p *parser) quantities(sensor string) (have []string, desc string, ok bool)
 		if s.Name != sensor {
 			continue
 		}
-		have, ok = p.opts.Quantities(s.Driver, s.Channels)
+		have, ok = p.opts.Quantities(s)
 		return have, fmt.Sprintf("sensor %s (%s)", s.Name, s.Driver), ok
 	}
 	return nil, "", false
@@ -60,7 +61,7 @@ func (p *parser) noQuantity(sensor, q string, spell func(q string) string) strin
 	if len(have) == 0 {
 		msg = desc + " has no readings"
 	}
-	if ch, isCh := adsChannel(q); isCh && p.isADS(sensor) {
+	if ch, isCh := adcChannel(q); isCh && ch <= p.adcMaxChannel(sensor) {
 		return fmt.Sprintf("%s; add %d to its channels to read %s", msg, ch, q)
 	}
 	if s := closest(q, have); s != "" {
@@ -69,18 +70,25 @@ func (p *parser) noQuantity(sensor, q string, spell func(q string) string) strin
 	return msg
 }
 
-func (p *parser) isADS(sensor string) bool {
+// adcMaxChannel returns the highest channel of an ADC sensor, -1 for other
+// sensors.
+func (p *parser) adcMaxChannel(sensor string) int {
 	for _, s := range p.cfg.Sensors {
 		if s.Name == sensor {
-			return s.Driver == "ads1015" || s.Driver == "ads1115"
+			switch s.Driver {
+			case "ads1015", "ads1115":
+				return 3
+			case "mcp3008", "mcp3208":
+				return 7
+			}
 		}
 	}
-	return false
+	return -1
 }
 
-// adsChannel reports whether q is an ADS1x15 channel, ch0 to ch3.
-func adsChannel(q string) (int, bool) {
-	if len(q) == 3 && strings.HasPrefix(q, "ch") && q[2] >= '0' && q[2] <= '3' {
+// adcChannel reports whether q is an ADC channel read in volts, ch0 to ch7.
+func adcChannel(q string) (int, bool) {
+	if len(q) == 3 && strings.HasPrefix(q, "ch") && q[2] >= '0' && q[2] <= '7' {
 		return int(q[2] - '0'), true
 	}
 	return 0, false

@@ -6,15 +6,15 @@ import (
 )
 
 // testQuantities stands in for package device's table.
-func testQuantities(driver string, channels []int) ([]string, bool) {
-	switch driver {
+func testQuantities(s Sensor) ([]string, bool) {
+	switch s.Driver {
 	case "bme280":
 		return []string{"temperature", "humidity", "pressure"}, true
 	case "ds18b20":
 		return []string{"temperature"}, true
 	case "ads1115":
 		var q []string
-		for _, ch := range channels {
+		for _, ch := range s.Channels.Numbers() {
 			q = append(q, "ch"+string(rune('0'+ch)))
 		}
 		return q, true

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,63 +40,111 @@ func (d Duration) String() string {
 	return s
 }
 
-// Contains reports whether the wall-clock time of t (in its own location)
-// falls inside the window. A nil window contains every time.
-func (w *Window) Contains(t time.Time) bool {
-	if w == nil {
-		return true
+// UnmarshalTOML decodes the channels key: an array of channel numbers, or
+// of tables { channel, quantity, unit, volts, values }, or of both.
+func (c *Channels) UnmarshalTOML(v any) error {
+	var elems []any
+	switch a := v.(type) {
+	case []any:
+		elems = a
+	case []map[string]any:
+		for _, m := range a {
+			elems = append(elems, m)
+		}
+	default:
+		return fmt.Errorf(`must be an array like [0, 1] or [{ channel = 0, quantity = "soil", unit = "%%", volts = [0.0, 3.3], values = [0.0, 100.0] }] (got %s)`, tomlTypeName(goTypeName(v)))
 	}
-	h, m, s := t.Clock()
-	off := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second +
-		time.Duration(t.Nanosecond())
-	if w.Start < w.End {
-		return off >= w.Start && off < w.End
+	out := make(Channels, 0, len(elems))
+	for i, e := range elems {
+		ch, err := decodeChannel(e)
+		if err != nil {
+			return fmt.Errorf("channels[%d]: %w", i, err)
+		}
+		out = append(out, ch)
 	}
-	return off >= w.Start || off < w.End // wraps midnight
+	*c = out
+	return nil
 }
 
-// String returns "HH:MM-HH:MM".
-func (w *Window) String() string {
-	if w == nil {
-		return ""
+func decodeChannel(e any) (Channel, error) {
+	switch e := e.(type) {
+	case int64:
+		if e < 0 || e > 1<<16 {
+			return Channel{}, fmt.Errorf("channel %d out of range", e)
+		}
+		return Channel{Channel: int(e), Unit: "V"}, nil
+	case map[string]any:
+		return decodeChannelTable(e)
 	}
-	f := func(d time.Duration) string {
-		return fmt.Sprintf("%02d:%02d", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
-	return f(w.Start) + "-" + f(w.End)
+	return Channel{}, fmt.Errorf("must be a channel number or a table (got %s)", tomlTypeName(goTypeName(e)))
 }
 
-// parseWindow parses "HH:MM-HH:MM" (24h clock; the end may be "24:00").
-func parseWindow(s string) (*Window, error) {
-	start, end, ok := strings.Cut(s, "-")
-	if !ok {
-		return nil, fmt.Errorf(`must be "HH:MM-HH:MM" (got %q)`, s)
-	}
-	a, errA := parseClock(strings.TrimSpace(start), false)
-	b, errB := parseClock(strings.TrimSpace(end), true)
-	if errA != nil || errB != nil {
-		return nil, fmt.Errorf(`must be "HH:MM-HH:MM" on a 24-hour clock (got %q)`, s)
-	}
-	if a == b {
-		return nil, fmt.Errorf("start and end must differ (got %q)", s)
-	}
-	return &Window{Start: a, End: b}, nil
-}
-
-func parseClock(s string, allow24 bool) (time.Duration, error) {
-	if len(s) != 5 || s[2] != ':' {
-		return 0, fmt.Errorf("bad clock %q", s)
-	}
-	digit := func(c byte) bool { return c >= '0' && c <= '9' }
-	for _, i := range []int{0, 1, 3, 4} {
-		if !digit(s[i]) {
-			return 0, fmt.Errorf("bad clock %q", s)
+func decodeChannelTable(m map[string]any) (Channel, error) {
+	var ch Channel
+	for _, k := range sortedKeys(m) {
+		switch k {
+		case "channel", "quantity", "unit", "volts", "values":
+		default:
+			return ch, fmt.Errorf("unknown key %q (want channel, quantity, unit, volts, values)", k)
 		}
 	}
-	h := int(s[0]-'0')*10 + int(s[1]-'0')
-	m := int(s[3]-'0')*10 + int(s[4]-'0')
-	if m > 59 || h > 24 || (h == 24 && (m != 0 || !allow24)) {
-		return 0, fmt.Errorf("bad clock %q", s)
+	n, ok := m["channel"].(int64)
+	if !ok {
+		return ch, errors.New(`needs channel = N, the input number`)
 	}
-	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute, nil
+	if n < 0 || n > 1<<16 {
+		return ch, fmt.Errorf("channel %d out of range", n)
+	}
+	ch.Channel = int(n)
+	if ch.Quantity, ok = m["quantity"].(string); !ok {
+		return ch, errors.New(`needs quantity = "name", what the channel measures (or write the bare channel number to read volts)`)
+	}
+	var err error
+	if ch.Volts, err = floatPair(m, "volts"); err != nil {
+		return ch, err
+	}
+	if ch.Values, err = floatPair(m, "values"); err != nil {
+		return ch, err
+	}
+	unit, hasUnit := m["unit"]
+	switch {
+	case hasUnit:
+		if ch.Unit, ok = unit.(string); !ok {
+			return ch, fmt.Errorf("unit: must be a string like \"%%\" (got %s)", tomlTypeName(goTypeName(unit)))
+		}
+		if ch.Values == nil && ch.Unit != "V" {
+			return ch, fmt.Errorf("unit %q needs values: without values the reading is the input in volts", ch.Unit)
+		}
+	case ch.Values != nil:
+		return ch, errors.New(`needs unit = "..." for its values ("%", "lx"; "" for a plain number)`)
+	default:
+		ch.Unit = "V"
+	}
+	return ch, nil
+}
+
+// floatPair decodes m[key], if present, as two numbers.
+func floatPair(m map[string]any, key string) ([]float64, error) {
+	v, ok := m[key]
+	if !ok {
+		return nil, nil
+	}
+	a, ok := v.([]any)
+	if ok && len(a) == 2 {
+		out := make([]float64, 2)
+		for i, x := range a {
+			switch x := x.(type) {
+			case int64:
+				out[i] = float64(x)
+			case float64:
+				out[i] = x
+			default:
+				ok = false
+			}
+		}
+		if ok {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: must be two numbers like [0.0, 3.3]", key)
 }

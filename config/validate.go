@@ -6,18 +6,58 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"path"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/schedule"
 )
 
 // Drivers lists the sensor drivers a config may name.
-var Drivers = []string{"bme280", "bmp280", "aht20", "mcp9808", "tmp102", "ina219", "bh1750", "scd4x", "ads1015", "ads1115", "ds18b20", "sim"}
+var Drivers = []string{"bme280", "bmp280", "aht20", "sht3x", "sht4x", "mcp9808", "tmp102", "ina219", "bh1750", "scd4x", "ads1015", "ads1115",
+	"max31855", "max31865", "mcp3008", "mcp3208", "ds18b20", "iio", "hwmon", "sim"}
+
+// SPIDrivers lists the drivers that take bus = "spi:BUS.CS"; SPIOnly those
+// that take nothing else (their bus defaults to the board's first SPI port).
+var (
+	SPIDrivers = []string{"bme280", "bmp280", "max31855", "max31865", "mcp3008", "mcp3208"}
+	SPIOnly    = []string{"max31855", "max31865", "mcp3008", "mcp3208"}
+)
+
+// KernelQuantities are the quantities an iio or hwmon sensor may have; a
+// later channel of a kind is numbered: temperature_2.
+var KernelQuantities = []string{"temperature", "humidity", "pressure", "illuminance", "co2", "voc", "resistance", "voltage", "current", "power"}
+
+// kernelDriven are common sensors vigil has no driver for but the kernel
+// has, with how to read them.
+var kernelDriven = map[string]string{
+	"dht11":   `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N)`,
+	"dht22":   `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N drives the DHT22 too)`,
+	"am2302":  `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N drives the AM2302 too)`,
+	"bme680":  `driver = "iio" with device = "bme680" (dtoverlay=i2c-sensor,bme680)`,
+	"bme688":  `driver = "iio" with device = "bme680" (dtoverlay=i2c-sensor,bme680)`,
+	"bmp180":  `driver = "iio" with device = "bmp180" (dtoverlay=i2c-sensor,bmp180)`,
+	"bmp388":  `driver = "iio" with device = "bmp380" (dtoverlay=i2c-sensor,bmp380)`,
+	"htu21":   `driver = "iio" with device = "htu21" (dtoverlay=i2c-sensor,htu21)`,
+	"si7021":  `driver = "iio" with device = "si7020" (dtoverlay=i2c-sensor,si7020)`,
+	"ccs811":  `driver = "iio" with device = "ccs811" (dtoverlay=i2c-sensor,ccs811)`,
+	"sgp30":   `driver = "iio" with device = "sgp30" (dtoverlay=i2c-sensor,sgp30)`,
+	"lm75":    `driver = "hwmon" with device = "lm75" (dtoverlay=i2c-sensor,lm75)`,
+	"ds1621":  `driver = "hwmon" with device = "ds1621" (dtoverlay=i2c-sensor,ds1621)`,
+	"adt7410": `driver = "hwmon" with device = "adt7410" (dtoverlay=i2c-sensor,adt7410)`,
+}
+
+// RTDs are the probes the max31865 reads, with their resistance at 0 °C.
+var RTDs = map[string]float64{"pt100": 100, "pt1000": 1000}
+
+// MaxVRef is the highest reference voltage of the MCP3008/MCP3208 (VDD ≤ 5.5 V).
+const MaxVRef = 5.5
 
 // BoardSensor is the reserved name of the board's own health sensor.
 const BoardSensor = "board"
@@ -42,7 +82,20 @@ var driverKeys = map[string][]string{
 	"ads1115": {"bus", "address", "channels", "gain"},
 	"ds18b20": {"serial", "w1_dir"},
 	"sim":     {},
+
+	"sht3x":    {"bus", "address"},
+	"sht4x":    {"bus", "address"},
+	"max31855": {"bus"},
+	"max31865": {"bus", "rtd", "wires", "ref_ohms"},
+	"mcp3008":  {"bus", "channels", "vref"},
+	"mcp3208":  {"bus", "channels", "vref"},
+	"iio":      {"path", "device", "quantities"},
+	"hwmon":    {"path", "device", "quantities"},
 }
+
+// driverSpecificKeys are the keys some drivers take and others refuse.
+var driverSpecificKeys = []string{"bus", "address", "shunt_ohms", "max_current", "channels", "gain", "vref", "serial", "w1_dir",
+	"rtd", "wires", "ref_ohms", "path", "device", "quantities"}
 
 // at builds the path of a key: at("heartbeat", -1, "interval"),
 // at("sensor", 2, "address").
@@ -202,7 +255,7 @@ func (p *parser) validateHeartbeat() {
 		p.bad(k("checklist"), "must not be empty")
 	}
 	if h.ActiveHours != "" {
-		w, err := parseWindow(h.ActiveHours)
+		w, err := schedule.ParseWindow(h.ActiveHours)
 		if err != nil {
 			p.badErr(k("active_hours"), err)
 		}
@@ -356,11 +409,13 @@ func (p *parser) validateSensors() {
 		switch {
 		case s.Driver == "":
 			p.bad(k("driver"), "missing (one of %s)", strings.Join(Drivers, ", "))
+		case !known && kernelDriven[s.Driver] != "":
+			p.bad(k("driver"), "no driver %q of vigil's own, but the kernel drives it: use %s (see vigil sensors --drivers)", s.Driver, kernelDriven[s.Driver])
 		case !known:
 			p.bad(k("driver"), "unknown driver %q (want one of %s)", s.Driver, strings.Join(Drivers, ", "))
 		}
 		if known {
-			for _, key := range []string{"bus", "address", "shunt_ohms", "max_current", "channels", "gain", "serial", "w1_dir"} {
+			for _, key := range driverSpecificKeys {
 				if p.defined(indexedKey(k(key))) && !slices.Contains(allowed, key) {
 					p.bad(k(key), "not used by driver %s", s.Driver)
 				}
@@ -384,10 +439,24 @@ func (p *parser) sensorDefaults(i int, s *Sensor) {
 		}
 	case "ads1015", "ads1115":
 		if def("channels") {
-			s.Channels = []int{0}
+			s.Channels = Channels{{Channel: 0, Unit: "V"}}
 		}
 		if def("gain") {
 			s.Gain = 4.096
+		}
+	case "mcp3008", "mcp3208":
+		if def("channels") {
+			s.Channels = Channels{{Channel: 0, Unit: "V"}}
+		}
+		if def("vref") {
+			s.VRef = 3.3
+		}
+	case "max31865":
+		if def("rtd") {
+			s.RTD = "pt100"
+		}
+		if r0, ok := RTDs[s.RTD]; ok && def("ref_ohms") {
+			s.RefOhms = 4.3 * r0
 		}
 	case "ds18b20":
 		if def("w1_dir") {
@@ -421,17 +490,20 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 		}
 	}
 	spi := false
+	usesBus := slices.Contains(driverKeys[s.Driver], "bus")
 	switch {
 	case s.Bus == "":
 	case strings.HasPrefix(s.Bus, "spi:"):
 		spi = true
 		if _, _, ok := spiBus(s.Bus); !ok {
 			p.bad(k("bus"), `must be "spi:BUS.CS" like "spi:0.0" (got %q)`, s.Bus)
-		} else if s.Driver != "bme280" && s.Driver != "bmp280" && slices.Contains(driverKeys[s.Driver], "bus") {
-			p.bad(k("bus"), "SPI is only supported for bme280 and bmp280 (got %q for %s)", s.Bus, s.Driver)
+		} else if usesBus && !slices.Contains(SPIDrivers, s.Driver) {
+			p.bad(k("bus"), "%s is an I²C chip: set an I²C bus number like \"1\" (got %q); SPI works for %s", s.Driver, s.Bus, strings.Join(SPIDrivers, ", "))
 		}
 	case !validBus(s.Bus):
 		p.bad(k("bus"), "must be an I²C bus number or name like \"1\" (got %q)", s.Bus)
+	case usesBus && slices.Contains(SPIOnly, s.Driver):
+		p.bad(k("bus"), "%s is an SPI chip: bus must be \"spi:BUS.CS\" like \"spi:0.0\" (got %q), or unset for the board's first SPI port", s.Driver, s.Bus)
 	}
 	switch {
 	case s.Address == 0:
@@ -457,6 +529,7 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			}
 		}
 	}
+	p.validateCalibration(i, s)
 	switch s.Driver {
 	case "ina219":
 		if !(s.ShuntOhms > 0) || math.IsInf(s.ShuntOhms, 0) {
@@ -466,20 +539,34 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			p.bad(k("max_current"), "must be more than 0 (got %v)", s.MaxCurrent)
 		}
 	case "ads1015", "ads1115":
-		if len(s.Channels) == 0 {
-			p.bad(k("channels"), "must list at least one channel (0-3)")
+		if !s.Channels.Plain() {
+			p.bad(k("channels"), "the %s reads channels in volts: list their numbers, as in channels = [0, 1] (a table with a quantity is for mcp3008 and mcp3208)", s.Driver)
 		}
-		for j, ch := range s.Channels {
-			switch {
-			case ch < 0 || ch > 3:
-				p.bad(k("channels"), "channels must be 0-3 (got %d)", ch)
-			case slices.Contains(s.Channels[:j], ch):
-				p.bad(k("channels"), "channel %d listed twice", ch)
-			}
-		}
+		p.validateChannels(k("channels"), s.Channels, 3, 0)
 		if !slices.Contains(ADSGains, s.Gain) {
 			p.bad(k("gain"), "must be one of 6.144, 4.096, 2.048, 1.024, 0.512, 0.256 (got %v)", s.Gain)
 		}
+	case "mcp3008", "mcp3208":
+		if !(s.VRef > 0 && s.VRef <= MaxVRef) {
+			p.bad(k("vref"), "must be the volts at VREF, more than 0 and at most %g (got %v)", MaxVRef, s.VRef)
+			break
+		}
+		p.validateChannels(k("channels"), s.Channels, 7, s.VRef)
+	case "max31865":
+		r0, ok := RTDs[s.RTD]
+		if !ok {
+			p.bad(k("rtd"), `must be "pt100" or "pt1000" (got %q)`, s.RTD)
+		}
+		if !p.defined(indexedKey(k("wires"))) {
+			p.bad(k("wires"), "missing: how the RTD is connected, 2, 3 or 4 wires (count the probe's wires)")
+		} else if s.Wires < 2 || s.Wires > 4 {
+			p.bad(k("wires"), "must be 2, 3 or 4 (got %d)", s.Wires)
+		}
+		if ok && (!(s.RefOhms > r0) || math.IsInf(s.RefOhms, 0)) {
+			p.bad(k("ref_ohms"), "must be the reference resistor in ohms, more than the %s's %g Ω at 0 °C (got %v; boards use %g)", s.RTD, r0, s.RefOhms, 4.3*r0)
+		}
+	case "iio", "hwmon":
+		p.validateKernelSensor(s, k)
 	case "ds18b20":
 		if s.Serial != "" && !validSerial(s.Serial) {
 			p.bad(k("serial"), "must be a 1-Wire id like \"28-0316a2794aff\" (got %q)", s.Serial)
@@ -488,6 +575,103 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			p.bad(k("w1_dir"), "must not be empty")
 		}
 	}
+}
+
+// validateChannels checks an ADC's channels: numbers 0..maxCh, each once;
+// quantities named like other quantities, each once; volts within 0..vref
+// (vref 0: the sensor takes no scaled channels).
+func (p *parser) validateChannels(path []seg, chans Channels, maxCh int, vref float64) {
+	if len(chans) == 0 {
+		p.bad(path, "must list at least one channel (0-%d)", maxCh)
+	}
+	names := map[string]int{}
+	for j, ch := range chans {
+		q := ch.Quantity
+		if q == "" {
+			q = "ch" + strconv.Itoa(ch.Channel)
+		}
+		switch {
+		case ch.Channel < 0 || ch.Channel > maxCh:
+			p.bad(path, "channels must be 0-%d (got %d)", maxCh, ch.Channel)
+		case slices.Contains(chans[:j].Numbers(), ch.Channel):
+			p.bad(path, "channel %d listed twice", ch.Channel)
+		case !validQuantity(q):
+			p.bad(path, "channel %d: quantity must match [a-z0-9_]{1,32} (got %q)", ch.Channel, q)
+		case names[q] > 0:
+			p.bad(path, "channel %d: quantity %q is channel %d's already", ch.Channel, q, names[q]-1)
+		case !validUnit(ch.Unit):
+			p.bad(path, "channel %d: unit must be printable and at most 16 bytes (got %q)", ch.Channel, ch.Unit)
+		}
+		names[q] = ch.Channel + 1
+		if ch.Volts != nil {
+			v := ch.Volts
+			switch {
+			case v[0] == v[1]:
+				p.bad(path, "channel %d: volts must be a range, from and to differ (got [%v, %v])", ch.Channel, v[0], v[1])
+			case !(v[0] >= 0 && v[0] <= vref && v[1] >= 0 && v[1] <= vref):
+				p.bad(path, "channel %d: volts must lie within 0 and vref %v V, what the ADC can read (got [%v, %v])", ch.Channel, vref, v[0], v[1])
+			}
+		}
+		for _, x := range ch.Values {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				p.bad(path, "channel %d: values must be numbers (got %v)", ch.Channel, ch.Values)
+				break
+			}
+		}
+	}
+}
+
+// validUnit accepts a unit as readings show it: "%", "lx", "µS/cm", "".
+func validUnit(u string) bool {
+	if len(u) > 16 || !utf8.ValidString(u) {
+		return false
+	}
+	for _, r := range u {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// validateKernelSensor checks an iio or hwmon sensor: found by path or by
+// the kernel's name for it, and the quantities it must report.
+func (p *parser) validateKernelSensor(s *Sensor, k func(string) []seg) {
+	dir := "/sys/bus/iio/devices/iio:device0"
+	if s.Driver == "hwmon" {
+		dir = "/sys/class/hwmon/hwmon0"
+	}
+	switch {
+	case s.Path == "" && s.Device == "":
+		p.bad(k("driver"), "%s needs device = \"name\" (the kernel's name for it, as in %s/name) or path = %q", s.Driver, path.Dir(dir)+"/*", dir)
+	case s.Path != "" && s.Device != "":
+		p.bad(k("device"), "give device or path, not both")
+	case s.Path != "" && (!strings.HasPrefix(s.Path, "/") || path.Clean(s.Path) != s.Path):
+		p.bad(k("path"), "must be an absolute, clean path like %q (got %q)", dir, s.Path)
+	case s.Device != "" && (len(s.Device) > 64 || strings.ContainsAny(s.Device, "/\x00\n")):
+		p.bad(k("device"), "must be the kernel's name for the device, as in %s/name (got %q)", path.Dir(dir)+"/*", s.Device)
+	}
+	for j, q := range s.Quantities {
+		switch {
+		case !kernelQuantity(q):
+			p.bad(k("quantities"), "quantities[%d]: %q is not one of %s (a later channel of a kind is numbered: temperature_2)", j, q, strings.Join(KernelQuantities, ", "))
+		case slices.Contains(s.Quantities[:j], q):
+			p.bad(k("quantities"), "quantities[%d]: %q is listed twice", j, q)
+		}
+	}
+}
+
+// kernelQuantity reports whether q is a KernelQuantities name, possibly
+// numbered from 2: "temperature", "temperature_2".
+func kernelQuantity(q string) bool {
+	base, n, numbered := strings.Cut(q, "_")
+	if numbered {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 2 || strconv.Itoa(v) != n {
+			return false
+		}
+	}
+	return slices.Contains(KernelQuantities, base)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -591,9 +775,22 @@ func (p *parser) validateMQTT() {
 		if err != nil {
 			p.badErr(k("broker"), err)
 		}
-		tls = scheme == "ssl" || scheme == "mqtts" || scheme == "wss"
+		tls = tlsScheme(scheme)
 	}
-	if err := topicPrefix(m.TopicPrefix); err != nil {
+	if p.isDefined("mqtt", "brokers") {
+		switch {
+		case m.Broker != "":
+			p.bad(k("brokers"), "is an alternative to broker (set to %q on line %d): remove one of them", m.Broker, p.line(k("broker")))
+		case len(m.Brokers) == 0:
+			p.bad(k("brokers"), `must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`)
+		default:
+			var err error
+			if tls, err = brokerList(m.Brokers); err != nil {
+				p.badErr(k("brokers"), err)
+			}
+		}
+	}
+	if err := CheckTopicPrefix(m.TopicPrefix); err != nil {
 		p.badErr(k("topic_prefix"), err)
 	}
 	p.secretRef(at("mqtt", -1), "password", m.PasswordEnv, m.PasswordFile)
@@ -602,7 +799,7 @@ func (p *parser) validateMQTT() {
 			"needs a username: MQTT 3.1.1 cannot send a password without one (set mqtt.username)")
 	}
 	for _, f := range []struct{ key, val string }{{"ca_file", m.CAFile}, {"cert_file", m.CertFile}, {"key_file", m.KeyFile}} {
-		if f.val != "" && m.Broker != "" && !tls {
+		if f.val != "" && len(m.BrokerURLs()) > 0 && !tls {
 			p.bad(k(f.key), "needs an ssl://, mqtts:// or wss:// broker")
 		}
 	}
@@ -612,13 +809,46 @@ func (p *parser) validateMQTT() {
 	if m.Keepalive.Duration < 5*time.Second || m.Keepalive.Duration > 65535*time.Second {
 		p.bad(k("keepalive"), "must be between 5s and 18h12m15s (got %q)", m.Keepalive)
 	}
-	if err := topicPrefix(m.DiscoveryPrefix); err != nil {
+	if err := CheckTopicPrefix(m.DiscoveryPrefix); err != nil {
 		p.badErr(k("discovery_prefix"), err)
 	}
 	if !slices.Contains(Severities, m.MinSeverity) {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", m.MinSeverity)
 	}
 }
+
+// brokerList checks the nodes of mqtt.brokers: each a broker URL, none
+// twice, and TLS on all of them or on none (a failover from a TLS node to
+// a plain one would send the credentials in the clear). It reports
+// whether they use TLS.
+func brokerList(urls []string) (tls bool, err error) {
+	first := map[string]int{}
+	for i, u := range urls {
+		scheme, err := brokerURL(u)
+		if err != nil {
+			return false, fmt.Errorf("brokers[%d]: %w", i, err)
+		}
+		if j, dup := first[u]; dup {
+			return false, fmt.Errorf("brokers[%d]: %q is listed twice (also brokers[%d])", i, u, j)
+		}
+		first[u] = i
+		if i == 0 {
+			tls = tlsScheme(scheme)
+			continue
+		}
+		if tlsScheme(scheme) != tls {
+			plain, secure := i, 0
+			if tlsScheme(scheme) {
+				plain, secure = 0, i
+			}
+			return false, fmt.Errorf("brokers[%d]: %q is not TLS while brokers[%d] (%q) is: a failover would send the credentials and alerts in the clear (use ssl://, mqtts:// or wss:// for every node, or for none)",
+				plain, urls[plain], secure, urls[secure])
+		}
+	}
+	return tls, nil
+}
+
+func tlsScheme(scheme string) bool { return scheme == "ssl" || scheme == "mqtts" || scheme == "wss" }
 
 // brokerURL checks scheme://host:port (ws:// and wss:// may add a path,
 // as in wss://broker.example:443/mqtt) and returns the scheme.
@@ -643,20 +873,77 @@ func brokerURL(s string) (string, error) {
 	return u.Scheme, nil
 }
 
-// topicPrefix checks an MQTT topic prefix: no wildcards, no empty levels,
-// no leading or trailing slash, not a $-topic.
-func topicPrefix(s string) error {
+// Topic names that survive every broker. vigil is run against mosquitto,
+// EMQX, HiveMQ, VerneMQ and RabbitMQ's MQTT plugin; a prefix must mean the
+// same topic on each, so it may not hold a character any of them treats
+// specially:
+//   - + and #, the MQTT wildcards (MQTT 3.1.1 §4.7.1): a topic name with
+//     one is a protocol error everywhere;
+//   - . and *: RabbitMQ's plugin maps MQTT topics onto AMQP routing keys,
+//     "/" to "." and "+" to "*", and back on delivery ("." to "/", "*" to
+//     "+"; rabbitmq-server deps/rabbitmq_mqtt/src/rabbit_mqtt_util.erl,
+//     to_amqp/to_mqtt), so "site.a" is published as site/a, and a "*"
+//     level is a wildcard in the topic exchange;
+//   - a leading $: $SYS on every broker, $share/ on mosquitto, EMQX,
+//     HiveMQ and VerneMQ, $queue/ and $exclusive/ on EMQX, and a wildcard
+//     subscription never matches a $ topic (MQTT 3.1.1 §4.7.2);
+//   - NUL (MQTT 3.1.1 §1.5.3: the receiver must close the connection),
+//     control characters and Unicode non-characters (a receiver may close
+//     it), malformed UTF-8 (HiveMQ's UTF-8 validation, on by default, and
+//     EMQX's strict mode close it);
+//   - empty levels, a leading or trailing / (vigil's topics are
+//     <prefix>/<id>/<leaf> and a fleet view subscribes <prefix>/+/+);
+//   - more than 128 bytes: with a 64-byte device id the longest topic,
+//     <prefix>/<id>/problem/attributes, then stays within RabbitMQ's
+//     255-byte routing keys (an AMQP short string).
+// A space is allowed: every broker treats it as any other character.
+
+// topicSpecials are the characters refused anywhere in a prefix, and why.
+var topicSpecials = []struct {
+	r   rune
+	why string
+}{
+	{'+', "the MQTT single-level wildcard: no broker takes it in a topic name"},
+	{'#', "the MQTT multi-level wildcard: no broker takes it in a topic name"},
+	{'.', `RabbitMQ's MQTT plugin turns it into "/", so the topics would have levels that vigil fleet and Home Assistant do not look for`},
+	{'*', `RabbitMQ's MQTT plugin delivers it as "+", and a "*" level is a wildcard in its topic exchange`},
+}
+
+// MaxTopicPrefix is the longest topic_prefix or discovery_prefix, in bytes.
+const MaxTopicPrefix = 128
+
+// CheckTopicPrefix checks an MQTT topic prefix (topic_prefix,
+// discovery_prefix, vigil fleet --prefix) against what any of the brokers
+// above treats specially; the error names the character and the broker.
+func CheckTopicPrefix(s string) error {
 	switch {
 	case s == "":
 		return errors.New("must not be empty")
-	case strings.ContainsAny(s, "#+\x00"):
-		return fmt.Errorf("must not contain the wildcards + or # (got %q)", s)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("must be valid UTF-8: MQTT requires it, and HiveMQ (by default) and EMQX in strict mode close the connection over a malformed topic (got %q)", s)
+	}
+	for _, sp := range topicSpecials {
+		if strings.ContainsRune(s, sp.r) {
+			return fmt.Errorf("must not contain %q (%s) (got %q)", string(sp.r), sp.why, s)
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r == 0:
+			return fmt.Errorf("must not contain NUL (MQTT forbids it: every broker closes the connection) (got %q)", s)
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
+			return fmt.Errorf("must not contain %U, a control character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got %q)", r, s)
+		case (r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe:
+			return fmt.Errorf("must not contain %U, a Unicode non-character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got %q)", r, s)
+		}
+	}
+	switch {
 	case strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") || strings.Contains(s, "//"):
 		return fmt.Errorf("must not start or end with / or contain empty levels (got %q)", s)
 	case strings.HasPrefix(s, "$"):
-		return fmt.Errorf("must not start with $ (reserved for the broker) (got %q)", s)
-	case len(s) > 128:
-		return fmt.Errorf("must be at most 128 bytes (got %d)", len(s))
+		return fmt.Errorf(`must not start with "$" (reserved for the broker: $SYS on every broker, $share/ on mosquitto, EMQX, HiveMQ and VerneMQ, $queue/ and $exclusive/ on EMQX; a wildcard subscription never matches it) (got %q)`, s)
+	case len(s) > MaxTopicPrefix:
+		return fmt.Errorf("must be at most %d bytes, so every topic stays within RabbitMQ's 255-byte routing keys (got %d)", MaxTopicPrefix, len(s))
 	}
 	return nil
 }
@@ -694,6 +981,19 @@ func (p *parser) validateTelegram() {
 	if !slices.Contains(Severities, t.MinSeverity) {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", t.MinSeverity)
 	}
+	if t.QuietHours != "" {
+		w, err := schedule.ParseWindow(t.QuietHours)
+		if err != nil {
+			p.badErr(k("quiet_hours"), err)
+		}
+		t.Quiet = w
+	}
+	if !slices.Contains(Severities, t.QuietMinSeverity) {
+		p.bad(k("quiet_min_severity"), "must be info, warning or critical (got %q)", t.QuietMinSeverity)
+	}
+	if t.MaxPerHour < 0 || t.MaxPerHour > MaxMaxPerHour {
+		p.bad(k("max_per_hour"), "must be 0 (no cap) to %d (got %d)", MaxMaxPerHour, t.MaxPerHour)
+	}
 }
 
 func (p *parser) validateHTTP() {
@@ -704,6 +1004,11 @@ func (p *parser) validateHTTP() {
 	}
 	if h.Username == "" || strings.ContainsAny(h.Username, ":\x00") {
 		p.bad(k("username"), "must be a non-empty name without a colon (got %q)", h.Username)
+	}
+	for i, name := range h.AllowedHosts {
+		if !hostName(name) {
+			p.bad(k("allowed_hosts"), "allowed_hosts[%d]: %q is not a host name: give the name alone, as in vigil.lan (no scheme, port, path or wildcard)", i, name)
+		}
 	}
 	if h.Listen == "" {
 		return
@@ -720,6 +1025,27 @@ func (p *parser) validateHTTP() {
 	if !LoopbackHost(host) && h.PasswordFile == "" {
 		p.bad(k("listen"), "%q is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1", h.Listen)
 	}
+}
+
+// hostName reports whether s is a DNS host name (letters, digits and
+// hyphens in dot-separated labels; a final dot allowed), as a browser
+// sends it in Host.
+func hostName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // LoopbackHost reports whether host (from host:port) names only the

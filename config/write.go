@@ -92,17 +92,37 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			}
 			t.raw("deadband", "{ "+strings.Join(parts, ", ")+" }")
 		}
+		if len(s.Calibrate) > 0 {
+			t.raw("calibrate", calibrateTOML(s.Calibrate))
+		}
 		if slices.Contains(keys, "shunt_ohms") {
 			t.raw("shunt_ohms", tomlFloat(s.ShuntOhms))
 			t.raw("max_current", tomlFloat(s.MaxCurrent))
 		}
 		if slices.Contains(keys, "channels") {
-			ch := make([]string, len(s.Channels))
-			for i, c := range s.Channels {
-				ch[i] = strconv.Itoa(c)
-			}
-			t.raw("channels", "["+strings.Join(ch, ", ")+"]")
+			t.raw("channels", channelsTOML(s.Channels))
+		}
+		if slices.Contains(keys, "gain") {
 			t.raw("gain", tomlFloat(s.Gain))
+		}
+		if slices.Contains(keys, "vref") {
+			t.raw("vref", tomlFloat(s.VRef))
+		}
+		if slices.Contains(keys, "rtd") {
+			t.str("rtd", s.RTD)
+			t.int("wires", int64(s.Wires))
+			t.raw("ref_ohms", tomlFloat(s.RefOhms))
+		}
+		if slices.Contains(keys, "path") {
+			if s.Path != "" {
+				t.str("path", s.Path)
+			}
+			if s.Device != "" {
+				t.str("device", s.Device)
+			}
+			if len(s.Quantities) > 0 {
+				t.strs("quantities", s.Quantities)
+			}
 		}
 		if slices.Contains(keys, "serial") {
 			t.str("serial", s.Serial)
@@ -136,7 +156,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 
 	m := c.MQTT
 	t.table("mqtt")
-	t.str("broker", m.Broker)
+	if len(m.Brokers) > 0 {
+		t.strs("brokers", m.Brokers)
+	} else {
+		t.str("broker", m.Broker)
+	}
 	t.str("topic_prefix", m.TopicPrefix)
 	t.str("username", m.Username)
 	t.str("password_env", m.PasswordEnv)
@@ -169,10 +193,14 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.raw("allowed_users", "["+strings.Join(users, ", ")+"]")
 	t.str("api_url", g.APIURL)
 	t.str("min_severity", g.MinSeverity)
+	t.str("quiet_hours", g.QuietHours)
+	t.str("quiet_min_severity", g.QuietMinSeverity)
+	t.int("max_per_hour", int64(g.MaxPerHour))
 
 	hp := c.HTTP
 	t.table("http")
 	t.str("listen", hp.Listen)
+	t.strs("allowed_hosts", hp.AllowedHosts)
 	t.str("username", hp.Username)
 	t.str("password_file", hp.PasswordFile)
 	t.secret("password", hp.Password, "", hp.PasswordFile)
@@ -192,6 +220,28 @@ func (c *Config) WriteTOML(w io.Writer) error {
 type tomlWriter struct {
 	w   *bufio.Writer
 	err error
+}
+
+// channelsTOML writes channels as numbers and inline tables.
+func channelsTOML(chans Channels) string {
+	out := make([]string, len(chans))
+	for i, c := range chans {
+		if c.Quantity == "" {
+			out[i] = strconv.Itoa(c.Channel)
+			continue
+		}
+		parts := []string{"channel = " + strconv.Itoa(c.Channel), "quantity = " + tomlString(c.Quantity), "unit = " + tomlString(c.Unit)}
+		for _, kv := range []struct {
+			key string
+			v   []float64
+		}{{"volts", c.Volts}, {"values", c.Values}} {
+			if kv.v != nil {
+				parts = append(parts, kv.key+" = ["+tomlFloat(kv.v[0])+", "+tomlFloat(kv.v[1])+"]")
+			}
+		}
+		out[i] = "{ " + strings.Join(parts, ", ") + " }"
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }
 
 func (t *tomlWriter) line(s string) {

@@ -91,7 +91,7 @@ func (c *chip) do(ctx context.Context, name string, op func() error) error {
 	if err := ctx.Err(); err != nil {
 		return c.errorf(name, err)
 	}
-	if c.bus == nil { // SPI: periph.io keeps the port's error in its own
+	if c.bus == nil { // SPI, and vigil's own drivers: the error is the cause
 		if err := op(); err != nil {
 			return c.errorf(name, err)
 		}

@@ -10,9 +10,9 @@ import (
 type DriverInfo struct {
 	Name      string   // the config's driver = "..."
 	Chip      string   // what it is
-	Bus       string   // "i2c", "i2c or spi", "w1" (kernel 1-Wire), "none"
+	Bus       string   // "i2c", "i2c or spi", "spi", "w1" (kernel 1-Wire), "sysfs" (kernel IIO/hwmon), "none"
 	Addresses []uint16 // I²C addresses the chip can be strapped to; the first is the default
-	Keys      []string // driver-specific config keys, besides name, driver, bus, address, timeout, deadband
+	Keys      []string // driver-specific config keys, besides name, driver, bus, address, timeout, deadband, calibrate
 }
 
 func addrRange(from, to uint16) []uint16 {
@@ -28,6 +28,8 @@ func drivers() []DriverInfo {
 		{Name: "bme280", Chip: "Bosch BME280: temperature, humidity, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77}},
 		{Name: "bmp280", Chip: "Bosch BMP280: temperature, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77}},
 		{Name: "aht20", Chip: "Aosong AHT20: temperature, humidity", Bus: "i2c", Addresses: []uint16{AHT20Addr}},
+		{Name: "sht3x", Chip: "Sensirion SHT30/SHT31/SHT35: temperature, humidity", Bus: "i2c", Addresses: sht3xAddrs},
+		{Name: "sht4x", Chip: "Sensirion SHT40/SHT41/SHT43/SHT45: temperature, humidity", Bus: "i2c", Addresses: sht4xAddrs},
 		{Name: "mcp9808", Chip: "Microchip MCP9808: temperature ±0.25 °C", Bus: "i2c", Addresses: addrRange(0x18, 0x1F)},
 		{Name: "tmp102", Chip: "Texas Instruments TMP102: temperature ±0.5 °C", Bus: "i2c", Addresses: addrRange(0x48, 0x4B)},
 		{Name: "ina219", Chip: "Texas Instruments INA219: bus voltage, current, power", Bus: "i2c", Addresses: addrRange(0x40, 0x4F), Keys: []string{"shunt_ohms", "max_current"}},
@@ -35,7 +37,13 @@ func drivers() []DriverInfo {
 		{Name: "scd4x", Chip: "Sensirion SCD40/SCD41: CO₂, temperature, humidity", Bus: "i2c", Addresses: []uint16{SCD4xAddr}},
 		{Name: "ads1015", Chip: "Texas Instruments ADS1015: 12-bit ADC, channels ch0-ch3 in volts", Bus: "i2c", Addresses: addrRange(0x48, 0x4B), Keys: []string{"channels", "gain"}},
 		{Name: "ads1115", Chip: "Texas Instruments ADS1115: 16-bit ADC, channels ch0-ch3 in volts", Bus: "i2c", Addresses: addrRange(0x48, 0x4B), Keys: []string{"channels", "gain"}},
+		{Name: "max31855", Chip: "Maxim MAX31855: thermocouple and cold-junction temperature", Bus: "spi"},
+		{Name: "max31865", Chip: "Maxim MAX31865: PT100/PT1000 RTD temperature, 2/3/4-wire", Bus: "spi", Keys: []string{"rtd", "wires", "ref_ohms"}},
+		{Name: "mcp3008", Chip: "Microchip MCP3008: 10-bit ADC, channels ch0-ch7 in volts or scaled to a quantity", Bus: "spi", Keys: []string{"channels", "vref"}},
+		{Name: "mcp3208", Chip: "Microchip MCP3208: 12-bit ADC, channels ch0-ch7 in volts or scaled to a quantity", Bus: "spi", Keys: []string{"channels", "vref"}},
 		{Name: "ds18b20", Chip: "Maxim DS18B20: temperature, through the kernel's 1-Wire driver", Bus: "w1", Keys: []string{"serial", "w1_dir"}},
+		{Name: "iio", Chip: "any sensor the kernel drives through IIO (BME680, DHT22, SCD30, ...)", Bus: "sysfs", Keys: []string{"path", "device", "quantities"}},
+		{Name: "hwmon", Chip: "any chip the kernel drives through hwmon (LM75, SHT3x, INA2xx, ...)", Bus: "sysfs", Keys: []string{"path", "device", "quantities"}},
 		{Name: "sim", Chip: "simulated temperature and humidity, for demos", Bus: "none"},
 	}
 }
@@ -67,7 +75,6 @@ var otherChips = []struct {
 	{0x39, 0x39, "tsl2561/apds9960"},
 	{0x3C, 0x3D, "ssd1306 oled"},
 	{0x40, 0x40, "si7021/htu21d/pca9685"},
-	{0x44, 0x45, "sht3x/sht4x"},
 	{0x50, 0x57, "eeprom 24cxx"},
 	{0x53, 0x53, "adxl345"},
 	{0x58, 0x58, "sgp30"},
@@ -97,14 +104,18 @@ func ChipsAt(addr uint16) []string {
 }
 
 // SensorQuantities returns the readings (quantity and unit, zero values) a
-// configured sensor produces: the driver's, limited for the ADS1x15 to the
-// configured channels (none means ch0).
+// configured sensor produces: the driver's, limited for the ADS1x15 and the
+// MCP3008/MCP3208 to the configured channels read in volts (none means
+// ch0).
 func SensorQuantities(driver string, channels []int) ([]Reading, bool) {
 	q, ok := Quantities(driver)
-	if !ok || (driver != "ads1015" && driver != "ads1115") {
-		return q, ok
+	switch {
+	case !ok:
+		return nil, false
+	case driver == "ads1015" || driver == "ads1115" || driver == "mcp3008" || driver == "mcp3208":
+		return adsQuantities(q, channels), true
 	}
-	return adsQuantities(q, channels), true
+	return q, true
 }
 
 func adsQuantities(all []Reading, channels []int) []Reading {

@@ -3,7 +3,9 @@ package device
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +50,29 @@ func TestDriversMatchQuantities(t *testing.T) {
 			return NewADS1115(playback(adsChannel(0x48, 0xC383, 0, 0x4000)...), "1", 0, nil, 0)
 		},
 		"ds18b20": func() (Sensor, error) { return NewDS18B20("testdata/w1/one", "") },
+		"sht3x": func() (Sensor, error) {
+			var s sleeps
+			return NewSHT3x(playback(i2ctest.IO{Addr: 0x44, W: sht3xCmdHeaterOff}, i2ctest.IO{Addr: 0x44, W: sht3xCmdMeasure},
+				i2ctest.IO{Addr: 0x44, R: shtFrame(0x6666, 0x3333)}), "1", 0, s.sleep)
+		},
+		"sht4x": func() (Sensor, error) {
+			var s sleeps
+			return NewSHT4x(playback(i2ctest.IO{Addr: 0x44, W: sht4xCmdReset}, i2ctest.IO{Addr: 0x44, W: sht4xCmdMeasure},
+				i2ctest.IO{Addr: 0x44, R: shtFrame(0x6666, 0x3333)}), "1", 0, s.sleep)
+		},
+		"max31855": func() (Sensor, error) { return NewMAX31855(spiPlayback(max31855Frame(100, 400, 0)), "0.0") },
+		"max31865": func() (Sensor, error) {
+			var s sleeps
+			return NewMAX31865(spiPlayback(append(max31865Open(0x01), max31865Read(0x01, 0x3B, 0x88)...)...), "0.0", 100, 2, 430, s.sleep)
+		},
+		"mcp3008": func() (Sensor, error) {
+			return NewMCP3008(spiPlayback(mcp3008Conv(0, 512)), "0.0", 3.3, []ADCChannel{VoltsChannel(0)})
+		},
+		"mcp3208": func() (Sensor, error) {
+			return NewMCP3208(spiPlayback(mcp3208Conv(0, 512)), "0.0", 3.3, []ADCChannel{VoltsChannel(0)})
+		},
+		"iio":   func() (Sensor, error) { return NewIIO(os.DirFS("testdata/sysfs/every"), "", "every", nil) },
+		"hwmon": func() (Sensor, error) { return NewHwmon(os.DirFS("testdata/sysfs/every"), "", "every", nil) },
 		"sim": func() (Sensor, error) {
 			return NewSim("x", "sim", time.Unix(0, 0), func() time.Time { return time.Unix(60, 0) })
 		},
@@ -87,8 +112,8 @@ func TestDrivers(t *testing.T) {
 		if _, ok := Quantities(d.Name); !ok {
 			t.Errorf("driver %q has no quantities", d.Name)
 		}
-		if d.Bus != "w1" && d.Bus != "none" && len(d.Addresses) == 0 {
-			t.Errorf("I²C driver %q lists no address", d.Name)
+		if strings.Contains(d.Bus, "i2c") != (len(d.Addresses) > 0) {
+			t.Errorf("driver %q on bus %q lists addresses %#x: want addresses for I²C drivers only", d.Name, d.Bus, d.Addresses)
 		}
 		for _, a := range d.Addresses {
 			if a < 0x08 || a > 0x77 {
@@ -112,6 +137,9 @@ func TestChipsAt(t *testing.T) {
 		{0x40, []string{"ina219", "si7021/htu21d/pca9685"}},
 		{0x38, []string{"aht20", "aht10"}},
 		{0x62, []string{"scd4x"}},
+		{0x44, []string{"sht3x", "sht4x", "ina219"}},
+		{0x45, []string{"sht3x", "sht4x", "ina219"}},
+		{0x46, []string{"sht4x", "ina219"}},
 		{0x1A, []string{"mcp9808"}},
 		{0x5C, []string{"bh1750", "am2320"}},
 		{0x3C, []string{"ssd1306 oled"}},
@@ -135,6 +163,10 @@ func TestSensorQuantities(t *testing.T) {
 	}
 	if q, ok := SensorQuantities("bme280", []int{1}); !ok || len(q) != 3 {
 		t.Errorf("SensorQuantities(bme280) = %v, %v", q, ok)
+	}
+	q, _ = SensorQuantities("mcp3008", []int{7, 2})
+	if len(q) != 2 || q[0].Quantity != "ch7" || q[1].Quantity != "ch2" || q[1].Unit != Volt {
+		t.Errorf("SensorQuantities(mcp3008, [7 2]) = %v", q)
 	}
 	if _, ok := SensorQuantities("nope", nil); ok {
 		t.Error("SensorQuantities(nope) ok")

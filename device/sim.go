@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -12,18 +14,44 @@ import (
 // produces exactly these, so a config written for real hardware runs unchanged
 // on `board = "sim"`.
 var driverQuantities = map[string][]Reading{
-	"bme280":  {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}, {Quantity: "pressure", Unit: HectoPascal}},
-	"bmp280":  {{Quantity: "temperature", Unit: Celsius}, {Quantity: "pressure", Unit: HectoPascal}},
-	"aht20":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-	"mcp9808": {{Quantity: "temperature", Unit: Celsius}},
-	"tmp102":  {{Quantity: "temperature", Unit: Celsius}},
-	"ds18b20": {{Quantity: "temperature", Unit: Celsius}},
-	"ina219":  {{Quantity: "voltage", Unit: Volt}, {Quantity: "current", Unit: Ampere}, {Quantity: "power", Unit: Watt}},
-	"bh1750":  {{Quantity: "illuminance", Unit: Lux}},
-	"scd4x":   {{Quantity: "co2", Unit: PPM}, {Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-	"ads1015": {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
-	"ads1115": {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
-	"sim":     {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+	"bme280":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}, {Quantity: "pressure", Unit: HectoPascal}},
+	"bmp280":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "pressure", Unit: HectoPascal}},
+	"aht20":    {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+	"mcp9808":  {{Quantity: "temperature", Unit: Celsius}},
+	"tmp102":   {{Quantity: "temperature", Unit: Celsius}},
+	"ds18b20":  {{Quantity: "temperature", Unit: Celsius}},
+	"ina219":   {{Quantity: "voltage", Unit: Volt}, {Quantity: "current", Unit: Ampere}, {Quantity: "power", Unit: Watt}},
+	"bh1750":   {{Quantity: "illuminance", Unit: Lux}},
+	"scd4x":    {{Quantity: "co2", Unit: PPM}, {Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+	"ads1015":  {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
+	"ads1115":  {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
+	"sht3x":    {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+	"sht4x":    {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+	"max31855": {{Quantity: "temperature", Unit: Celsius}, {Quantity: "cold_junction", Unit: Celsius}},
+	"max31865": {{Quantity: "temperature", Unit: Celsius}},
+	"mcp3008":  adcVolts(8),
+	"mcp3208":  adcVolts(8),
+	// What the kernel may expose; a configured iio or hwmon sensor names
+	// the quantities it has (KernelQuantities).
+	"iio":   kernelReadings(kernelKinds),
+	"hwmon": kernelReadings([]kernelKind{kernelKinds[0], kernelKinds[1], kernelKinds[7], kernelKinds[8], kernelKinds[9]}),
+	"sim":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+}
+
+func adcVolts(n int) []Reading {
+	out := make([]Reading, n)
+	for i := range out {
+		out[i] = Reading{Quantity: "ch" + strconv.Itoa(i), Unit: Volt}
+	}
+	return out
+}
+
+func kernelReadings(kinds []kernelKind) []Reading {
+	out := make([]Reading, len(kinds))
+	for i, k := range kinds {
+		out[i] = Reading{Quantity: k.quantity, Unit: k.unit}
+	}
+	return out
 }
 
 // Quantities returns the readings (quantity and unit, zero value) a driver
@@ -81,6 +109,12 @@ func NewSimHealth(start time.Time, now func() time.Time) *Sim {
 	return s
 }
 
+// Produce sets the readings the simulation produces: a configured sensor's
+// own quantities (an iio sensor's, an ADC's scaled channels).
+func (s *Sim) Produce(readings []Reading) {
+	s.readings = append([]Reading(nil), readings...)
+}
+
 // Limit keeps only the named quantities, in the driver's order: the
 // configured channels of a simulated ADS1x15.
 func (s *Sim) Limit(quantities ...string) {
@@ -104,11 +138,12 @@ func (s *Sim) Sense(ctx context.Context) ([]Reading, error) {
 	day := 2 * math.Pi * (t.Hours()/24 + s.phase)
 	out := make([]Reading, len(s.readings))
 	for i, r := range s.readings {
-		r.Value = s.base(r.Quantity, day)
-		if r.Quantity == "uptime" {
+		q := simKind(r.Quantity)
+		r.Value = s.base(q, day)
+		if q == "uptime" {
 			r.Value = 3600 + math.Floor(t.Seconds())
 		}
-		if r.Quantity == "temperature" {
+		if q == "temperature" {
 			r.Value += s.excursion(t)
 		}
 		r.Value = math.Round(r.Value*100) / 100
@@ -135,6 +170,12 @@ func (s *Sim) base(quantity string, day float64) float64 {
 		return math.Max(0, 800*math.Sin(day))
 	case "co2":
 		return 600 + 150*math.Sin(day)
+	case "voc":
+		return 120 + 40*math.Sin(day)
+	case "resistance":
+		return 52000 - 8000*math.Sin(day)
+	case "cold_junction":
+		return 24 + 2*math.Sin(day)
 	case "soc_temperature":
 		return 47 + 4*math.Sin(day)
 	case "undervoltage", "throttled", "undervoltage_since_boot", "throttled_since_boot":
@@ -150,6 +191,17 @@ func (s *Sim) base(quantity string, day float64) float64 {
 	default:
 		return 1.65 + 0.5*math.Sin(day)
 	}
+}
+
+// simKind is the kind of a numbered quantity: temperature for
+// temperature_2.
+func simKind(q string) string {
+	if i := strings.LastIndexByte(q, '_'); i > 0 {
+		if _, err := strconv.Atoi(q[i+1:]); err == nil {
+			return q[:i]
+		}
+	}
+	return q
 }
 
 // excursion rises linearly over the first quarter of Length, holds for half,

@@ -35,3 +35,29 @@ func TestSimExcursionCrossesDemoThresholds(t *testing.T) {
 		}
 	}
 }
+
+// A configured sensor's own quantities (an iio sensor's, an ADC's scaled
+// channels) are simulated like the driver's: a numbered temperature is a
+// temperature, with the demo's excursion.
+func TestSimProduce(t *testing.T) {
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	now := start.Add(90 * time.Second) // inside the first excursion
+	s, err := NewSim("oven", "iio", start, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Produce([]Reading{{Quantity: "temperature_2", Unit: Celsius}, {Quantity: "resistance", Unit: Ohm}})
+	r, err := s.Sense(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r) != 2 || r[0].Quantity != "temperature_2" || r[1].Unit != Ohm {
+		t.Fatalf("Sense = %v, want temperature_2 and resistance", r)
+	}
+	if r[0].Value < 36 {
+		t.Errorf("temperature_2 = %v during an excursion, want above 36 like a temperature", r[0].Value)
+	}
+	if r[1].Value < 10000 {
+		t.Errorf("resistance = %v Ω, want a gas sensor's tens of kΩ", r[1].Value)
+	}
+}

@@ -173,7 +173,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		cfg.FloodWindow = time.Hour
 	}
 	if cfg.HistoryStep <= 0 {
-		cfg.HistoryStep = time.Minute
+		cfg.HistoryStep = DefaultHistoryStep
 	}
 	if cfg.MemHistory <= 0 {
 		cfg.MemHistory = 720

@@ -4,6 +4,17 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/store"
+)
+
+// The history vigil keeps: the engine persists one snapshot per
+// DefaultHistoryStep into the state file's ring of store.DefaultHistoryCap
+// (2880) snapshots, so it reaches back HistoryKept, 48 h. Every window a
+// person may ask for (vigil history --since, the page's /api/history) ends
+// there.
+const (
+	DefaultHistoryStep = time.Minute
+	HistoryKept        = store.DefaultHistoryCap * DefaultHistoryStep
 )
 
 // history keeps the readings of the last samples for delta(): one row of

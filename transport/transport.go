@@ -57,6 +57,11 @@ type Commands interface {
 	Notes(ctx context.Context, clear bool) (string, error)
 }
 
+// TimeLayout is how vigil shows a time to a person, on every channel (the
+// CLI, Telegram, command replies): in the device's zone, to the second,
+// with the offset, as in 2026-11-26 15:46:03 +01:00.
+const TimeLayout = "2006-01-02 15:04:05 -07:00"
+
 // Checklist operations for Commands.Checklist.
 const (
 	ChecklistShow  = "show"

@@ -170,7 +170,7 @@ func writePage(b *bytes.Buffer, d *pageData) {
 	}
 	section("board", "Board", d.Board)
 	w(`</main>
-<footer>vigil · rendered `, esc(d.Now), ` · charts show 24 hours; dashed lines are rule thresholds, shading is a rule firing</footer>
+<footer>vigil · rendered `, esc(d.Now), ` · charts show the last 24 hours (since the first reading when that is later); dashed lines are rule thresholds, shading is a rule firing</footer>
 </body></html>
 `)
 }

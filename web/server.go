@@ -16,9 +16,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -52,7 +55,11 @@ type Options struct {
 	Location *time.Location // device time zone for every time shown
 	Rules    []RuleInfo
 	Now      func() time.Time // wall clock
-	Log      *slog.Logger
+	Clock    clockwork.Clock  // waits (the basic-auth slow-down)
+	// Hosts are the names the page answers to besides IP addresses and
+	// localhost: the device's host names and [http] allowed_hosts.
+	Hosts []string
+	Log   *slog.Logger
 	// Runtime gives the run-time settings, the checklist in force and the
 	// model's notes; nil shows none.
 	Runtime func(ctx context.Context) (Runtime, error)
@@ -84,6 +91,10 @@ type Server struct {
 	opts Options
 	csrf string // per start: a POST must carry it
 	mux  *http.ServeMux
+
+	hosts []string                    // Options.Hosts, lower case
+	cop   *http.CrossOriginProtection // refuses cross-site POSTs
+	guard *authGuard
 }
 
 // New returns a Server with a fresh CSRF token.
@@ -97,11 +108,15 @@ func New(src Source, ctl Controller, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		return nil, errors.New("web: Options.Now is required")
 	}
+	if opts.Clock == nil {
+		return nil, errors.New("web: Options.Clock is required")
+	}
 	var tok [18]byte
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, fmt.Errorf("web: csrf token: %w", err)
 	}
-	s := &Server{src: src, ctl: ctl, opts: opts, csrf: base64.RawURLEncoding.EncodeToString(tok[:])}
+	s := &Server{src: src, ctl: ctl, opts: opts, csrf: base64.RawURLEncoding.EncodeToString(tok[:]),
+		hosts: hostNames(opts.Hosts), cop: http.NewCrossOriginProtection(), guard: newAuthGuard(opts.Clock, opts.Log)}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", s.page)
 	m.HandleFunc("GET /api/status", s.apiStatus)
@@ -125,8 +140,9 @@ func styleHash() string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// ServeHTTP sets the security headers and checks basic auth (except for
-// /healthz, which says nothing but "ok").
+// ServeHTTP sets the security headers, refuses requests for another host
+// and cross-site POSTs, and checks basic auth (guard.go). /healthz, which
+// says nothing but "ok", is open to every probe.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", csp)
@@ -134,13 +150,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	if s.opts.Password != "" && r.URL.Path != "/healthz" {
-		u, p, ok := r.BasicAuth()
-		uok := subtle.ConstantTimeCompare([]byte(u), []byte(s.opts.Username)) == 1
-		pok := subtle.ConstantTimeCompare([]byte(p), []byte(s.opts.Password)) == 1
-		if !ok || !uok || !pok {
-			h.Set("WWW-Authenticate", `Basic realm="vigil", charset="UTF-8"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+	if r.URL.Path != "/healthz" {
+		if s.checkOrigin(w, r) {
+			return
+		}
+		if s.opts.Password != "" && s.checkAuth(w, r) {
 			return
 		}
 	}
@@ -199,11 +213,17 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 // ParseSince reads a window such as 6h or 90m: at least a minute, at most
-// a week.
+// the history kept (heartbeat.HistoryKept). A longer one is refused rather
+// than cut short, so a window the history cannot fill is never mistaken for
+// one it did.
 func ParseSince(s string) (time.Duration, error) {
+	most := fmt.Sprintf("%dh", int(heartbeat.HistoryKept/time.Hour))
 	d, err := time.ParseDuration(s)
-	if err != nil || d < time.Minute || d > 7*24*time.Hour {
-		return 0, fmt.Errorf("since must be a duration from 1m to 168h, as in 6h (got %q)", s)
+	switch {
+	case err != nil || d < time.Minute:
+		return 0, fmt.Errorf("since must be a duration from 1m to %s, as in 6h (got %q)", most, s)
+	case d > heartbeat.HistoryKept:
+		return 0, fmt.Errorf("since %s reaches past the history kept: at most %s (one sample a minute, %d samples)", s, most, store.DefaultHistoryCap)
 	}
 	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
@@ -98,6 +101,9 @@ func (f *fakeEngine) TestAlert(ctx context.Context) (string, error) {
 func newTestServer(t testing.TB, f *fakeEngine, opts Options) *Server {
 	t.Helper()
 	opts.Now = func() time.Time { return f.now }
+	if opts.Clock == nil {
+		opts.Clock = clockwork.NewFakeClockAt(f.now)
+	}
 	opts.Rules = []RuleInfo{{Name: "too_hot", Keys: []string{"air.temperature"}, Thresholds: []rule.Threshold{{Key: "air.temperature", Op: ">", Value: 35}}}}
 	s, err := New(f, f, opts)
 	if err != nil {
@@ -113,6 +119,7 @@ func do(t *testing.T, h http.Handler, method, target string, form url.Values, us
 		body = strings.NewReader(form.Encode())
 	}
 	r := httptest.NewRequest(method, target, body)
+	r.Host = "127.0.0.1:8080" // as the page is reached through its listen address
 	if form != nil {
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
@@ -223,8 +230,14 @@ func TestBasicAuth(t *testing.T) {
 		{"/metrics", "", "", 401},
 		{"/healthz", "", "", 200},
 	}
-	for _, tt := range tests {
-		if resp := do(t, s, "GET", tt.path, nil, tt.user, tt.pass); resp.StatusCode != tt.code {
+	for i, tt := range tests {
+		var hdr map[string]string
+		if tt.user != "" {
+			hdr = map[string]string{"Authorization": basic(tt.user, tt.pass)}
+		}
+		// One client each: a second wrong password from one is held back
+		// (TestBasicAuthFailuresSlowDownAndLog).
+		if resp := request(t, s, "GET", tt.path, "127.0.0.1:8080", fmt.Sprintf("192.0.2.%d:1234", i+1), hdr, nil); resp.StatusCode != tt.code {
 			t.Errorf("GET %s as %q/%q = %d, want %d", tt.path, tt.user, tt.pass, resp.StatusCode, tt.code)
 		}
 	}
@@ -240,6 +253,15 @@ func TestAPIHistory(t *testing.T) {
 	}
 	if resp := do(t, s, "GET", "/api/history?since=1s", nil, "", ""); resp.StatusCode != 400 {
 		t.Errorf("since=1s = %d, want 400", resp.StatusCode)
+	}
+	// The page reaches back as far as vigil history does: the history kept.
+	if resp := do(t, s, "GET", "/api/history?since=48h", nil, "", ""); resp.StatusCode != 200 {
+		t.Errorf("since=48h = %d, want 200", resp.StatusCode)
+	}
+	resp = do(t, s, "GET", "/api/history?since=168h", nil, "", "")
+	body, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !bytes.Contains(body, []byte("at most 48h")) {
+		t.Errorf("since=168h = %d %q, want 400 naming the 48h kept", resp.StatusCode, body)
 	}
 }
 

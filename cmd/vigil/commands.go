@@ -292,6 +292,13 @@ func writeStatus(w io.Writer, st heartbeat.Status, rt *web.Runtime, running bool
 	}
 	sort.Strings(ob)
 	fmt.Fprintf(w, "outbox:   %s (dropped %d)\n", strings.Join(ob, ", "), st.OutboxDropped)
+	if st.Held != nil { // what Telegram holds for its digest
+		label := "held:"
+		for _, l := range st.Held.Lines() {
+			fmt.Fprintf(w, "%-10s%s\n", label, l)
+			label = ""
+		}
+	}
 	if len(st.Firing) > 0 {
 		fmt.Fprintf(w, "firing:   %s\n", strings.Join(st.Firing, ", "))
 	} else {
@@ -351,8 +358,9 @@ func modeText(mode string) string {
 }
 
 // timeLayout is how every command shows a time: in the device's time zone
-// (device.timezone), with its offset, to the second.
-const timeLayout = "2006-01-02 15:04:05 -07:00"
+// (device.timezone), with its offset, to the second; Telegram shows an
+// alert's time the same way.
+const timeLayout = transport.TimeLayout
 
 // sinceText prints a time in its own zone (the device's): the clock time
 // when it is on the same day as now, else with the date; with the offset.
@@ -552,7 +560,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 			return configErr(err)
 		}
 	}
-	if path, over := checklistInForce(cfg); fileExists(path) {
+	if path, over := checklistInForce(cfg); over || fileExists(path) {
 		_, empty, err := checklistFunc(cfg)()
 		if err != nil {
 			return configErr(err)
@@ -565,6 +573,9 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 		}
 	} else {
 		fmt.Fprintf(e.stderr, "checklist %s does not exist yet: 'vigil run' writes a template there\n", cfg.Heartbeat.Checklist)
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(e.stderr, "warning: unsafe setup: %s\n", w)
 	}
 	writeOverrides(e.stdout, cfg)
 	if err := cfg.WriteTOML(e.stdout); err != nil {

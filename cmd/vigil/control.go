@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -26,6 +27,12 @@ import (
 
 // The control socket speaks one JSON request line and one JSON response line
 // per connection. Only the owner can connect (mode 0600).
+
+// ctlMaxRequest bounds a request line. The longest a CLI sends is
+// `checklist set` with a checklist at config.MaxChecklistSize, every byte
+// of which JSON may escape as \u003c (six bytes); the other fields are
+// short. A longer request is answered with an error, not read to its end.
+const ctlMaxRequest = 8 * config.MaxChecklistSize
 
 type ctlRequest struct {
 	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history | get | set | unset | settings | checklist | notes
@@ -171,16 +178,19 @@ func (s *ctlServer) Serve(ctx context.Context) error {
 func (s *ctlServer) handle(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	line, err := bufio.NewReader(c).ReadBytes('\n')
-	if err != nil {
-		return
-	}
-	var req ctlRequest
+	line, err := bufio.NewReader(io.LimitReader(c, ctlMaxRequest+1)).ReadBytes('\n')
 	var resp ctlResponse
-	if err := json.Unmarshal(line, &req); err != nil {
-		resp.Error = "bad request: " + err.Error()
+	if len(line) > ctlMaxRequest {
+		resp.Error = fmt.Sprintf("request longer than %d KiB: refused", ctlMaxRequest>>10)
+	} else if err != nil {
+		return
 	} else {
-		resp = s.do(ctx, req)
+		var req ctlRequest
+		if err := json.Unmarshal(line, &req); err != nil {
+			resp.Error = "bad request: " + err.Error()
+		} else {
+			resp = s.do(ctx, req)
+		}
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	b, _ := json.Marshal(resp)

@@ -201,6 +201,9 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	log.Info("vigil starting", "version", version, "device", cfg.Device.ID, "board", a.prof.Name, "mode", mode,
 		"sensors", len(cfg.Sensors), "rules", len(cfg.Rules), "sample_interval", cfg.Heartbeat.SampleInterval.Duration,
 		"interval", interval, "state", dbPath(cfg))
+	for _, w := range cfg.Warnings() {
+		log.Warn("unsafe setup: " + w.Error())
+	}
 
 	page, err := listenWeb(cfg, a, log)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,8 +181,19 @@ func TestStatusPageInChromium(t *testing.T) {
 		} `json:"snapshot"`
 		PausedUntil string `json:"paused_until"`
 		Series      []struct {
-			Key string `json:"key"`
+			Key    string `json:"key"`
+			Points []any  `json:"points"`
 		} `json:"series"`
+	}
+	// unseeded is how many readings the daemon's own samples hold of a
+	// series the seed left out: a fresh device's.
+	unseeded := func() int {
+		for _, s := range st.Series {
+			if s.Key == "board.clock_synced" {
+				return len(s.Points)
+			}
+		}
+		return 0
 	}
 	apiStatus := func() {
 		t.Helper()
@@ -191,13 +203,15 @@ func TestStatusPageInChromium(t *testing.T) {
 			t.Fatalf("/api/status: %v\n%s", err, body)
 		}
 	}
+	// Wait for two samples, so the readings the seed left out have a few
+	// seconds of history, as on a device that just started.
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		apiStatus()
-		if st.Snapshot != nil && len(st.Snapshot.Readings) > 0 {
+		if st.Snapshot != nil && len(st.Snapshot.Readings) > 0 && unseeded() >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no sample in /api/status within 20s")
+			t.Fatal("no two samples in /api/status within 20s")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -250,6 +264,15 @@ func TestStatusPageInChromium(t *testing.T) {
 	b.Eval(`document.querySelectorAll('.reading[data-key="air.temperature"] rect.firing').length`, &shaded)
 	if shaded != 1 {
 		t.Errorf("air.temperature has %d firing periods shaded, want 1 (the seeded one)", shaded)
+	}
+	// A reading with seconds of history (the daemon's own) and a constant
+	// one draw their line across the plot, not a sliver at its right edge.
+	for _, key := range []string{"board.clock_synced", "board.mem_available", "air.temperature"} {
+		var width float64
+		b.Eval(fmt.Sprintf(`(() => { const p = document.querySelector('.reading[data-key=%q] path.line'); return p ? p.getBBox().width : 0; })()`, key), &width)
+		if width < 400 {
+			t.Errorf("%s: the line is %.0f units wide, want it across the plot (422)", key, width)
+		}
 	}
 	b.Eval(`document.querySelectorAll('.reading[data-key="air.humidity"] line.threshold').length`, &charts)
 	if charts != 0 {
@@ -467,5 +490,96 @@ func TestHistoryExport(t *testing.T) {
 	after, _ := os.ReadFile(db)
 	if !bytes.Equal(before, after) {
 		t.Error("vigil history changed the state file")
+	}
+}
+
+// TestStatusPageRefusesOtherHostsAndCrossSitePosts: the real daemon's page
+// answers 421 to a Host it does not know (a page rebound to it by DNS never
+// sees the form token), serves localhost and a name in [http]
+// allowed_hosts, and refuses a POST from a foreign Origin or a cross-site
+// fetch with 403 though it carries the token; its own POST pauses.
+func TestStatusPageRefusesOtherHostsAndCrossSitePosts(t *testing.T) {
+	dir := t.TempDir()
+	port := mosquittotest.FreePort(t)
+	cfg := writeConfig(t, dir, fmt.Sprintf(`
+[http]
+listen = "127.0.0.1:%d"
+allowed_hosts = ["vigil.test"]
+`, port))
+	d := startDaemon(t, cfg)
+	d.waitLog(t, regexp.MustCompile(`msg="status page" url=http://127\.0\.0\.1:\d+/`), 20*time.Second)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 10 * time.Second}
+	send := func(method, path, host string, hdr map[string]string, form url.Values) (int, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, err := http.NewRequest(method, base+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, page := send("GET", "/", "", nil, nil)
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if code != 200 || m == nil {
+		t.Fatalf("GET / = %d without a form token:\n%.300s", code, page)
+	}
+	token := m[1]
+
+	for _, host := range []string{"attacker.example", fmt.Sprintf("attacker.example:%d", port)} {
+		code, body := send("GET", "/", host, nil, nil)
+		if code != http.StatusMisdirectedRequest || strings.Contains(body, token) {
+			t.Errorf("GET / with Host %s = %d (token shown: %v), want 421 without it", host, code, strings.Contains(body, token))
+		}
+	}
+	for _, host := range []string{fmt.Sprintf("localhost:%d", port), "vigil.test", fmt.Sprintf("VIGIL.test:%d", port)} {
+		if code, _ := send("GET", "/", host, nil, nil); code != 200 {
+			t.Errorf("GET / with Host %s = %d, want 200", host, code)
+		}
+	}
+
+	paused := func() bool {
+		t.Helper()
+		_, body := send("GET", "/api/status", "", nil, nil)
+		return strings.Contains(body, `"paused_until"`)
+	}
+	pause := url.Values{"csrf": {token}, "minutes": {"1440"}}
+	for _, tt := range []struct {
+		name, host string
+		hdr        map[string]string
+		code       int
+	}{
+		{"rebound page", "attacker.example", map[string]string{"Origin": "http://attacker.example", "Sec-Fetch-Site": "same-origin"}, http.StatusMisdirectedRequest},
+		{"foreign origin", "", map[string]string{"Origin": "http://attacker.example"}, http.StatusForbidden},
+		{"cross-site fetch", "", map[string]string{"Origin": "http://attacker.example", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+	} {
+		if code, body := send("POST", "/do/pause", tt.host, tt.hdr, pause); code != tt.code {
+			t.Errorf("%s: POST /do/pause = %d %q, want %d", tt.name, code, body, tt.code)
+		}
+		if paused() {
+			t.Fatalf("%s: the refused POST paused the daemon", tt.name)
+		}
+	}
+	own := map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin"}
+	if code, body := send("POST", "/do/pause", "", own, pause); code != http.StatusSeeOther || !paused() {
+		t.Errorf("the page's own POST /do/pause = %d %q, paused %v; want 303 and paused", code, body, paused())
 	}
 }

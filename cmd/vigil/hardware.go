@@ -14,8 +14,10 @@ package main
 // each missing bus once, with how to enable it. Retrying costs one stat of
 // the device node per sample (no periph.io re-init), so a bus that appears
 // later (modprobe i2c-dev, dtoverlay at runtime) is picked up without a
-// restart. `vigil sensors` never stops at the first
-// problem: it prints every sensor's reading or error and then fails.
+// restart. A sensor the kernel drives (iio, hwmon) is looked up in sysfs
+// on every read, like a DS18B20: until its driver is loaded the reading
+// error names the overlay to enable. `vigil sensors` never stops at the
+// first problem: it prints every sensor's reading or error and then fails.
 
 import (
 	"context"
@@ -79,7 +81,7 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 	if prof.Name == "sim" {
 		var out []device.Named
 		for _, s := range cfg.Sensors {
-			out = append(out, device.Named{Name: s.Name, Sensor: simSensor(s, start, now), Timeout: sensorTimeout(s)})
+			out = append(out, named(s, simSensor(s, start, now)))
 		}
 		out = append(out, device.Named{Name: config.BoardSensor, Sensor: device.NewSimHealth(start, now), Timeout: healthTimeout})
 		return out, func() error { return nil }, nil
@@ -88,7 +90,7 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 	hw := newHardware(prof)
 	var out []device.Named
 	for _, s := range cfg.Sensors {
-		out = append(out, device.Named{Name: s.Name, Sensor: hw.open(s, now, log), Timeout: sensorTimeout(s)})
+		out = append(out, named(s, hw.open(s, now, log)))
 	}
 	var busErrs []error
 	for _, f := range hw.failures {
@@ -104,6 +106,31 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 	return out, hw.close, busErrs
 }
 
+// named binds a configured sensor's name, timeout and calibrations to
+// what reads it.
+func named(s config.Sensor, sensor device.Sensor) device.Named {
+	return device.Named{Name: s.Name, Sensor: sensor, Timeout: sensorTimeout(s), Calibrate: calibrations(s)}
+}
+
+// calibrations turns a sensor's calibrate table into device's, which
+// device.Sense applies before anything sees a reading. config check has
+// made sure each is an offset or two points with different raw values.
+func calibrations(s config.Sensor) map[string]device.Calibration {
+	if len(s.Calibrate) == 0 {
+		return nil
+	}
+	out := make(map[string]device.Calibration, len(s.Calibrate))
+	for q, c := range s.Calibrate {
+		switch p := c.Points; {
+		case c.Offset != nil:
+			out[q] = device.Offset(*c.Offset)
+		case len(p) == 2 && len(p[0]) == 2 && len(p[1]) == 2:
+			out[q] = device.TwoPoint(p[0][0], p[0][1], p[1][0], p[1][1])
+		}
+	}
+	return out
+}
+
 func sensorTimeout(s config.Sensor) time.Duration {
 	t := s.Timeout.Duration
 	if t <= 0 {
@@ -113,6 +140,64 @@ func sensorTimeout(s config.Sensor) time.Duration {
 		t = max(t, scd4xMinTimeout)
 	}
 	return t
+}
+
+// sensorReadings returns the readings (quantity and unit) a configured
+// sensor produces: its driver's, an ADC's configured channels, the
+// quantities an iio or hwmon sensor lists. ok is false when they are not
+// known: an unknown driver, an iio or hwmon sensor that lists none (it
+// reports whatever the kernel exposes).
+func sensorReadings(s config.Sensor) ([]device.Reading, bool) {
+	switch s.Driver {
+	case "mcp3008", "mcp3208":
+		chans := adcChannels(s)
+		out := make([]device.Reading, len(chans))
+		for i, ch := range chans {
+			out[i] = device.Reading{Quantity: ch.Quantity, Unit: ch.Unit}
+		}
+		return out, true
+	case "iio", "hwmon":
+		if len(s.Quantities) == 0 {
+			return nil, false
+		}
+		return device.KernelQuantities(s.Quantities)
+	}
+	return device.SensorQuantities(s.Driver, s.Channels.Numbers())
+}
+
+// adcChannels maps an MCP3008's configured channels to the driver's: a
+// bare number reads volts as chN; a table maps volts (default 0 to vref)
+// linearly to values (default: the volts).
+func adcChannels(s config.Sensor) []device.ADCChannel {
+	out := make([]device.ADCChannel, 0, len(s.Channels))
+	for _, c := range s.Channels {
+		if c.Quantity == "" {
+			out = append(out, device.VoltsChannel(c.Channel))
+			continue
+		}
+		ch := device.ADCChannel{Channel: c.Channel, Quantity: c.Quantity, Unit: device.Unit(c.Unit), Volts: [2]float64{0, s.VRef}}
+		if len(c.Volts) == 2 {
+			ch.Volts = [2]float64{c.Volts[0], c.Volts[1]}
+		}
+		ch.Values = ch.Volts
+		if len(c.Values) == 2 {
+			ch.Values = [2]float64{c.Values[0], c.Values[1]}
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// sleepCtx is the drivers' device.Sleep: the wall clock, cut short by ctx.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // simSensor is the simulated stand-in for a configured sensor.
@@ -127,14 +212,48 @@ func simSensor(s config.Sensor, start time.Time, now func() time.Time) device.Se
 			sim.Start = w.Start
 		}
 	}
-	if q, ok := device.SensorQuantities(s.Driver, s.Channels); ok && (s.Driver == "ads1015" || s.Driver == "ads1115") {
+	switch s.Driver {
+	case "ads1015", "ads1115":
+		q, _ := sensorReadings(s)
 		names := make([]string, len(q))
 		for i, r := range q {
 			names[i] = r.Quantity
 		}
 		sim.Limit(names...)
+	case "mcp3008", "mcp3208":
+		// The simulation gives each input a voltage; the channel's scale
+		// maps it, as the driver does.
+		chans := adcChannels(s)
+		volts := make([]device.Reading, len(chans))
+		for i, ch := range chans {
+			volts[i] = device.Reading{Quantity: device.VoltsChannel(ch.Channel).Quantity, Unit: device.Volt}
+		}
+		sim.Produce(volts)
+		return simADC{sim: sim, chans: chans}
+	case "iio", "hwmon":
+		if q, ok := sensorReadings(s); ok {
+			sim.Produce(q)
+		}
 	}
 	return sim
+}
+
+// simADC is a simulated MCP3008/MCP3208: simulated voltages, scaled.
+type simADC struct {
+	sim   *device.Sim
+	chans []device.ADCChannel
+}
+
+func (a simADC) Sense(ctx context.Context) ([]device.Reading, error) {
+	volts, err := a.sim.Sense(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]device.Reading, len(volts))
+	for i, v := range volts {
+		out[i] = a.chans[i].Reading(v.Value)
+	}
+	return out, nil
 }
 
 // hardware opens buses on demand, once each. Its methods may be called from
@@ -347,6 +466,19 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 			return device.Failed{Err: err}
 		}
 		return d
+	case "iio", "hwmon":
+		// Like the 1-Wire directory, the device is looked up on every
+		// read: a driver not loaded yet is a reading error naming the
+		// overlay that loads it.
+		open := device.NewIIO
+		if s.Driver == "hwmon" {
+			open = device.NewHwmon
+		}
+		d, err := open(os.DirFS("/"), s.Path, s.Device, s.Quantities)
+		if err != nil {
+			return device.Failed{Err: err}
+		}
+		return d
 	}
 	info, ok := device.LookupDriver(s.Driver)
 	if !ok {
@@ -356,13 +488,35 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 	// openBus opens the sensor's bus and returns the chip's constructor;
 	// retry says whether to try a bus that was found missing before.
 	var openBus func(retry bool) (func() (device.Sensor, error), error)
-	if port, ok := strings.CutPrefix(s.Bus, "spi:"); ok {
+	port, isSPI := strings.CutPrefix(s.Bus, "spi:")
+	if s.Bus == "" && slices.Contains(config.SPIOnly, s.Driver) {
+		// An SPI-only chip without a bus is on the board's first port.
+		if len(h.prof.SPIPorts) == 0 {
+			return failed(fmt.Errorf("no SPI port: the %s board profile has no default; set bus = \"spi:BUS.CS\"", h.prof.Name))
+		}
+		port, isSPI = h.prof.SPIPorts[0], true
+	}
+	if isSPI {
 		var ctor func(spi.Port, string) (device.Sensor, error)
 		switch s.Driver {
 		case "bme280":
 			ctor = func(p spi.Port, port string) (device.Sensor, error) { return device.NewBME280SPI(p, port) }
 		case "bmp280":
 			ctor = func(p spi.Port, port string) (device.Sensor, error) { return device.NewBMP280SPI(p, port) }
+		case "max31855":
+			ctor = func(p spi.Port, port string) (device.Sensor, error) { return device.NewMAX31855(p, port) }
+		case "max31865":
+			ctor = func(p spi.Port, port string) (device.Sensor, error) {
+				return device.NewMAX31865(p, port, config.RTDs[s.RTD], s.Wires, s.RefOhms, sleepCtx)
+			}
+		case "mcp3008":
+			ctor = func(p spi.Port, port string) (device.Sensor, error) {
+				return device.NewMCP3008(p, port, s.VRef, adcChannels(s))
+			}
+		case "mcp3208":
+			ctor = func(p spi.Port, port string) (device.Sensor, error) {
+				return device.NewMCP3208(p, port, s.VRef, adcChannels(s))
+			}
 		default:
 			return failed(fmt.Errorf("spi %s: this driver is I²C only", port))
 		}
@@ -378,6 +532,9 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 			return func() (device.Sensor, error) { return ctor(p, port) }, nil
 		}
 	} else {
+		if len(info.Addresses) == 0 { // config check refuses this
+			return failed(fmt.Errorf("bus %q: an SPI chip takes bus = \"spi:BUS.CS\"", s.Bus))
+		}
 		busName := s.Bus
 		if busName == "" {
 			busName = h.prof.I2CBus
@@ -439,9 +596,13 @@ func openI2CChip(s config.Sensor, bus i2c.Bus, busName string, addr uint16, now 
 	case "scd4x":
 		return device.NewSCD4x(bus, busName, addr, now)
 	case "ads1015":
-		return device.NewADS1015(bus, busName, addr, s.Channels, s.Gain)
+		return device.NewADS1015(bus, busName, addr, s.Channels.Numbers(), s.Gain)
 	case "ads1115":
-		return device.NewADS1115(bus, busName, addr, s.Channels, s.Gain)
+		return device.NewADS1115(bus, busName, addr, s.Channels.Numbers(), s.Gain)
+	case "sht3x":
+		return device.NewSHT3x(bus, busName, addr, sleepCtx)
+	case "sht4x":
+		return device.NewSHT4x(bus, busName, addr, sleepCtx)
 	}
 	return nil, fmt.Errorf("driver %s has no I²C constructor", s.Driver)
 }
@@ -461,7 +622,7 @@ func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o s
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(snap); err != nil {
+		if err := enc.Encode(sensorsView(snap)); err != nil {
 			return err
 		}
 	} else {
@@ -473,25 +634,74 @@ func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o s
 	return nil
 }
 
+// sensorsJSON is what `vigil sensors --json` prints: the snapshot, with
+// the driver's value next to each calibrated reading's.
+type sensorsJSON struct {
+	Time     time.Time               `json:"time"`
+	Readings map[string]sensorsValue `json:"readings"`
+	Errors   map[string]string       `json:"errors,omitempty"`
+}
+
+type sensorsValue struct {
+	Value float64     `json:"value"`
+	Unit  device.Unit `json:"unit"`
+	Raw   *float64    `json:"raw,omitempty"` // before calibration; only for a calibrated reading
+}
+
+func sensorsView(snap device.Snapshot) sensorsJSON {
+	out := sensorsJSON{Time: snap.Time, Readings: make(map[string]sensorsValue, len(snap.Readings)), Errors: snap.Errors}
+	for k, v := range snap.Readings {
+		sv := sensorsValue{Value: v.Value, Unit: v.Unit}
+		if raw, ok := snap.Raw[k]; ok {
+			sv.Raw = &raw
+		}
+		out.Readings[k] = sv
+	}
+	return out
+}
+
 // printSnapshot prints one row per reading, sensors in config order and
-// quantities in driver order, and one row per failed sensor.
+// quantities in driver order, and one row per failed sensor. With a
+// calibrated sensor, a RAW column shows the driver's values next to the
+// calibrated ones.
 func printSnapshot(w io.Writer, cfg *config.Config, sensors []device.Named, snap device.Snapshot) {
 	drivers := map[string]config.Sensor{}
+	calibrated := false
 	for _, s := range cfg.Sensors {
 		drivers[s.Name] = s
+		calibrated = calibrated || len(s.Calibrate) > 0
+	}
+	// The RAW column's header, its cell in a failed sensor's row, and its
+	// cell for a reading; each with its tab, and nothing without the column.
+	rawHead, rawFailed := "", ""
+	if calibrated {
+		rawHead, rawFailed = "RAW\t", "-\t"
+	}
+	raw := func(key string) string {
+		v, ok := snap.Raw[key]
+		switch {
+		case !calibrated:
+			return ""
+		case !ok:
+			return "\t"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64) + "\t"
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SENSOR\tQUANTITY\tVALUE\tUNIT\tERROR")
+	fmt.Fprintf(tw, "SENSOR\tQUANTITY\tVALUE\t%sUNIT\tERROR\n", rawHead)
 	for _, n := range sensors {
 		if e, ok := snap.Errors[n.Name]; ok {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\n", n.Name, e)
+			fmt.Fprintf(tw, "%s\t-\t-\t%s-\t%s\n", n.Name, rawFailed, e)
 			continue
 		}
 		var order []device.Reading
 		if n.Name == config.BoardSensor {
 			order = device.HealthQuantities()
 		} else if s, ok := drivers[n.Name]; ok {
-			order, _ = device.SensorQuantities(s.Driver, s.Channels)
+			var known bool
+			if order, known = sensorReadings(s); !known {
+				order, _ = device.Quantities(s.Driver) // iio, hwmon: the kinds' order
+			}
 		}
 		var keys []string
 		for _, r := range order {
@@ -509,7 +719,7 @@ func printSnapshot(w io.Writer, cfg *config.Config, sensors []device.Named, snap
 		for _, k := range append(keys, rest...) {
 			v := snap.Readings[k]
 			_, q := device.SplitKey(k)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), v.Unit)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), raw(k), v.Unit)
 		}
 	}
 	tw.Flush()
@@ -540,7 +750,8 @@ func printDrivers(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Bus, addr, keys, strings.Join(qn, " "), d.Chip)
 	}
-	fmt.Fprintln(tw, "\nEvery [[sensor]] takes name, driver, bus (I²C bus number, or \"spi:B.C\" for bme280/bmp280), address, timeout and deadband.")
+	fmt.Fprintf(tw, "\nEvery [[sensor]] takes name, driver, bus (I²C bus number, or \"spi:B.C\" for %s), address, timeout, deadband and calibrate.\n", strings.Join(config.SPIDrivers, ", "))
+	fmt.Fprintln(tw, "iio and hwmon read what the kernel drives: device = \"bme680\" (its name file) or path = \"/sys/...\".")
 	fmt.Fprintln(tw, "The board's own health is the reserved sensor \"board\".")
 	return tw.Flush()
 }

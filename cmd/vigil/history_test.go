@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
 )
 
 // TestHistorySinceBound: `vigil history --since` reaches back as far as the
@@ -27,7 +28,7 @@ func TestHistorySinceBound(t *testing.T) {
 }
 
 // TestHistoryKept: the bound --since follows is what the daemon is wired to
-// keep: the engine persists one snapshot per historyStep into the store's
+// keep: the engine persists one snapshot per heartbeat.DefaultHistoryStep into the store's
 // ring of DefaultHistoryCap.
 func TestHistoryKept(t *testing.T) {
 	cfg, err := config.Parse(strings.NewReader(""), "config.toml")
@@ -38,10 +39,10 @@ func TestHistoryKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ec.HistoryStep != historyStep {
-		t.Errorf("engineConfig: HistoryStep %v, want historyStep %v (the --since bound assumes it)", ec.HistoryStep, historyStep)
+	if ec.HistoryStep != heartbeat.DefaultHistoryStep {
+		t.Errorf("engineConfig: HistoryStep %v, want heartbeat.DefaultHistoryStep %v (the --since bound assumes it)", ec.HistoryStep, heartbeat.DefaultHistoryStep)
 	}
-	if historyKept != 48*time.Hour {
-		t.Errorf("historyKept = %v; the help, man page and README say 48 hours", historyKept)
+	if heartbeat.HistoryKept != 48*time.Hour {
+		t.Errorf("heartbeat.HistoryKept = %v; the help, man page and README say 48 hours", heartbeat.HistoryKept)
 	}
 }

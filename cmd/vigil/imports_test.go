@@ -24,11 +24,11 @@ func TestImportDirection(t *testing.T) {
 		"config":             {"rule", "schedule"},
 		"store":              {"alert", "device"},
 		"transport/mqtt":     {"alert", "device", "transport"},
-		"transport/telegram": {"alert", "transport"},
+		"transport/telegram": {"alert", "schedule", "transport"},
 		"agent":              {"alert", "device", "redact"},
-		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "store", "transport"},
+		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "schedule", "store", "transport"},
 		"fleet":              {"alert", "device", "transport", "transport/mqtt"},
-		"web":                {"agent", "alert", "device", "heartbeat", "redact", "rule", "store", "transport"}, // heartbeat through Source
+		"web":                {"agent", "alert", "device", "heartbeat", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()

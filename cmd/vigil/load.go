@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
@@ -58,8 +59,8 @@ func parseOptions() config.Options {
 		return out
 	}
 	return config.Options{
-		Quantities: func(driver string, channels []int) ([]string, bool) {
-			rs, ok := device.SensorQuantities(driver, channels)
+		Quantities: func(s config.Sensor) ([]string, bool) {
+			rs, ok := sensorReadings(s)
 			return names(rs), ok
 		},
 		Board:  names(device.HealthQuantities()),
@@ -195,7 +196,7 @@ func checklistFunc(cfg *config.Config) heartbeat.ChecklistFunc {
 	over, path := checklistOverride(cfg), cfg.Heartbeat.Checklist
 	return func() (string, bool, error) {
 		p := over
-		f, err := os.Open(over)
+		f, err := openOverride(over)
 		if errors.Is(err, fs.ErrNotExist) {
 			p = path
 			f, err = os.Open(path)
@@ -210,6 +211,25 @@ func checklistFunc(cfg *config.Config) heartbeat.ChecklistFunc {
 		}
 		return text, empty, nil
 	}
+}
+
+// openOverride opens the checklist set from afar. `vigil checklist set`
+// writes a regular file there; a symbolic link (or a FIFO, a device)
+// planted in the state directory is refused, never followed, so the daemon
+// never reads, and `checklist show` never prints, a file it was not given.
+func openOverride(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("checklist %s is a symbolic link, which vigil does not follow: remove it ('vigil checklist reset') and use 'vigil checklist set'", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("checklist %s is not a regular file: remove it ('vigil checklist reset') and use 'vigil checklist set'", path)
+	}
+	return f, nil
 }
 
 // ensureChecklist writes the template when the checklist file is missing.
@@ -246,7 +266,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		BuildTime:              buildTime(),
 		Deadbands:              map[string]float64{},
 		Checklist:              checklistFunc(cfg),
-		HistoryStep:            historyStep,
+		HistoryStep:            heartbeat.DefaultHistoryStep,
 		Off:                    cfg.HeartbeatsOff(),
 	}
 	switch {
@@ -261,9 +281,7 @@ func engineConfig(cfg *config.Config) (heartbeat.Config, error) {
 	default:
 		ec.Interval = hb.Interval.Duration
 	}
-	if hb.Active != nil {
-		ec.Active = &heartbeat.Window{Start: hb.Active.Start, End: hb.Active.End}
-	}
+	ec.Active = hb.Active
 	for _, s := range cfg.Sensors {
 		for q, d := range s.Deadband {
 			ec.Deadbands[s.Name+"."+q] = d

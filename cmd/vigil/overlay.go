@@ -501,10 +501,24 @@ func checklistOverride(cfg *config.Config) string {
 
 // checklistInForce is the checklist the next heartbeat reads.
 func checklistInForce(cfg *config.Config) (path string, override bool) {
-	if p := checklistOverride(cfg); fileExists(p) {
-		return p, true
+	if _, err := os.Lstat(checklistOverride(cfg)); err == nil { // a link there is refused, not skipped
+		return checklistOverride(cfg), true
 	}
 	return cfg.Heartbeat.Checklist, false
+}
+
+// readChecklist reads the checklist at path, through openOverride when it
+// is the one set from afar.
+func readChecklist(path string, override bool) ([]byte, error) {
+	if !override {
+		return os.ReadFile(path)
+	}
+	f, err := openOverride(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, config.MaxChecklistSize+1))
 }
 
 func fileExists(p string) bool {
@@ -572,7 +586,7 @@ func (c *commands) checklist(ctx context.Context, op, text string) (string, erro
 		if isOver {
 			which = "set from afar; 'vigil checklist reset' goes back to " + cfg.Heartbeat.Checklist
 		}
-		b, err := os.ReadFile(path)
+		b, err := readChecklist(path, isOver)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Sprintf("checklist in force: %s (%s): does not exist yet; 'vigil run' writes a template there\n", path, which), nil
 		}

@@ -270,7 +270,9 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 		}
 	}
 	var next map[string]wiredTransport
-	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || !reflect.DeepEqual(old.Telegram, cfg.Telegram) {
+	// Telegram shows alert times in device.timezone.
+	telegramChanged := !reflect.DeepEqual(old.Telegram, cfg.Telegram) || old.Device.Timezone != cfg.Device.Timezone
+	if !reflect.DeepEqual(old.MQTT, cfg.MQTT) || telegramChanged {
 		w, err := newTransports(a.runCtx, cfg, a.prof.Name, a.db, a.cmds, engineProblems{a}, a.clock, log)
 		if err != nil {
 			return err
@@ -297,7 +299,7 @@ func (a *app) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	for _, lt := range a.live {
 		section := map[string]bool{
 			"mqtt":     !reflect.DeepEqual(old.MQTT, cfg.MQTT),
-			"telegram": !reflect.DeepEqual(old.Telegram, cfg.Telegram),
+			"telegram": telegramChanged,
 		}
 		if t, ok := next[lt.name]; ok && section[lt.name] {
 			lt.replace(a.runCtx, t)

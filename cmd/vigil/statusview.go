@@ -173,26 +173,12 @@ func writeRuntime(w io.Writer, rt web.Runtime, now time.Time) {
 // trimNum formats a sparkline's min or max as FormatValue does, unitless.
 func trimNum(v float64) string { return heartbeat.FormatValue(device.Value{Value: v}) }
 
-// The history vigil keeps: the engine persists one snapshot per
-// historyStep (engineConfig sets it) into the state file's ring of
-// store.DefaultHistoryCap (2880) snapshots, so it reaches back historyKept,
-// 48 h. `vigil history --since` goes no further.
-const (
-	historyStep = time.Minute
-	historyKept = store.DefaultHistoryCap * historyStep
-)
-
-// parseHistorySince reads --since: a duration from 1m to historyKept. A
-// longer one is refused rather than cut short, so a window the history
-// cannot fill is never mistaken for one it did.
+// parseHistorySince reads --since as the page's /api/history reads since
+// (web.ParseSince): from 1m to the history kept.
 func parseHistorySince(s string) (time.Duration, error) {
-	most := fmt.Sprintf("%dh", int(historyKept/time.Hour))
-	d, err := time.ParseDuration(s)
-	switch {
-	case err != nil || d < time.Minute:
-		return 0, fmt.Errorf("--since must be a duration from 1m to %s, as in 6h (got %q)", most, s)
-	case d > historyKept:
-		return 0, fmt.Errorf("--since %s reaches past the history kept: at most %s (one sample a minute, %d samples)", s, most, store.DefaultHistoryCap)
+	d, err := web.ParseSince(s)
+	if err != nil {
+		return 0, fmt.Errorf("--%w", err)
 	}
 	return d, nil
 }
@@ -206,7 +192,7 @@ func (e *env) cmdHistory(ctx context.Context, args []string) error {
 	pos, err := e.flags("history", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asCSV, "csv", false, "print CSV: time,reading,value,unit")
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
-		fs.StringVar(&since, "since", since, fmt.Sprintf("how far back, as in 6h or 90m (at most %dh, the history kept)", int(historyKept/time.Hour)))
+		fs.StringVar(&since, "since", since, fmt.Sprintf("how far back, as in 6h or 90m (at most %dh, the history kept)", int(heartbeat.HistoryKept/time.Hour)))
 	}, -1)
 	if err != nil {
 		return err

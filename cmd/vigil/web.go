@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
@@ -51,6 +53,27 @@ func webRules(cfg *config.Config) []web.RuleInfo {
 	return out
 }
 
+// pageHosts are the names the status page answers to besides its IP
+// addresses and localhost: the machine's host name, its first label and
+// that label under .local (as Avahi announces it), then [http]
+// allowed_hosts. A name only the device's own network resolves is no
+// name an attacker's page can be rebound from.
+func pageHosts(host string, allowed []string) []string {
+	var out []string
+	if host = strings.ToLower(strings.TrimSuffix(host, ".")); host != "" {
+		short, _, _ := strings.Cut(host, ".")
+		out = append(out, host, short, short+".local")
+	}
+	out = append(out, allowed...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
 // listenWeb opens [http] listen, or returns nil when it is not set.
 func listenWeb(cfg *config.Config, a *app, log *slog.Logger) (*webServer, error) {
 	if cfg.HTTP.Listen == "" {
@@ -63,6 +86,8 @@ func listenWeb(cfg *config.Config, a *app, log *slog.Logger) (*webServer, error)
 		Location: cfg.Device.Location,
 		Rules:    webRules(cfg),
 		Now:      time.Now,
+		Clock:    a.clock,
+		Hosts:    pageHosts(hostname(), cfg.HTTP.AllowedHosts),
 		Log:      log,
 		Runtime: func(context.Context) (web.Runtime, error) {
 			cfg := a.current()

@@ -181,6 +181,31 @@ type message struct {
 	} `json:"chat"`
 	Text            string `json:"text"`
 	MigrateToChatID int64  `json:"migrate_to_chat_id"`
+
+	// A forward (forward_origin since Bot API 7.0, the forward_* fields
+	// before it) or a message sent on behalf of a chat (a channel, an
+	// anonymous group admin: sender_chat) is never a command.
+	ForwardOrigin      json.RawMessage `json:"forward_origin"`
+	ForwardFrom        json.RawMessage `json:"forward_from"`
+	ForwardFromChat    json.RawMessage `json:"forward_from_chat"`
+	ForwardSenderName  string          `json:"forward_sender_name"`
+	ForwardDate        int64           `json:"forward_date"`
+	IsAutomaticForward bool            `json:"is_automatic_forward"`
+	SenderChat         *struct {
+		ID int64 `json:"id"`
+	} `json:"sender_chat"`
+}
+
+// notFromSender names why m is not a person's own message, or is "".
+func (m *message) notFromSender() string {
+	switch {
+	case m.IsAutomaticForward || len(m.ForwardOrigin) > 0 || len(m.ForwardFrom) > 0 || len(m.ForwardFromChat) > 0 ||
+		m.ForwardSenderName != "" || m.ForwardDate != 0:
+		return "forwarded"
+	case m.SenderChat != nil:
+		return "sent on behalf of a chat"
+	}
+	return ""
 }
 
 // decodeUpdates decodes a whole getUpdates answer.

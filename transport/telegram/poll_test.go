@@ -362,3 +362,43 @@ func TestPauseRangeIsTheCommands(t *testing.T) {
 		t.Errorf("replies = %q, want a usage answer for 1441 and a pause for 1440", replies)
 	}
 }
+
+// TestForwardsAndChatPostsAreNotCommands: a command someone forwards into
+// an allowed chat, a channel post forwarded into its discussion group and a
+// message sent on behalf of a chat (a channel, an anonymous group admin)
+// run nothing; a command typed in the chat still does.
+func TestForwardsAndChatPostsAreNotCommands(t *testing.T) {
+	f := newFakeAPI(t)
+	cmds := &transporttest.Commands{}
+	st := newFakeState()
+	logs := &logBuffer{}
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, logs)
+	msg := func(id int64, extra string) string {
+		return fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"from":{"id":7,"is_bot":false,"first_name":"A"},"chat":{"id":%d,"type":"group"},"date":1700000000,"text":"/pause 1440"%s}}`,
+			id, id, allowedChat, extra)
+	}
+	for i, extra := range []string{
+		`,"forward_origin":{"type":"user","date":1699990000,"sender_user":{"id":99,"is_bot":false,"first_name":"M"}}`,
+		`,"forward_origin":{"type":"hidden_user","date":1699990000,"sender_user_name":"M"}`,
+		`,"forward_from":{"id":99,"is_bot":false,"first_name":"M"},"forward_date":1699990000`, // before Bot API 7.0
+		`,"forward_from_chat":{"id":-100777,"type":"channel"},"forward_date":1699990000`,
+		`,"forward_date":1699990000`,
+		`,"is_automatic_forward":true,"forward_origin":{"type":"channel","date":1699990000,"chat":{"id":-100777,"type":"channel"},"message_id":3}`,
+		`,"sender_chat":{"id":-100777,"type":"channel","title":"news"}`,
+		`,"sender_chat":{"id":` + fmt.Sprint(allowedChat) + `,"type":"group","title":"home"}`, // an anonymous admin
+	} {
+		f.addRawUpdate(int64(10+i), msg(int64(10+i), extra))
+	}
+	f.addUpdate(30, allowedChat, "/resume")
+	runBot(t, b)
+	waitFor(t, "offset 31", func() bool { off, _ := st.Offset(); return off == 31 })
+	if got := cmds.Calls(); !slices.Equal(got, []string{"resume"}) {
+		t.Errorf("commands run = %v, want only [resume]: a forward or a chat's post is not a command", got)
+	}
+	if got := repliesTo(f, allowedChat); len(got) != 1 {
+		t.Errorf("replies = %q, want one (to /resume)", got)
+	}
+	if strings.Contains(logs.String(), "level=WARN") || strings.Contains(logs.String(), "level=INFO msg=\"telegram command\" chat=4242 user=7 command=pause") {
+		t.Errorf("an ignored forward was logged above debug:\n%s", logs)
+	}
+}

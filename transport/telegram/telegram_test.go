@@ -77,9 +77,37 @@ func TestNotifySendsEscapedHTML(t *testing.T) {
 	if m.ChatID != alertChat || m.ParseMode != "HTML" {
 		t.Errorf("sent to chat %d with parse_mode %q, want %d HTML", m.ChatID, m.ParseMode, alertChat)
 	}
-	want := "🔴 CRITICAL · too_hot\n" + summary + "\ngreenhouse-pi · 2025-03-01 12:00 UTC"
+	want := "🔴 CRITICAL · too_hot\n" + summary + "\ngreenhouse-pi · 2025-03-01 12:00:00 +00:00"
 	if m.Rendered != want {
 		t.Errorf("user sees\n%q\nwant\n%q", m.Rendered, want)
+	}
+}
+
+// TestNotifyInDeviceZone: the alert's time reads in the device's zone with
+// its offset, as the CLI shows it, whatever zone the stored alert carries.
+func TestNotifyInDeviceZone(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeAPI(t)
+	b := newTestBot(t, f, Config{Location: berlin}, nil, nil, nil, nil)
+	winter := testAlert("cold")
+	summer := testAlert("warm")
+	summer.Time = time.Date(2025, 7, 1, 12, 0, 0, 0, time.FixedZone("", 0)) // as decoded from the outbox
+	for _, a := range []alert.Alert{winter, summer} {
+		if err := b.Notify(context.Background(), a); err != nil {
+			t.Fatalf("Notify() = %v", err)
+		}
+	}
+	sent := f.Sent()
+	if len(sent) != 2 {
+		t.Fatalf("sent %d messages, want 2", len(sent))
+	}
+	for i, want := range []string{"greenhouse-pi · 2025-03-01 13:00:00 +01:00", "greenhouse-pi · 2025-07-01 14:00:00 +02:00"} {
+		if !strings.HasSuffix(sent[i].Rendered, want) {
+			t.Errorf("message %d ends %q, want %q", i, sent[i].Rendered, want)
+		}
 	}
 }
 
@@ -327,7 +355,7 @@ func TestNotifyLongMessageIsTruncated(t *testing.T) {
 			if n := len16(r); n > 4096 || n < 4000 {
 				t.Errorf("rendered length = %d UTF-16 units, want close to and at most 4096", n)
 			}
-			if !strings.Contains(r, "(truncated)") || !strings.HasSuffix(r, "greenhouse-pi · 2025-03-01 12:00 UTC") {
+			if !strings.Contains(r, "(truncated)") || !strings.HasSuffix(r, "greenhouse-pi · 2025-03-01 12:00:00 +00:00") {
 				t.Errorf("truncated message should mark the cut and keep the footer: ...%q", r[len(r)-80:])
 			}
 		})
@@ -387,7 +415,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 func TestFormatAlertFits(t *testing.T) {
 	for _, n := range []int{0, 1, 4000, 4096, 5000} {
 		a := testAlert(strings.Repeat("&", n))
-		h, p := formatAlert(a)
+		h, p := formatAlert(a, time.UTC)
 		r, err := renderHTML(h)
 		if err != nil {
 			t.Fatalf("formatAlert(%d×&) HTML does not parse: %v", n, err)
@@ -468,7 +496,7 @@ func ExampleBot_Notify() {
 		Summary: "Greenhouse at 36 °C",
 	})
 	fmt.Println(err)
-	html, plain := formatAlert(alert.Alert{Device: "pi", Severity: alert.Warning, Source: alert.SourceLLM, Summary: "soil <dry> & warm"})
+	html, plain := formatAlert(alert.Alert{Device: "pi", Severity: alert.Warning, Source: alert.SourceLLM, Summary: "soil <dry> & warm"}, time.UTC)
 	fmt.Println(html)
 	fmt.Println(plain)
 	// Output:

@@ -1,0 +1,140 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestWarnings: each unsafe setup vigil runs with anyway gives one warning
+// naming its key, its line and the fix; a setup on loopback or over TLS
+// gives none.
+func TestWarnings(t *testing.T) {
+	secrets := env(map[string]string{"KEY": "sk-abc", "MQTT_PASS": "hunter2", "TG": "1:tok"})
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"commands on a plain broker without a username", `[mqtt]
+broker = "tcp://192.0.2.10:1883"
+commands = true
+`, []string{`config.toml:3: mqtt.commands: is on, but the broker tcp://192.0.2.10:1883 is reached without TLS and without a username or client certificate: anyone who can publish to vigil/d1/cmd/# may command this device (pause it, change its settings); use ssl://, mqtts:// or wss://, and set mqtt.username with a broker ACL that lets only vigil write there`}},
+		{"commands without a username on loopback", `[mqtt]
+broker = "tcp://127.0.0.1:1883"
+commands = true
+`, []string{`config.toml:3: mqtt.commands: is on, but the broker tcp://127.0.0.1:1883 is reached without a username or client certificate: anyone who can publish to vigil/d1/cmd/# may command this device (pause it, change its settings); set mqtt.username with a broker ACL that lets only vigil write there`}},
+		{"commands with a username but no TLS, and the password in clear", `[mqtt]
+broker = "mqtt://broker.lan:1883"
+username = "vigil"
+password_env = "MQTT_PASS"
+commands = true
+`, []string{
+			`config.toml:2: mqtt.broker: sends the MQTT password in clear text to broker.lan (mqtt://, not TLS): use ssl://, mqtts:// or wss://`,
+			`config.toml:5: mqtt.commands: is on, but the broker mqtt://broker.lan:1883 is reached without TLS: anyone who can publish to vigil/d1/cmd/# may command this device (pause it, change its settings); use ssl://, mqtts:// or wss://`,
+		}},
+		{"websocket password in clear", `[mqtt]
+broker = "ws://broker.lan:9001/mqtt"
+username = "vigil"
+password_env = "MQTT_PASS"
+`, []string{`config.toml:2: mqtt.broker: sends the MQTT password in clear text to broker.lan (ws://, not TLS): use ssl://, mqtts:// or wss://`}},
+		{"LLM key over http", `[llm]
+base_url = "http://ollama.lan:11434/v1"
+api_key_env = "KEY"
+`, []string{`config.toml:2: llm.base_url: sends the API key in clear text to ollama.lan (http://): use https://, or a server on this machine`}},
+		{"Telegram token over http", `[telegram]
+token_env = "TG"
+chat_id = 5
+api_url = "http://botapi.lan:8081"
+`, []string{`config.toml:4: telegram.api_url: sends the bot token in clear text to botapi.lan (http://): use https://`}},
+		{"a group that may command without allowed_users", `[telegram]
+token_env = "TG"
+chat_id = 5
+allowed_chats = [5, -1001234567890, -42]
+`, []string{`config.toml:4: telegram.allowed_chats: group chats -1001234567890, -42 may send commands and telegram.allowed_users is empty: every member may pause this device or change its settings; list the user ids that may in telegram.allowed_users`}},
+
+		{"safe: TLS broker with a username, commands on", `[mqtt]
+broker = "ssl://broker.example:8883"
+username = "vigil"
+password_env = "MQTT_PASS"
+commands = true
+`, nil},
+		{"safe: client certificate instead of a username", `[mqtt]
+broker = "mqtts://broker.example:8883"
+cert_file = "c.pem"
+key_file = "k.pem"
+commands = true
+`, nil},
+		{"safe: loopback broker with a password in clear", `[mqtt]
+broker = "tcp://localhost:1883"
+username = "vigil"
+password_env = "MQTT_PASS"
+commands = true
+`, nil},
+		{"safe: local LLM over http with a key", `[llm]
+base_url = "http://127.0.0.1:11434/v1"
+api_key_env = "KEY"
+`, nil},
+		{"safe: remote LLM over http without a key", `[llm]
+base_url = "http://ollama.lan:11434/v1"
+api_key_env = ""
+`, nil},
+		{"safe: LLM key unset", `[llm]
+base_url = "http://ollama.lan:11434/v1"
+api_key_env = "UNSET"
+`, nil},
+		{"safe: local Bot API server over http", `[telegram]
+token_env = "TG"
+chat_id = 5
+api_url = "http://[::1]:8081"
+`, nil},
+		{"safe: a group with allowed_users", `[telegram]
+token_env = "TG"
+chat_id = -42
+allowed_chats = [-42]
+allowed_users = [7]
+`, nil},
+		{"safe: commands off on a plain broker", `[mqtt]
+broker = "tcp://192.0.2.10:1883"
+`, nil},
+		{"safe: the defaults", ``, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustParse(t, "[device]\nid = \"d1\"\n"+tt.src)
+			if err := c.ResolveSecrets(secrets, files(nil)); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range c.Warnings() {
+				got = append(got, w.Error())
+			}
+			// The src starts on line 3 of the parsed text.
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, shiftLine(w, 2))
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("Warnings():\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for _, w := range got {
+				for _, secret := range []string{"sk-abc", "hunter2", "1:tok"} {
+					if strings.Contains(w, secret) {
+						t.Errorf("warning %q shows a secret", w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// shiftLine adds n to the line number of "config.toml:L: ...".
+func shiftLine(s string, n int) string {
+	rest, ok := strings.CutPrefix(s, "config.toml:")
+	num, rest, ok2 := strings.Cut(rest, ":")
+	line, err := strconv.Atoi(num)
+	if !ok || !ok2 || err != nil {
+		return s
+	}
+	return "config.toml:" + strconv.Itoa(line+n) + ":" + rest
+}
