@@ -73,13 +73,16 @@ type Cluster struct {
 	ctlMu  sync.Mutex // rabbitmqctl has one distribution port: one at a time
 	ctlMin int
 
+	pidMu sync.Mutex
+	pids  []int // every process started: epmd, each run of each node
+
 	Nodes []*Node
 }
 
 // Node is one RabbitMQ node of a Cluster.
 type Node struct {
 	c        *Cluster
-	Name     string // Erlang node name, as in "vigil-a@localhost"
+	Name     string // Erlang node name, as in "vigil-a-14369@localhost" (the cluster's epmd port: unique while it runs)
 	dir      string
 	mqttPort int
 	distPort int
@@ -120,11 +123,12 @@ func Start(t testing.TB, n int) *Cluster {
 	if err := c.epmd.Start(); err != nil {
 		t.Fatalf("start epmd: %v", err)
 	}
+	c.started(c.epmd.Process.Pid)
 	waitListen(t, "epmd", "127.0.0.1:"+strconv.Itoa(epmdPort), 10*time.Second, nil)
 
 	for i := range n {
-		name := fmt.Sprintf("vigil-%c@localhost", 'a'+i)
-		nd := &Node{c: c, Name: name, dir: filepath.Join(c.dir, name[:7]), mqttPort: ports[2+2*i], distPort: ports[3+2*i]}
+		short := fmt.Sprintf("vigil-%c-%d", 'a'+i, epmdPort)
+		nd := &Node{c: c, Name: short + "@localhost", dir: filepath.Join(c.dir, short), mqttPort: ports[2+2*i], distPort: ports[3+2*i]}
 		if err := nd.writeConfig(); err != nil {
 			t.Fatal(err)
 		}
@@ -151,6 +155,20 @@ func Start(t testing.TB, n int) *Cluster {
 		t.Fatalf("the %d nodes did not form one cluster: %v\n%s", n, err, out)
 	}
 	return c
+}
+
+func (c *Cluster) started(pid int) {
+	c.pidMu.Lock()
+	defer c.pidMu.Unlock()
+	c.pids = append(c.pids, pid)
+}
+
+// PIDs lists every process the cluster started (epmd, and each node's VM
+// on every start), so that a test can check none outlives it.
+func (c *Cluster) PIDs() []int {
+	c.pidMu.Lock()
+	defer c.pidMu.Unlock()
+	return append([]int(nil), c.pids...)
 }
 
 // Ctl runs rabbitmqctl against node nd and returns what it printed.
@@ -249,6 +267,7 @@ func (nd *Node) launch() {
 	if err := cmd.Start(); err != nil {
 		nd.c.t.Fatalf("start %s: %v", nd.Name, err)
 	}
+	nd.c.started(cmd.Process.Pid)
 	nd.cmd, nd.done = cmd, make(chan struct{})
 	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(nd.done)
 }
