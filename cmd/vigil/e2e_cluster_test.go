@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,41 +31,13 @@ import (
 // takes, so the Will waits stay short.
 const clusterKeepalive = 5 * time.Second
 
-// clusterDevice writes the config of a device that samples and publishes
-// its sensors every second (a frozen one falls silent at once), with
-// mqtt, the [mqtt] table's broker line(s), and the given extra lines
-// (rules, say). It returns the config's path.
+// clusterDevice writes the config of a fleet member (sensors sampled and
+// published every second: a frozen one falls silent at once) with mqtt,
+// the [mqtt] table's broker line(s), the cluster tests' keepalive and
+// extra (rules) at the end. It returns the config's path.
 func clusterDevice(t *testing.T, id, mqtt, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`
-[device]
-id = %q
-board = "sim"
-state_dir = "state"
-timezone = "UTC"
-
-[heartbeat]
-interval = "1m"
-sample_interval = "1s"
-sensors_publish_interval = "1s"
-checklist = "HEARTBEAT.md"
-
-[[sensor]]
-name = "air"
-driver = "bme280"
-sim = { every = "0s" }
-
-[mqtt]
-%s
-keepalive = %q
-%s
-`, id, mqtt, clusterKeepalive.String(), extra)
-	path := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return fleetDeviceWith(t, id, mqtt, clusterKeepalive, extra)
 }
 
 // brokerFacts is what one broker did.
@@ -256,18 +226,11 @@ func clusterFailover(t *testing.T, c *rabbitmqtest.Cluster) {
 	a, b, cn := c.Nodes[0], c.Nodes[1], c.Nodes[2]
 	ids := []string{"rmq-fail-0", "rmq-fail-1", "rmq-fail-2"}
 	brokers := fmt.Sprintf("brokers = [%q, %q, %q]", a.URL(), b.URL(), cn.URL())
-	const rule = `
-[[rule]]
-name = "always"
-when = "air.pressure > 0"
-severity = "critical"
-message = "pressure at {air.pressure}"
-`
 	rec := mosquittotest.Subscribe(t, cn.URL(), "vigil/+/status", "vigil/+/alert")
 	cfgs := map[string]string{}
 	daemons := map[string]*child{}
 	for _, id := range ids {
-		cfgs[id] = clusterDevice(t, id, brokers, rule)
+		cfgs[id] = clusterDevice(t, id, brokers, alwaysRule)
 		daemons[id] = startDaemon(t, cfgs[id])
 	}
 	for _, id := range ids {
