@@ -26,6 +26,27 @@ import (
 // Last Will while the test looks at it.
 func fleetDevice(t *testing.T, id, broker string, hot bool, mqttExtra ...string) string {
 	t.Helper()
+	rules := ""
+	if hot {
+		rules = alwaysRule
+	}
+	return fleetDeviceWith(t, id, fmt.Sprintf("broker = %q\n", broker)+strings.Join(mqttExtra, "\n"), 60*time.Second, rules)
+}
+
+// alwaysRule is a rule that fires for good on the sim board.
+const alwaysRule = `
+[[rule]]
+name = "always"
+when = "air.pressure > 0"
+severity = "critical"
+message = "pressure at {air.pressure}"
+`
+
+// fleetDeviceWith writes a fleet member's config with mqtt as the [mqtt]
+// table's lines (broker or brokers, and more), the given keepalive, and
+// extra (rules) at the end. It returns the config's path.
+func fleetDeviceWith(t *testing.T, id, mqtt string, keepalive time.Duration, extra string) string {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`
 [device]
@@ -46,19 +67,10 @@ driver = "bme280"
 sim = { every = "0s" }
 
 [mqtt]
-broker = %q
-keepalive = "60s"
 %s
-`, id, broker, strings.Join(mqttExtra, "\n"))
-	if hot {
-		cfg += `
-[[rule]]
-name = "always"
-when = "air.pressure > 0"
-severity = "critical"
-message = "pressure at {air.pressure}"
-`
-	}
+keepalive = %q
+%s
+`, id, mqtt, keepalive.String(), extra)
 	path := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
