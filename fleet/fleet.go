@@ -10,7 +10,8 @@
 //
 // Policy: a device is
 //   - offline when its retained status says so (a clean stop or the Last
-//     Will the broker sends 1.5 × keepalive after the device went silent);
+//     Will the broker sends after the device went silent: nominally 1.5 ×
+//     keepalive, measured 1.7-2.9 × by the time the broker checks);
 //   - stale when its status is still online but nothing was heard from it
 //     for 3 × its heartbeat interval (or View's StaleAfter, when set): a
 //     device that hangs with its TCP connection up, or a broker that has

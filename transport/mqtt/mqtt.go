@@ -72,7 +72,7 @@ type Config struct {
 	Username        string
 	Password        string
 	TLS             *tls.Config   // for ssl:// brokers; nil uses the system roots
-	Keepalive       time.Duration // default 30s; the broker sends the Last Will after 1.5× this
+	Keepalive       time.Duration // default 30s; the broker sends the Last Will 1.5× this after the last packet, at its next check (measured: 1.7-2.4× on mosquitto, 1.9-2.9× on RabbitMQ; docs/fleet.md)
 	ReconnectMax    time.Duration // longest wait between connection attempts; default 1m
 	HomeAssistant   bool          // announce entities by MQTT discovery
 	DiscoveryPrefix string        // default "homeassistant"
