@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/vigil-iot/vigil/schedule"
 	"time"
 	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
 
@@ -69,10 +70,9 @@ type Heartbeat struct {
 	Active      *Window  `toml:"-"`            // parsed ActiveHours, nil = always
 }
 
-// Window is a daily time window in the device timezone; it may wrap midnight.
-type Window struct {
-	Start, End time.Duration // offsets from local midnight
-}
+// Window is a daily time window in the device timezone; it may wrap
+// midnight (active_hours, quiet_hours).
+type Window = schedule.Window
 
 // LLM is the [llm] section. With no API key (and a provider that needs one)
 // vigil runs rules-only.
@@ -103,6 +103,9 @@ type Sensor struct {
 	Address  int                `toml:"address"`  // I²C address 0x03-0x77; default: driver's
 	Timeout  Duration           `toml:"timeout"`  // per-read timeout, default 5s
 	Deadband map[string]float64 `toml:"deadband"` // quantity -> smallest change that counts
+	// Calibrate corrects the driver's readings, by quantity, before rules,
+	// history, MQTT, the page and the LLM see them.
+	Calibrate map[string]Calibration `toml:"calibrate"`
 	// Driver-specific keys.
 	ShuntOhms  float64  `toml:"shunt_ohms"`  // ina219, default 0.1
 	MaxCurrent float64  `toml:"max_current"` // ina219 amps, default 3.2
@@ -119,6 +122,18 @@ type Sensor struct {
 	Quantities []string `toml:"quantities"`  // iio/hwmon: the readings to report, in order (default: all it has)
 	Sim        *SimWave `toml:"sim"`         // board = "sim" only: the simulated excursion
 	Line       int      `toml:"-"`           // line of the [[sensor]] header, for error messages
+}
+
+// Calibration corrects one quantity of a sensor: either Offset, added to
+// every reading, or the line through two Points, each [raw, true]: a
+// reading of raw becomes true, and every other reading moves in proportion.
+// Parse makes sure exactly one is set, and Points holds two pairs of finite
+// numbers with different raw values.
+//
+//	calibrate = { temperature = { offset = -1.5 }, humidity = { points = [[35.0, 33.2], [75.0, 76.1]] } }
+type Calibration struct {
+	Offset *float64
+	Points [][]float64
 }
 
 // Channel is one entry of a sensor's channels: an ADC input number, read
@@ -186,9 +201,10 @@ type Rule struct {
 	Line     int      `toml:"-"`
 }
 
-// MQTT is the [mqtt] section; enabled when Broker is set.
+// MQTT is the [mqtt] section; enabled when Broker or Brokers is set.
 type MQTT struct {
 	Broker          string   `toml:"broker"`       // tcp://host:1883 or ssl://host:8883
+	Brokers         []string `toml:"brokers"`      // instead of Broker: the nodes of a cluster, tried in order
 	TopicPrefix     string   `toml:"topic_prefix"` // default "vigil"
 	Username        string   `toml:"username"`
 	PasswordEnv     string   `toml:"password_env"`
@@ -250,5 +266,11 @@ type Telegram struct {
 	AllowedUsers []int64 `toml:"allowed_users"` // when set, only these senders may command, in any allowed chat
 	APIURL       string  `toml:"api_url"`       // default https://api.telegram.org
 	MinSeverity  string  `toml:"min_severity"`  // default info
-	Token        Secret  `toml:"-"`
+	// QuietHours ("22:00-07:00", device timezone, may wrap midnight) holds
+	// alerts below QuietMinSeverity for one digest when they end.
+	QuietHours       string  `toml:"quiet_hours"`
+	QuietMinSeverity string  `toml:"quiet_min_severity"` // default critical
+	MaxPerHour       int     `toml:"max_per_hour"`       // alert messages an hour before a digest; default 20, 0: no cap
+	Quiet            *Window `toml:"-"`                  // parsed QuietHours, nil = none
+	Token            Secret  `toml:"-"`
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func TestDefaults(t *testing.T) {
 			DiscoveryPrefix: "homeassistant",
 			MinSeverity:     "info",
 		},
-		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info"},
+		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: 20},
 		HTTP:     HTTP{Username: "vigil"},
 		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check"}},
 	}
@@ -355,14 +356,28 @@ func TestErrors(t *testing.T) {
 		{"broker port", "[mqtt]\nbroker = \"tcp://127.0.0.1\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://127.0.0.1")`},
 		{"broker path", "[mqtt]\nbroker = \"tcp://h:1883/x\"\n", `config.toml:2: mqtt.broker: must be tcp://host:port (got "tcp://h:1883/x")`},
 		{"broker credentials", "[mqtt]\nbroker = \"tcp://u:pw@h:1883\"\n", `config.toml:2: mqtt.broker: must not contain credentials (use username and password_env) (got "tcp://u:xxxxx@h:1883")`},
-		{"topic_prefix wildcard", "[mqtt]\ntopic_prefix = \"vigil/#\"\n", `config.toml:2: mqtt.topic_prefix: must not contain the wildcards + or # (got "vigil/#")`},
+		{"topic_prefix wildcard", "[mqtt]\ntopic_prefix = \"vigil/#\"\n", `config.toml:2: mqtt.topic_prefix: must not contain "#" (the MQTT multi-level wildcard: no broker takes it in a topic name) (got "vigil/#")`},
 		{"topic_prefix slash", "[mqtt]\ntopic_prefix = \"/vigil\"\n", `config.toml:2: mqtt.topic_prefix: must not start or end with / or contain empty levels (got "/vigil")`},
 		{"topic_prefix empty", "[mqtt]\ntopic_prefix = \"\"\n", `config.toml:2: mqtt.topic_prefix: must not be empty`},
-		{"topic_prefix $", "[mqtt]\ntopic_prefix = \"$SYS\"\n", `config.toml:2: mqtt.topic_prefix: must not start with $ (reserved for the broker) (got "$SYS")`},
+		{"topic_prefix $", "[mqtt]\ntopic_prefix = \"$SYS\"\n", `config.toml:2: mqtt.topic_prefix: must not start with "$" (reserved for the broker: $SYS on every broker, $share/ on mosquitto, EMQX, HiveMQ and VerneMQ, $queue/ and $exclusive/ on EMQX; a wildcard subscription never matches it) (got "$SYS")`},
+		{"topic_prefix dot", "[mqtt]\ntopic_prefix = \"site.a\"\n", `config.toml:2: mqtt.topic_prefix: must not contain "." (RabbitMQ's MQTT plugin turns it into "/", so the topics would have levels that vigil fleet and Home Assistant do not look for) (got "site.a")`},
+		{"discovery_prefix dot", "[mqtt]\n\ndiscovery_prefix = \"home.assistant\"\n", `config.toml:3: mqtt.discovery_prefix: must not contain "." (RabbitMQ's MQTT plugin turns it into "/", so the topics would have levels that vigil fleet and Home Assistant do not look for) (got "home.assistant")`},
+		{"topic_prefix star", "[mqtt]\ntopic_prefix = \"site*\"\n", `config.toml:2: mqtt.topic_prefix: must not contain "*" (RabbitMQ's MQTT plugin delivers it as "+", and a "*" level is a wildcard in its topic exchange) (got "site*")`},
+		{"topic_prefix NUL", "[mqtt]\ntopic_prefix = \"a\\u0000b\"\n", `config.toml:2: mqtt.topic_prefix: must not contain NUL (MQTT forbids it: every broker closes the connection) (got "a\x00b")`},
+		{"topic_prefix tab", "[mqtt]\ntopic_prefix = \"site\\ta\"\n", `config.toml:2: mqtt.topic_prefix: must not contain U+0009, a control character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got "site\ta")`},
+		{"topic_prefix C1 control", "[mqtt]\ntopic_prefix = \"site\\u0085\"\n", `config.toml:2: mqtt.topic_prefix: must not contain U+0085, a control character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got "site\u0085")`},
+		{"topic_prefix noncharacter", "[mqtt]\ntopic_prefix = \"site\\uFFFF\"\n", `config.toml:2: mqtt.topic_prefix: must not contain U+FFFF, a Unicode non-character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got "site\uffff")`},
+		{"topic_prefix long", "[mqtt]\ntopic_prefix = \"" + strings.Repeat("v", 129) + "\"\n", `config.toml:2: mqtt.topic_prefix: must be at most 128 bytes, so every topic stays within RabbitMQ's 255-byte routing keys (got 129)`},
+		{"broker and brokers", "[mqtt]\nbroker = \"tcp://a:1883\"\nbrokers = [\"tcp://b:1883\"]\n", `config.toml:3: mqtt.brokers: is an alternative to broker (set to "tcp://a:1883" on line 2): remove one of them`},
+		{"brokers empty", "[mqtt]\nbrokers = []\n", `config.toml:2: mqtt.brokers: must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`},
+		{"brokers bad URL", "[mqtt]\nbrokers = [\"tcp://a:1883\", \"http://b:1883\"]\n", `config.toml:2: mqtt.brokers: brokers[1]: must start with tcp://, ssl://, mqtt://, mqtts://, ws:// or wss:// (got "http://b:1883")`},
+		{"brokers twice", "[mqtt]\nbrokers = [\"tcp://a:1883\", \"tcp://b:1883\", \"tcp://a:1883\"]\n", `config.toml:2: mqtt.brokers: brokers[2]: "tcp://a:1883" is listed twice (also brokers[0])`},
+		{"brokers TLS and plain", "[mqtt]\nbrokers = [\"ssl://a:8883\", \"tcp://b:1883\"]\n", `config.toml:2: mqtt.brokers: brokers[1]: "tcp://b:1883" is not TLS while brokers[0] ("ssl://a:8883") is: a failover would send the credentials and alerts in the clear (use ssl://, mqtts:// or wss:// for every node, or for none)`},
+		{"tls files need ssl brokers", "[mqtt]\nbrokers = [\"tcp://a:1883\", \"ws://b:80\"]\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl://, mqtts:// or wss:// broker`},
 		{"tls files need ssl", "[mqtt]\nbroker = \"tcp://h:1883\"\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl://, mqtts:// or wss:// broker`},
 		{"cert without key", "[mqtt]\nbroker = \"ssl://h:8883\"\ncert_file = \"/c.pem\"\n", `config.toml:3: mqtt.cert_file: cert_file and key_file go together`},
 		{"keepalive", "[mqtt]\nkeepalive = \"2s\"\n", `config.toml:2: mqtt.keepalive: must be between 5s and 18h12m15s (got "2s")`},
-		{"discovery_prefix", "[mqtt]\ndiscovery_prefix = \"ha/+\"\n", `config.toml:2: mqtt.discovery_prefix: must not contain the wildcards + or # (got "ha/+")`},
+		{"discovery_prefix", "[mqtt]\ndiscovery_prefix = \"ha/+\"\n", `config.toml:2: mqtt.discovery_prefix: must not contain "+" (the MQTT single-level wildcard: no broker takes it in a topic name) (got "ha/+")`},
 		{"mqtt min_severity", "[mqtt]\nmin_severity = \"debug\"\n", `config.toml:2: mqtt.min_severity: must be info, warning or critical (got "debug")`},
 		{"password env and file", "[mqtt]\npassword_env = \"P\"\npassword_file = \"p\"\n", `config.toml:3: mqtt.password_file: set either password_env or password_file, not both`},
 
@@ -374,6 +389,12 @@ func TestErrors(t *testing.T) {
 		{"telegram allowed_users without chats", "[telegram]\ntoken_env = \"T\"\nchat_id = -100\nallowed_users = [7]\n", `config.toml:4: telegram.allowed_users: has no effect without allowed_chats: commands are answered only in allowed chats; add the chats the users write in`},
 		{"telegram api_url", "[telegram]\napi_url = \"api.telegram.org\"\n", `config.toml:2: telegram.api_url: must be an http:// or https:// URL (got "api.telegram.org")`},
 		{"telegram min_severity", "[telegram]\nmin_severity = \"Warning\"\n", `config.toml:2: telegram.min_severity: must be info, warning or critical (got "Warning")`},
+		{"telegram quiet_hours", "[telegram]\nquiet_hours = \"22:00\"\n", `config.toml:2: telegram.quiet_hours: must be "HH:MM-HH:MM" (got "22:00")`},
+		{"telegram quiet_hours clock", "[telegram]\nquiet_hours = \"22:00-7:00\"\n", `config.toml:2: telegram.quiet_hours: must be "HH:MM-HH:MM" on a 24-hour clock (got "22:00-7:00")`},
+		{"telegram quiet_hours empty window", "[telegram]\nquiet_hours = \"07:00-07:00\"\n", `config.toml:2: telegram.quiet_hours: start and end must differ (got "07:00-07:00")`},
+		{"telegram quiet_min_severity", "[telegram]\nquiet_min_severity = \"high\"\n", `config.toml:2: telegram.quiet_min_severity: must be info, warning or critical (got "high")`},
+		{"telegram max_per_hour negative", "[telegram]\nmax_per_hour = -1\n", `config.toml:2: telegram.max_per_hour: must be 0 (no cap) to 1000 (got -1)`},
+		{"telegram max_per_hour too many", "[telegram]\nmax_per_hour = 5000\n", `config.toml:2: telegram.max_per_hour: must be 0 (no cap) to 1000 (got 5000)`},
 
 		{"http listen off loopback without a password", "[http]\nlisten = \"0.0.0.0:8080\"\n",
 			`config.toml:2: http.listen: "0.0.0.0:8080" is reachable from the network: set http.password_file (basic auth), or listen on 127.0.0.1`},
@@ -599,47 +620,6 @@ func TestSetDefaultID(t *testing.T) {
 	}
 }
 
-func TestWindow(t *testing.T) {
-	day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
-	tests := []struct {
-		window string
-		t      time.Time
-		want   bool
-	}{
-		{"07:00-22:00", at(7, 0), true},
-		{"07:00-22:00", at(6, 59), false},
-		{"07:00-22:00", at(21, 59), true},
-		{"07:00-22:00", at(22, 0), false},
-		{"22:00-06:00", at(23, 0), true},
-		{"22:00-06:00", at(3, 0), true},
-		{"22:00-06:00", at(6, 0), false},
-		{"22:00-06:00", at(12, 0), false},
-		{"18:00-24:00", at(23, 59), true},
-		{"18:00-24:00", at(0, 0), false},
-		{"00:00-24:00", at(12, 0), true},
-	}
-	for _, tt := range tests {
-		w, err := parseWindow(tt.window)
-		if err != nil {
-			t.Fatalf("parseWindow(%q): %v", tt.window, err)
-		}
-		if got := w.Contains(tt.t); got != tt.want {
-			t.Errorf("%s.Contains(%s) = %v, want %v", tt.window, tt.t.Format("15:04"), got, tt.want)
-		}
-		if w.String() != tt.window {
-			t.Errorf("parseWindow(%q).String() = %q", tt.window, w.String())
-		}
-	}
-	var none *Window
-	if !none.Contains(day) {
-		t.Error("nil window: Contains = false, want true")
-	}
-	if _, err := parseWindow("24:00-06:00"); err == nil {
-		t.Error("parseWindow(24:00-06:00): want error")
-	}
-}
-
 func TestDurationString(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "0", 30 * time.Second: "30s", 30 * time.Minute: "30m", 6 * time.Hour: "6h",
@@ -674,6 +654,24 @@ func TestSimWave(t *testing.T) {
 	}
 }
 
+// TestTelegramQuietHours: quiet_hours parses like active_hours (it may
+// wrap midnight), quiet_min_severity defaults to critical, max_per_hour to
+// 20, and 0 turns the cap off.
+func TestTelegramQuietHours(t *testing.T) {
+	c := mustParse(t, "[telegram]\nquiet_hours = \"22:30-07:00\"\nquiet_min_severity = \"warning\"\nmax_per_hour = 0\n")
+	g := c.Telegram
+	if g.Quiet == nil || g.Quiet.Start != 22*time.Hour+30*time.Minute || g.Quiet.End != 7*time.Hour {
+		t.Errorf("Quiet = %+v, want 22:30-07:00", g.Quiet)
+	}
+	if g.QuietMinSeverity != "warning" || g.MaxPerHour != 0 {
+		t.Errorf("quiet_min_severity = %q, max_per_hour = %d; want warning, 0", g.QuietMinSeverity, g.MaxPerHour)
+	}
+	d := mustParse(t, "").Telegram
+	if d.Quiet != nil || d.QuietMinSeverity != "critical" || d.MaxPerHour != 20 {
+		t.Errorf("defaults: Quiet = %v, quiet_min_severity = %q, max_per_hour = %d; want nil, critical, 20", d.Quiet, d.QuietMinSeverity, d.MaxPerHour)
+	}
+}
+
 func TestBrokerURLs(t *testing.T) {
 	for _, broker := range []string{
 		"tcp://127.0.0.1:1883", "mqtt://h:1883", "ssl://h:8883", "mqtts://h:8883",
@@ -687,6 +685,32 @@ func TestBrokerURLs(t *testing.T) {
 	// A CA file goes with every TLS scheme, WebSockets over TLS included.
 	for _, broker := range []string{"ssl://h:8883", "mqtts://h:8883", "wss://h:443/mqtt"} {
 		mustParse(t, "[mqtt]\nbroker = \""+broker+"\"\nca_file = \"/etc/vigil/ca.pem\"\n")
+	}
+}
+
+// TestBrokersList: brokers takes every URL form broker takes, a node of
+// each form in one list, and enables MQTT like broker; a CA file goes with
+// a list whose nodes all use TLS.
+func TestBrokersList(t *testing.T) {
+	c := mustParse(t, "[mqtt]\nbrokers = [\"tcp://a:1883\", \"mqtt://b:1883\", \"ws://c:9001/mqtt\"]\n")
+	if want := []string{"tcp://a:1883", "mqtt://b:1883", "ws://c:9001/mqtt"}; !slices.Equal(c.MQTT.Brokers, want) || c.MQTT.Broker != "" || !c.MQTTEnabled() {
+		t.Errorf("brokers = %q, broker = %q, MQTTEnabled = %v; want %q, \"\", true", c.MQTT.Brokers, c.MQTT.Broker, c.MQTTEnabled(), want)
+	}
+	mustParse(t, "[mqtt]\nbrokers = [\"ssl://a:8883\", \"mqtts://b:8883\", \"wss://c:443/mqtt\"]\nca_file = \"/etc/vigil/ca.pem\"\ncert_file = \"/etc/vigil/c.pem\"\nkey_file = \"/etc/vigil/k.pem\"\n")
+}
+
+// TestCheckTopicPrefix: what every broker takes passes (levels, a space,
+// non-ASCII letters); malformed UTF-8, which a file cannot hold but an
+// environment variable or a flag can, does not.
+func TestCheckTopicPrefix(t *testing.T) {
+	for _, ok := range []string{"vigil", "site-a/vigil", "green house", "Grünhaus/vigil", "a_b", strings.Repeat("v", MaxTopicPrefix)} {
+		if err := CheckTopicPrefix(ok); err != nil {
+			t.Errorf("CheckTopicPrefix(%q) = %v, want nil", ok, err)
+		}
+	}
+	want := `must be valid UTF-8: MQTT requires it, and HiveMQ (by default) and EMQX in strict mode close the connection over a malformed topic (got "site\xff")`
+	if err := CheckTopicPrefix("site\xff"); err == nil || err.Error() != want {
+		t.Errorf("CheckTopicPrefix(%q) = %v, want %s", "site\xff", err, want)
 	}
 }
 

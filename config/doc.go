@@ -17,6 +17,7 @@
 // once: RuleSpec hands them out); override.go applies VIGIL_<SECTION>_<KEY>
 // and the run-time overlay on top and says where each value came from
 // (Origin); secret.go resolves the *_env and *_file secrets; warn.go
-// lists setups that run but are unsafe; write.go writes the resolved
-// config back as TOML (`vigil config check`).
+// lists setups that run but are unsafe; calibrate.go reads a sensor's
+// calibration; write.go writes the resolved config back as TOML (`vigil
+// config check`).
 package config

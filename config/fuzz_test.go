@@ -27,6 +27,8 @@ func addSeeds(f *testing.F) {
 		"[llm]\napi_key = \"sk\"\n[telegram]\nchat_id = 1\n",
 		"[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = \"x\"\n",
 		"[heartbeat]\nchecklist = \"~/HEARTBEAT.md\"\nschedule = [\"07:30\"]\n[llm]\nmodel = \"../m\"\n",
+		"[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ncalibrate = { temperature = { offset = -1.5 }, humidity = { points = [[35, 33.2], [75.0, 76.1]] } }\n",
+		"[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n[sensor.calibrate.temperature]\npoints = [[1e300, -0.0], [nan, 1]]\n",
 	} {
 		f.Add(s)
 	}

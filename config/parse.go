@@ -27,6 +27,10 @@ const (
 	DefaultOpenAIModel    = "gpt-4o-mini"
 	DefaultAnthropicModel = "claude-3-5-haiku-latest"
 	DefaultTelegramURL    = "https://api.telegram.org"
+	// DefaultMaxPerHour is [telegram] max_per_hour: alert messages an hour
+	// before further alerts are folded into a digest; MaxMaxPerHour its bound.
+	DefaultMaxPerHour = 20
+	MaxMaxPerHour     = 1000
 )
 
 // Error is a configuration error naming the key and, when known, its line.
@@ -161,7 +165,7 @@ func defaults() *Config {
 			DiscoveryPrefix: "homeassistant",
 			MinSeverity:     "info",
 		},
-		Telegram: Telegram{APIURL: DefaultTelegramURL, MinSeverity: "info"},
+		Telegram: Telegram{APIURL: DefaultTelegramURL, MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: DefaultMaxPerHour},
 		HTTP:     HTTP{Username: "vigil"},
 		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check"}},
 	}

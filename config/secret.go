@@ -157,8 +157,19 @@ func (c *Config) HeartbeatsOff() string {
 	return ""
 }
 
-// MQTTEnabled reports whether a broker is configured.
-func (c *Config) MQTTEnabled() bool { return c.MQTT.Broker != "" }
+// MQTTEnabled reports whether a broker (or a list of brokers) is configured.
+func (c *Config) MQTTEnabled() bool { return c.MQTT.Broker != "" || len(c.MQTT.Brokers) > 0 }
+
+// BrokerURLs returns the broker URLs in force: Brokers, or Broker alone.
+func (m *MQTT) BrokerURLs() []string {
+	if len(m.Brokers) > 0 {
+		return m.Brokers
+	}
+	if m.Broker != "" {
+		return []string{m.Broker}
+	}
+	return nil
+}
 
 // TelegramEnabled reports whether a bot token was resolved and a chat is set.
 func (c *Config) TelegramEnabled() bool {

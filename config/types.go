@@ -40,67 +40,6 @@ func (d Duration) String() string {
 	return s
 }
 
-// Contains reports whether the wall-clock time of t (in its own location)
-// falls inside the window. A nil window contains every time.
-func (w *Window) Contains(t time.Time) bool {
-	if w == nil {
-		return true
-	}
-	h, m, s := t.Clock()
-	off := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second +
-		time.Duration(t.Nanosecond())
-	if w.Start < w.End {
-		return off >= w.Start && off < w.End
-	}
-	return off >= w.Start || off < w.End // wraps midnight
-}
-
-// String returns "HH:MM-HH:MM".
-func (w *Window) String() string {
-	if w == nil {
-		return ""
-	}
-	f := func(d time.Duration) string {
-		return fmt.Sprintf("%02d:%02d", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
-	return f(w.Start) + "-" + f(w.End)
-}
-
-// parseWindow parses "HH:MM-HH:MM" (24h clock; the end may be "24:00").
-func parseWindow(s string) (*Window, error) {
-	start, end, ok := strings.Cut(s, "-")
-	if !ok {
-		return nil, fmt.Errorf(`must be "HH:MM-HH:MM" (got %q)`, s)
-	}
-	a, errA := parseClock(strings.TrimSpace(start), false)
-	b, errB := parseClock(strings.TrimSpace(end), true)
-	if errA != nil || errB != nil {
-		return nil, fmt.Errorf(`must be "HH:MM-HH:MM" on a 24-hour clock (got %q)`, s)
-	}
-	if a == b {
-		return nil, fmt.Errorf("start and end must differ (got %q)", s)
-	}
-	return &Window{Start: a, End: b}, nil
-}
-
-func parseClock(s string, allow24 bool) (time.Duration, error) {
-	if len(s) != 5 || s[2] != ':' {
-		return 0, fmt.Errorf("bad clock %q", s)
-	}
-	digit := func(c byte) bool { return c >= '0' && c <= '9' }
-	for _, i := range []int{0, 1, 3, 4} {
-		if !digit(s[i]) {
-			return 0, fmt.Errorf("bad clock %q", s)
-		}
-	}
-	h := int(s[0]-'0')*10 + int(s[1]-'0')
-	m := int(s[3]-'0')*10 + int(s[4]-'0')
-	if m > 59 || h > 24 || (h == 24 && (m != 0 || !allow24)) {
-		return 0, fmt.Errorf("bad clock %q", s)
-	}
-	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute, nil
-}
-
 // UnmarshalTOML decodes the channels key: an array of channel numbers, or
 // of tables { channel, quantity, unit, volts, values }, or of both.
 func (c *Channels) UnmarshalTOML(v any) error {

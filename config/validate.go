@@ -255,7 +255,7 @@ func (p *parser) validateHeartbeat() {
 		p.bad(k("checklist"), "must not be empty")
 	}
 	if h.ActiveHours != "" {
-		w, err := parseWindow(h.ActiveHours)
+		w, err := schedule.ParseWindow(h.ActiveHours)
 		if err != nil {
 			p.badErr(k("active_hours"), err)
 		}
@@ -529,6 +529,7 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			}
 		}
 	}
+	p.validateCalibration(i, s)
 	switch s.Driver {
 	case "ina219":
 		if !(s.ShuntOhms > 0) || math.IsInf(s.ShuntOhms, 0) {
@@ -780,9 +781,22 @@ func (p *parser) validateMQTT() {
 		if err != nil {
 			p.badErr(k("broker"), err)
 		}
-		tls = scheme == "ssl" || scheme == "mqtts" || scheme == "wss"
+		tls = tlsScheme(scheme)
 	}
-	if err := topicPrefix(m.TopicPrefix); err != nil {
+	if p.isDefined("mqtt", "brokers") {
+		switch {
+		case m.Broker != "":
+			p.bad(k("brokers"), "is an alternative to broker (set to %q on line %d): remove one of them", m.Broker, p.line(k("broker")))
+		case len(m.Brokers) == 0:
+			p.bad(k("brokers"), `must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`)
+		default:
+			var err error
+			if tls, err = brokerList(m.Brokers); err != nil {
+				p.badErr(k("brokers"), err)
+			}
+		}
+	}
+	if err := CheckTopicPrefix(m.TopicPrefix); err != nil {
 		p.badErr(k("topic_prefix"), err)
 	}
 	p.secretRef(at("mqtt", -1), "password", m.PasswordEnv, m.PasswordFile)
@@ -791,7 +805,7 @@ func (p *parser) validateMQTT() {
 			"needs a username: MQTT 3.1.1 cannot send a password without one (set mqtt.username)")
 	}
 	for _, f := range []struct{ key, val string }{{"ca_file", m.CAFile}, {"cert_file", m.CertFile}, {"key_file", m.KeyFile}} {
-		if f.val != "" && m.Broker != "" && !tls {
+		if f.val != "" && len(m.BrokerURLs()) > 0 && !tls {
 			p.bad(k(f.key), "needs an ssl://, mqtts:// or wss:// broker")
 		}
 	}
@@ -801,13 +815,46 @@ func (p *parser) validateMQTT() {
 	if m.Keepalive.Duration < 5*time.Second || m.Keepalive.Duration > 65535*time.Second {
 		p.bad(k("keepalive"), "must be between 5s and 18h12m15s (got %q)", m.Keepalive)
 	}
-	if err := topicPrefix(m.DiscoveryPrefix); err != nil {
+	if err := CheckTopicPrefix(m.DiscoveryPrefix); err != nil {
 		p.badErr(k("discovery_prefix"), err)
 	}
 	if !slices.Contains(Severities, m.MinSeverity) {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", m.MinSeverity)
 	}
 }
+
+// brokerList checks the nodes of mqtt.brokers: each a broker URL, none
+// twice, and TLS on all of them or on none (a failover from a TLS node to
+// a plain one would send the credentials in the clear). It reports
+// whether they use TLS.
+func brokerList(urls []string) (tls bool, err error) {
+	first := map[string]int{}
+	for i, u := range urls {
+		scheme, err := brokerURL(u)
+		if err != nil {
+			return false, fmt.Errorf("brokers[%d]: %w", i, err)
+		}
+		if j, dup := first[u]; dup {
+			return false, fmt.Errorf("brokers[%d]: %q is listed twice (also brokers[%d])", i, u, j)
+		}
+		first[u] = i
+		if i == 0 {
+			tls = tlsScheme(scheme)
+			continue
+		}
+		if tlsScheme(scheme) != tls {
+			plain, secure := i, 0
+			if tlsScheme(scheme) {
+				plain, secure = 0, i
+			}
+			return false, fmt.Errorf("brokers[%d]: %q is not TLS while brokers[%d] (%q) is: a failover would send the credentials and alerts in the clear (use ssl://, mqtts:// or wss:// for every node, or for none)",
+				plain, urls[plain], secure, urls[secure])
+		}
+	}
+	return tls, nil
+}
+
+func tlsScheme(scheme string) bool { return scheme == "ssl" || scheme == "mqtts" || scheme == "wss" }
 
 // brokerURL checks scheme://host:port (ws:// and wss:// may add a path,
 // as in wss://broker.example:443/mqtt) and returns the scheme.
@@ -832,20 +879,77 @@ func brokerURL(s string) (string, error) {
 	return u.Scheme, nil
 }
 
-// topicPrefix checks an MQTT topic prefix: no wildcards, no empty levels,
-// no leading or trailing slash, not a $-topic.
-func topicPrefix(s string) error {
+// Topic names that survive every broker. vigil is run against mosquitto,
+// EMQX, HiveMQ, VerneMQ and RabbitMQ's MQTT plugin; a prefix must mean the
+// same topic on each, so it may not hold a character any of them treats
+// specially:
+//   - + and #, the MQTT wildcards (MQTT 3.1.1 §4.7.1): a topic name with
+//     one is a protocol error everywhere;
+//   - . and *: RabbitMQ's plugin maps MQTT topics onto AMQP routing keys,
+//     "/" to "." and "+" to "*", and back on delivery ("." to "/", "*" to
+//     "+"; rabbitmq-server deps/rabbitmq_mqtt/src/rabbit_mqtt_util.erl,
+//     to_amqp/to_mqtt), so "site.a" is published as site/a, and a "*"
+//     level is a wildcard in the topic exchange;
+//   - a leading $: $SYS on every broker, $share/ on mosquitto, EMQX,
+//     HiveMQ and VerneMQ, $queue/ and $exclusive/ on EMQX, and a wildcard
+//     subscription never matches a $ topic (MQTT 3.1.1 §4.7.2);
+//   - NUL (MQTT 3.1.1 §1.5.3: the receiver must close the connection),
+//     control characters and Unicode non-characters (a receiver may close
+//     it), malformed UTF-8 (HiveMQ's UTF-8 validation, on by default, and
+//     EMQX's strict mode close it);
+//   - empty levels, a leading or trailing / (vigil's topics are
+//     <prefix>/<id>/<leaf> and a fleet view subscribes <prefix>/+/+);
+//   - more than 128 bytes: with a 64-byte device id the longest topic,
+//     <prefix>/<id>/problem/attributes, then stays within RabbitMQ's
+//     255-byte routing keys (an AMQP short string).
+// A space is allowed: every broker treats it as any other character.
+
+// topicSpecials are the characters refused anywhere in a prefix, and why.
+var topicSpecials = []struct {
+	r   rune
+	why string
+}{
+	{'+', "the MQTT single-level wildcard: no broker takes it in a topic name"},
+	{'#', "the MQTT multi-level wildcard: no broker takes it in a topic name"},
+	{'.', `RabbitMQ's MQTT plugin turns it into "/", so the topics would have levels that vigil fleet and Home Assistant do not look for`},
+	{'*', `RabbitMQ's MQTT plugin delivers it as "+", and a "*" level is a wildcard in its topic exchange`},
+}
+
+// MaxTopicPrefix is the longest topic_prefix or discovery_prefix, in bytes.
+const MaxTopicPrefix = 128
+
+// CheckTopicPrefix checks an MQTT topic prefix (topic_prefix,
+// discovery_prefix, vigil fleet --prefix) against what any of the brokers
+// above treats specially; the error names the character and the broker.
+func CheckTopicPrefix(s string) error {
 	switch {
 	case s == "":
 		return errors.New("must not be empty")
-	case strings.ContainsAny(s, "#+\x00"):
-		return fmt.Errorf("must not contain the wildcards + or # (got %q)", s)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("must be valid UTF-8: MQTT requires it, and HiveMQ (by default) and EMQX in strict mode close the connection over a malformed topic (got %q)", s)
+	}
+	for _, sp := range topicSpecials {
+		if strings.ContainsRune(s, sp.r) {
+			return fmt.Errorf("must not contain %q (%s) (got %q)", string(sp.r), sp.why, s)
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r == 0:
+			return fmt.Errorf("must not contain NUL (MQTT forbids it: every broker closes the connection) (got %q)", s)
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
+			return fmt.Errorf("must not contain %U, a control character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got %q)", r, s)
+		case (r >= 0xfdd0 && r <= 0xfdef) || r&0xfffe == 0xfffe:
+			return fmt.Errorf("must not contain %U, a Unicode non-character (MQTT 3.1.1 §1.5.3 lets a broker close the connection over one) (got %q)", r, s)
+		}
+	}
+	switch {
 	case strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") || strings.Contains(s, "//"):
 		return fmt.Errorf("must not start or end with / or contain empty levels (got %q)", s)
 	case strings.HasPrefix(s, "$"):
-		return fmt.Errorf("must not start with $ (reserved for the broker) (got %q)", s)
-	case len(s) > 128:
-		return fmt.Errorf("must be at most 128 bytes (got %d)", len(s))
+		return fmt.Errorf(`must not start with "$" (reserved for the broker: $SYS on every broker, $share/ on mosquitto, EMQX, HiveMQ and VerneMQ, $queue/ and $exclusive/ on EMQX; a wildcard subscription never matches it) (got %q)`, s)
+	case len(s) > MaxTopicPrefix:
+		return fmt.Errorf("must be at most %d bytes, so every topic stays within RabbitMQ's 255-byte routing keys (got %d)", MaxTopicPrefix, len(s))
 	}
 	return nil
 }
@@ -882,6 +986,19 @@ func (p *parser) validateTelegram() {
 	}
 	if !slices.Contains(Severities, t.MinSeverity) {
 		p.bad(k("min_severity"), "must be info, warning or critical (got %q)", t.MinSeverity)
+	}
+	if t.QuietHours != "" {
+		w, err := schedule.ParseWindow(t.QuietHours)
+		if err != nil {
+			p.badErr(k("quiet_hours"), err)
+		}
+		t.Quiet = w
+	}
+	if !slices.Contains(Severities, t.QuietMinSeverity) {
+		p.bad(k("quiet_min_severity"), "must be info, warning or critical (got %q)", t.QuietMinSeverity)
+	}
+	if t.MaxPerHour < 0 || t.MaxPerHour > MaxMaxPerHour {
+		p.bad(k("max_per_hour"), "must be 0 (no cap) to %d (got %d)", MaxMaxPerHour, t.MaxPerHour)
 	}
 }
 

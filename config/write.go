@@ -92,6 +92,9 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			}
 			t.raw("deadband", "{ "+strings.Join(parts, ", ")+" }")
 		}
+		if len(s.Calibrate) > 0 {
+			t.raw("calibrate", calibrateTOML(s.Calibrate))
+		}
 		if slices.Contains(keys, "shunt_ohms") {
 			t.raw("shunt_ohms", tomlFloat(s.ShuntOhms))
 			t.raw("max_current", tomlFloat(s.MaxCurrent))
@@ -153,7 +156,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 
 	m := c.MQTT
 	t.table("mqtt")
-	t.str("broker", m.Broker)
+	if len(m.Brokers) > 0 {
+		t.strs("brokers", m.Brokers)
+	} else {
+		t.str("broker", m.Broker)
+	}
 	t.str("topic_prefix", m.TopicPrefix)
 	t.str("username", m.Username)
 	t.str("password_env", m.PasswordEnv)
@@ -186,6 +193,9 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.raw("allowed_users", "["+strings.Join(users, ", ")+"]")
 	t.str("api_url", g.APIURL)
 	t.str("min_severity", g.MinSeverity)
+	t.str("quiet_hours", g.QuietHours)
+	t.str("quiet_min_severity", g.QuietMinSeverity)
+	t.int("max_per_hour", int64(g.MaxPerHour))
 
 	hp := c.HTTP
 	t.table("http")

@@ -46,9 +46,7 @@ func EngineConfig(cfg *config.Config) (heartbeat.Config, error) {
 	default:
 		ec.Interval = hb.Interval.Duration
 	}
-	if hb.Active != nil {
-		ec.Active = &heartbeat.Window{Start: hb.Active.Start, End: hb.Active.End}
-	}
+	ec.Active = hb.Active
 	for _, s := range cfg.Sensors {
 		for q, d := range s.Deadband {
 			ec.Deadbands[s.Name+"."+q] = d

@@ -131,6 +131,13 @@ func WriteStatus(w io.Writer, st heartbeat.Status, rt *manage.Runtime, running, 
 	}
 	sort.Strings(ob)
 	fmt.Fprintf(w, "outbox:   %s (dropped %d)\n", strings.Join(ob, ", "), st.OutboxDropped)
+	if st.Held != nil { // what Telegram holds for its digest
+		label := "held:"
+		for _, l := range st.Held.Lines() {
+			fmt.Fprintf(w, "%-10s%s\n", label, l)
+			label = ""
+		}
+	}
 	if len(st.Firing) > 0 {
 		fmt.Fprintf(w, "firing:   %s\n", strings.Join(st.Firing, ", "))
 	} else {

@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -43,11 +44,15 @@ type Sensor interface {
 	Sense(ctx context.Context) ([]Reading, error)
 }
 
-// Named binds a configured name and a read timeout to a Sensor.
+// Named binds a configured name, a read timeout and calibrations to a
+// Sensor.
 type Named struct {
 	Name    string // [a-z0-9_]; readings become Name.quantity
 	Sensor  Sensor
 	Timeout time.Duration // zero means no per-sensor timeout
+	// Calibrate corrects the sensor's readings, by quantity; Sense applies
+	// it before the readings enter the snapshot.
+	Calibrate map[string]Calibration
 }
 
 // Value is a reading's value with its unit, keyed by "sensor.quantity" in a Snapshot.
@@ -61,6 +66,10 @@ type Snapshot struct {
 	Time     time.Time         `json:"time"`             // when it was taken (wall clock, may be implausible)
 	Readings map[string]Value  `json:"readings"`         // "air.temperature" -> 21.4 °C
 	Errors   map[string]string `json:"errors,omitempty"` // "air" -> "bme280: i2c bus 1 addr 0x76: nack"
+	// Raw holds the driver's values of the calibrated readings, before
+	// calibration ("air.temperature" -> 21.9 while Readings has 20.4);
+	// nil when no reading is calibrated. Only `vigil sensors` shows it.
+	Raw map[string]float64 `json:"-"`
 }
 
 // Key returns the snapshot key of a sensor's quantity: "air.temperature".
@@ -84,7 +93,9 @@ func (s Snapshot) Keys() []string {
 
 // Sense reads every sensor once, each under its own timeout, and returns the
 // snapshot stamped with now. A failing or hanging sensor becomes an entry in
-// Errors; it never stops the others.
+// Errors; it never stops the others. Each reading is calibrated here, the one
+// place readings enter a snapshot, so everything downstream sees the
+// corrected value.
 func Sense(ctx context.Context, sensors []Named, now time.Time) Snapshot {
 	// Most sensors report one to three quantities, the board five or six:
 	// sized up front, the map is not rebuilt as it grows.
@@ -115,7 +126,15 @@ func Sense(ctx context.Context, sensors []Named, now time.Time) Snapshot {
 			continue
 		}
 		for _, r := range res.readings {
-			snap.Readings[Key(n.Name, r.Quantity)] = Value{Value: r.Value, Unit: r.Unit}
+			key := Key(n.Name, r.Quantity)
+			if c, ok := n.Calibrate[r.Quantity]; ok {
+				if snap.Raw == nil {
+					snap.Raw = map[string]float64{}
+				}
+				snap.Raw[key] = r.Value
+				r.Value = c.Apply(r.Value)
+			}
+			snap.Readings[key] = Value{Value: r.Value, Unit: r.Unit}
 		}
 	}
 	return snap
@@ -130,5 +149,6 @@ func (s Snapshot) Clone() *Snapshot {
 	for k, v := range s.Errors {
 		c.Errors[k] = v
 	}
+	c.Raw = maps.Clone(s.Raw)
 	return &c
 }

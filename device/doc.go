@@ -8,7 +8,8 @@
 // file per chip (bme280.go, sht4x.go, ...) implements Sensor on a borrowed
 // periph.io bus, citing its datasheet for every magic number; health.go
 // is the board's own sensor (CPU temperature, load, memory, disk);
-// kernel.go reads the kernel's IIO and hwmon sensors; scan.go probes an
+// kernel.go reads the kernel's IIO and hwmon sensors; calibrate.go
+// corrects a reading with its [[sensor]]'s calibration; scan.go probes an
 // I²C bus; sim.go is the simulated board `make run` uses. Drivers do not
 // log; their errors start with the chip ("bme280: ...").
 package device

@@ -12,7 +12,7 @@ type DriverInfo struct {
 	Chip      string   // what it is
 	Bus       string   // "i2c", "i2c or spi", "spi", "w1" (kernel 1-Wire), "sysfs" (kernel IIO/hwmon), "none"
 	Addresses []uint16 // I²C addresses the chip can be strapped to; the first is the default
-	Keys      []string // driver-specific config keys, besides name, driver, bus, address, timeout, deadband
+	Keys      []string // driver-specific config keys, besides name, driver, bus, address, timeout, deadband, calibrate
 }
 
 func addrRange(from, to uint16) []uint16 {

@@ -56,3 +56,16 @@ func ExampleADCChannel_Reading() {
 	// Output:
 	// {soil 50 %}
 }
+
+// A humidity sensor that reads 35 % in a 33.2 % salt box and 75 % in a
+// 76.1 % one: the line through the two points corrects every reading.
+func ExampleTwoPoint() {
+	c := device.TwoPoint(35, 33.2, 75, 76.1)
+	for _, raw := range []float64{35, 55, 75} {
+		fmt.Printf("%g -> %.2f\n", raw, c.Apply(raw))
+	}
+	// Output:
+	// 35 -> 33.20
+	// 55 -> 54.65
+	// 75 -> 76.10
+}

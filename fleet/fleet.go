@@ -1,18 +1,24 @@
 // Package fleet is the view model of `vigil fleet`: the state of every
 // device seen on a broker, built from the retained and live messages vigil
 // publishes under <prefix>/<id>/ (status, info, heartbeat, sensors, alert,
-// problem/attributes). It holds no connection: the caller subscribes and
-// hands each message to View.Handle, so the view is testable without a
-// broker, on an injected clock.
+// problem/attributes), and from the devices' answers to a roll call
+// (mqtt.RollCallTopic), which repeat status, info, heartbeat and problem
+// state, not retained, for brokers that deliver no retained messages to a
+// wildcard. It holds no connection: the caller subscribes and hands each
+// message to View.Handle, so the view is testable without a broker, on an
+// injected clock.
 //
 // Policy: a device is
 //   - offline when its retained status says so (a clean stop or the Last
-//     Will the broker sends 1.5 × keepalive after the device went silent);
+//     Will the broker sends after the device went silent: nominally 1.5 ×
+//     keepalive, measured 1.7-2.9 × by the time the broker checks);
 //   - stale when its status is still online but nothing was heard from it
 //     for 3 × its heartbeat interval (or View's StaleAfter, when set): a
 //     device that hangs with its TCP connection up, or a broker that has
 //     not yet noticed;
-//   - online otherwise.
+//   - online otherwise, since the time its info says the connection came
+//     up (a roll call's answer repeats it; only a change of status is
+//     dated by its arrival).
 //
 // A notice (alert state "notice": a setting changed, the checklist
 // replaced, a test alert; or the firing system alert an older vigil sent
@@ -24,6 +30,7 @@
 package fleet
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -172,7 +179,9 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 		if p != Online && p != Offline {
 			return fmt.Errorf("%s: status %q, want online or offline", topic, p)
 		}
-		if p != e.status || !retained {
+		// Only a change is dated: a roll call's answer repeats "online"
+		// (not retained) without the device having come online again.
+		if p != e.status {
 			e.statusAt = time.Time{}
 			if !retained {
 				e.statusAt = now
@@ -263,17 +272,150 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 	return nil
 }
 
-// Devices returns every device seen, sorted by id, with states computed at
-// the clock's now.
+// Devices returns every device seen, with states computed at the clock's
+// now, in the order of Compare: the ones that need a look first.
 func (v *View) Devices() []Device {
 	now := v.clock.Now()
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	out := make([]Device, 0, len(v.devices))
-	for _, id := range slices.Sorted(maps.Keys(v.devices)) {
-		out = append(out, v.devices[id].device(now, v.StaleAfter))
+	for _, e := range v.devices {
+		out = append(out, e.device(now, v.StaleAfter))
 	}
+	v.mu.Unlock()
+	slices.SortFunc(out, Compare)
 	return out
+}
+
+// Compare orders devices for a person who has a thousand of them: the
+// firing ones first, the most severe problem first, then the offline, the
+// stale, the unknown and last the online ones; within each, by id in
+// natural order (dev-9 before dev-10). It depends on nothing but the
+// devices, so the order is the same at every redraw and only a device
+// whose state changed moves.
+func Compare(a, b Device) int {
+	if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+		return c
+	}
+	if c := compareIDs(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// rank is a device's place in Compare: firing by severity, then by state.
+func rank(d Device) int {
+	if len(d.Firing) > 0 {
+		worst := alert.Severity(0)
+		for _, f := range d.Firing {
+			worst = max(worst, f.Severity)
+		}
+		return -int(worst)
+	}
+	switch d.State {
+	case Offline:
+		return 1
+	case Stale:
+		return 2
+	case Unknown:
+		return 3
+	}
+	return 4
+}
+
+// compareIDs compares ids with their runs of digits as numbers.
+func compareIDs(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// Summary counts a fleet: the devices in each state, and those with a
+// problem firing (in any state).
+type Summary struct {
+	Devices int `json:"devices"`
+	Online  int `json:"online"`
+	Offline int `json:"offline"`
+	Stale   int `json:"stale"`
+	Unknown int `json:"unknown"`
+	Firing  int `json:"firing"`
+}
+
+// Summarize counts devs.
+func Summarize(devs []Device) Summary {
+	s := Summary{Devices: len(devs)}
+	for _, d := range devs {
+		switch d.State {
+		case Online:
+			s.Online++
+		case Offline:
+			s.Offline++
+		case Stale:
+			s.Stale++
+		default:
+			s.Unknown++
+		}
+		if len(d.Firing) > 0 {
+			s.Firing++
+		}
+	}
+	return s
+}
+
+// Filter picks the devices to show: those firing, offline or stale, any of
+// the ones set; every device when none is set.
+type Filter struct {
+	Firing  bool `json:"firing,omitempty"`
+	Offline bool `json:"offline,omitempty"`
+	Stale   bool `json:"stale,omitempty"`
+}
+
+// Any reports whether the filter picks anything out (some field is set).
+func (f Filter) Any() bool { return f.Firing || f.Offline || f.Stale }
+
+// Match reports whether d is shown.
+func (f Filter) Match(d Device) bool {
+	return !f.Any() || (f.Firing && len(d.Firing) > 0) || (f.Offline && d.State == Offline) || (f.Stale && d.State == Stale)
+}
+
+// String names what the filter shows: "firing or offline".
+func (f Filter) String() string {
+	var parts []string
+	for _, p := range []struct {
+		on   bool
+		name string
+	}{{f.Firing, "firing"}, {f.Offline, Offline}, {f.Stale, Stale}} {
+		if p.on {
+			parts = append(parts, p.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "all"
+	}
+	return strings.Join(parts, " or ")
 }
 
 func (e *entry) device(now time.Time, staleAfter time.Duration) Device {
@@ -306,9 +448,11 @@ func (e *entry) device(now time.Time, staleAfter time.Duration) Device {
 	}
 	switch e.status {
 	case Online:
+		// info is published right after "online", and again in a roll
+		// call's answer, with the time the connection came up.
 		d.State, d.Since = Online, e.statusAt
-		if d.Since.IsZero() && e.info != nil {
-			d.Since = e.info.Time // info is published right after "online"
+		if e.info != nil && !e.info.Time.IsZero() {
+			d.Since = e.info.Time
 		}
 	case Offline:
 		// A retained offline says nothing of when: the device went

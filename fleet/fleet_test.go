@@ -189,7 +189,7 @@ func TestNoticesNeverFire(t *testing.T) {
 		t.Errorf("last alert = %+v, want r1 (a notice is no alert)", d.LastAlert)
 	}
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, clock.Now(), v.Devices()); err != nil {
+	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"setting", "checklist", "notes", "test"} {
@@ -236,26 +236,44 @@ func TestWriteTableAndJSON(t *testing.T) {
 		msg{"vigil/greenhouse-pi/info", `{"time":"2026-11-26T11:00:00Z","board":"pi4","version":"v1.0.0","interval":"30m0s"}`, true},
 		msg{"vigil/greenhouse-pi/heartbeat", hbJSON(t0.Add(-5*time.Minute), 30*time.Minute, "ok"), true},
 		msg{"vigil/freezer/status", "offline", true},
+		msg{"vigil/freezer/problem/attributes", `{"firing":[{"severity":"critical","source":"rule","rule":"too_warm","summary":"-12 °C","time":"2026-11-26T11:50:00Z"}]}`, true},
 	)
 	var buf bytes.Buffer
-	if err := WriteTable(&buf, clock.Now(), v.Devices()); err != nil {
+	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	out := buf.String()
-	for _, want := range []string{"2 devices: 1 online, 0 stale, 1 offline", "greenhouse-pi  online", "ok (unchanged) 5m ago", "pi4", "v1.0.0", "freezer"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
+	want := "2 devices: 1 online, 1 offline, 0 stale, 1 firing  12:00:00Z\n" +
+		"DEVICE         STATE    SINCE   HEARTBEAT  FIRING\n" +
+		"freezer        offline  -       -          critical too_warm\n" +
+		"greenhouse-pi  online   1h ago  ok 5m ago  -\n"
+	if got := buf.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 	buf.Reset()
-	if err := WriteJSON(&buf, clock.Now(), v.Devices()); err != nil {
+	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{Stale: true}).WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if want := "2 devices: 1 online, 1 offline, 0 stale, 1 firing  12:00:00Z\nno device is stale\n"; buf.String() != want {
+		t.Errorf("table with nothing to show:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{Firing: true}).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	var snap Snapshot
 	if err := json.Unmarshal(buf.Bytes(), &snap); err != nil {
 		t.Fatalf("json: %v\n%s", err, buf.String())
 	}
-	if len(snap.Devices) != 2 || snap.Devices[1].ID != "greenhouse-pi" || snap.Devices[1].Interval != Duration(30*time.Minute) || snap.Devices[0].State != Offline {
+	if len(snap.Devices) != 1 || snap.Devices[0].ID != "freezer" || snap.Devices[0].State != Offline ||
+		snap.Summary != (Summary{Devices: 2, Online: 1, Offline: 1, Firing: 1}) || snap.Filter == nil || !snap.Filter.Firing {
 		t.Errorf("json round trip = %+v", snap)
+	}
+	buf.Reset()
+	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var all Snapshot
+	if err := json.Unmarshal(buf.Bytes(), &all); err != nil || len(all.Devices) != 2 || all.Devices[1].Interval != Duration(30*time.Minute) || all.Filter != nil {
+		t.Errorf("json round trip without a filter = %+v (%v)", all, err)
 	}
 }

@@ -5,77 +5,153 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
-// Snapshot is the --json form of the view.
+// Snapshot is the fleet at one instant: the --json form of the view, and
+// what the table shows. Summary counts every device; Devices are the ones
+// Filter shows, in the order of Compare.
 type Snapshot struct {
 	Time    time.Time `json:"time"`
+	Summary Summary   `json:"summary"`
+	Filter  *Filter   `json:"filter,omitempty"` // nil: every device
 	Devices []Device  `json:"devices"`
 }
 
-// WriteJSON writes the devices as one indented JSON document.
-func WriteJSON(w io.Writer, now time.Time, devs []Device) error {
-	if devs == nil {
-		devs = []Device{}
+// NewSnapshot is the snapshot at now of all (the view's Devices), showing
+// the devices f matches.
+func NewSnapshot(now time.Time, all []Device, f Filter) Snapshot {
+	s := Snapshot{Time: now.UTC(), Summary: Summarize(all), Devices: []Device{}}
+	if f.Any() {
+		s.Filter = &f
+	}
+	for _, d := range all {
+		if f.Match(d) {
+			s.Devices = append(s.Devices, d)
+		}
+	}
+	return s
+}
+
+// WriteJSON writes the snapshot as one indented JSON document.
+func (s Snapshot) WriteJSON(w io.Writer) error {
+	if s.Devices == nil {
+		s.Devices = []Device{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(Snapshot{Time: now.UTC(), Devices: devs}); err != nil {
+	if err := enc.Encode(s); err != nil {
 		return fmt.Errorf("write fleet json: %w", err)
 	}
 	return nil
 }
 
-// summaryWidth bounds the last alert's summary in the table.
-const summaryWidth = 48
+// Width is the widest line WriteTable writes: an 80-column terminal.
+const Width = 80
 
-// WriteTable writes the devices as an aligned table, one line per device,
-// with a header and a count line.
-func WriteTable(w io.Writer, now time.Time, devs []Device) error {
-	counts := map[string]int{}
-	for _, d := range devs {
-		counts[d.State]++
+// The table's columns, at most this wide (in characters); FIRING, the
+// last, gets what is left of Width. An id longer than idWidth is cut
+// with an ellipsis: --json has it whole, as it has each device's board,
+// version, heartbeat reason and last alert, which the table leaves out.
+const (
+	idWidth    = 24
+	sinceWidth = 8  // "59m ago", "100d ago"
+	beatWidth  = 16 // "skipped 100d ago"
+	colGap     = 2
+)
+
+var tableHeader = []string{"DEVICE", "STATE", "SINCE", "HEARTBEAT", "FIRING"}
+
+// WriteTable writes the snapshot for a person: a summary line (the whole
+// fleet), a line naming the filter when one is set, then one line per
+// device shown. No line is wider than Width.
+func (s Snapshot) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(s.summaryLine())
+	b.WriteByte('\n')
+	if s.Filter != nil {
+		if len(s.Devices) == 0 {
+			fmt.Fprintf(&b, "no device is %s\n", s.Filter)
+		} else {
+			fmt.Fprintf(&b, "%d shown: %s\n", len(s.Devices), s.Filter)
+		}
 	}
-	fmt.Fprintf(w, "%d devices: %d online, %d stale, %d offline  (%s)\n", len(devs), counts[Online], counts[Stale], counts[Offline],
-		now.UTC().Format("2006-01-02 15:04:05Z"))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEVICE\tSTATE\tSINCE\tHEARTBEAT\tFIRING\tLAST ALERT\tBOARD\tVERSION")
-	for _, d := range devs {
-		hb := "-"
-		if h := d.Heartbeat; h != nil {
-			hb = h.Outcome
-			if h.Reason != "" {
-				hb += " (" + h.Reason + ")"
-			}
-			hb += " " + ago(time.Duration(h.Age))
+	if len(s.Devices) > 0 || s.Filter == nil {
+		rows := [][]string{tableHeader}
+		for _, d := range s.Devices {
+			rows = append(rows, s.row(d))
 		}
-		firing := "-"
-		if len(d.Firing) > 0 {
-			names := make([]string, len(d.Firing))
-			for i, f := range d.Firing {
-				names[i] = f.Rule
-				if names[i] == "" {
-					names[i] = f.Source
-				}
-			}
-			firing = strings.Join(names, ",")
-		}
-		last := "-"
-		if a := d.LastAlert; a != nil {
-			last = a.Severity.String() + " " + a.State + ": " + clip(a.Summary, summaryWidth)
-		}
-		since := "-"
-		if !d.Since.IsZero() {
-			since = ago(now.Sub(d.Since))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, since, hb, firing, last, or(d.Board), or(d.Version))
+		writeColumns(&b, rows)
 	}
-	if err := tw.Flush(); err != nil {
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write fleet table: %w", err)
 	}
 	return nil
+}
+
+// summaryLine is "1000 devices: 990 online, 5 offline, 3 stale, 2 firing"
+// (", 1 unknown" when there is one) and the time, when it fits.
+func (s Snapshot) summaryLine() string {
+	c := s.Summary
+	line := fmt.Sprintf("%d devices: %d online, %d offline, %d stale, %d firing", c.Devices, c.Online, c.Offline, c.Stale, c.Firing)
+	if c.Unknown > 0 {
+		line += fmt.Sprintf(", %d unknown", c.Unknown)
+	}
+	if at := "  " + s.Time.UTC().Format("15:04:05Z"); len(line)+len(at) <= Width {
+		line += at
+	}
+	return line
+}
+
+func (s Snapshot) row(d Device) []string {
+	beat := "-"
+	if h := d.Heartbeat; h != nil {
+		beat = h.Outcome + " " + ago(time.Duration(h.Age))
+	}
+	firing := "-"
+	if len(d.Firing) > 0 {
+		worst := d.Firing[0].Severity
+		names := make([]string, len(d.Firing))
+		for i, f := range d.Firing {
+			worst = max(worst, f.Severity)
+			names[i] = f.Rule
+			if names[i] == "" {
+				names[i] = f.Source
+			}
+		}
+		firing = worst.String() + " " + strings.Join(names, ",")
+	}
+	since := "-"
+	if !d.Since.IsZero() {
+		since = ago(s.Time.Sub(d.Since))
+	}
+	return []string{clip(d.ID, idWidth), d.State, clip(since, sinceWidth), clip(beat, beatWidth), firing}
+}
+
+// writeColumns pads every column but the last to its widest cell and cuts
+// the last to what is left of Width.
+func writeColumns(b *strings.Builder, rows [][]string) {
+	n := len(rows[0])
+	widths := make([]int, n)
+	for _, r := range rows {
+		for i, cell := range r[:n-1] {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	used := 0
+	for _, w := range widths[:n-1] {
+		used += w + colGap
+	}
+	last := Width - used
+	for _, r := range rows {
+		for i, cell := range r[:n-1] {
+			b.WriteString(cell)
+			b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+colGap))
+		}
+		b.WriteString(clip(r[n-1], last))
+		b.WriteByte('\n')
+	}
 }
 
 // ago is a short age: 42s ago, 5m ago, 3h ago, 2d ago.
@@ -93,17 +169,11 @@ func ago(d time.Duration) string {
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
 
+// clip folds white space and cuts s to n characters, the last an ellipsis.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-func or(s string) string {
-	if s == "" {
-		return "-"
 	}
 	return s
 }

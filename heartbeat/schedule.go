@@ -25,8 +25,11 @@ package heartbeat
 
 import (
 	"context"
-	"hash/fnv"
+	"crypto/sha256"
+	"encoding/binary"
 	"time"
+
+	"github.com/vigil-iot/vigil/schedule"
 )
 
 // Schedule says when scheduled heartbeats run (heartbeat.schedule; see
@@ -171,34 +174,24 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // Window is a daily window of local time; End < Start wraps midnight.
-type Window struct {
-	Start, End time.Duration // offsets from local midnight
-}
-
-// Contains reports whether the local time of day of t (in loc) lies in the
-// window. It uses the wall-clock fields in loc, so "07:00" stays 07:00 across
-// DST changes.
-func (w Window) Contains(t time.Time, loc *time.Location) bool {
-	lt := t.In(loc)
-	tod := time.Duration(lt.Hour())*time.Hour + time.Duration(lt.Minute())*time.Minute +
-		time.Duration(lt.Second())*time.Second
-	if w.Start <= w.End {
-		return tod >= w.Start && tod < w.End
-	}
-	return tod >= w.Start || tod < w.End
-}
+type Window = schedule.Window
 
 // Phase returns the deterministic offset of a device's heartbeat within its
-// interval: a hash of the id mapped onto [0, interval/10), so a fleet
-// switched on together spreads its LLM calls.
+// interval: the first tick comes Phase after the daemon starts (or the
+// interval changes), the later ones every interval after it. It maps a
+// SHA-256 of the id onto the whole of [0, interval), so the phases of a
+// fleet are spread evenly whatever its ids look like (greenhouse-001,
+// greenhouse-002, …, or random hostnames), and a fleet switched on together
+// asks its LLM server at an even pace from the first run on: in any 5 s at
+// most 2× the fleet's average, wherever that average is large enough for
+// chance to matter little (TestPhaseSpreadsFleet). A schedule
+// (heartbeat.schedule) does not use it: its times are exact.
 func Phase(id string, interval time.Duration) time.Duration {
-	span := interval / 10
-	if span <= 0 {
+	if interval <= 0 {
 		return 0
 	}
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return time.Duration(h.Sum64() % uint64(span))
+	sum := sha256.Sum256([]byte(id))
+	return time.Duration(binary.BigEndian.Uint64(sum[:8]) % uint64(interval))
 }
 
 // nextTick returns the first tick of the schedule (first, first+interval, ...)

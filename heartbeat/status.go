@@ -31,6 +31,7 @@ type Status struct {
 	BudgetMax      int               `json:"llm_calls_per_day"`
 	Outbox         map[string]int    `json:"outbox"`
 	OutboxDropped  uint64            `json:"outbox_dropped"`
+	Held           *Held             `json:"held,omitempty"` // what Telegram holds for its digest
 	Firing         []string          `json:"rules_firing"`
 	Rules          []RuleStatus      `json:"rules"`
 	Runs           []store.Run       `json:"runs"`
@@ -81,7 +82,11 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 				return err
 			}
 		}
-		st.OutboxDropped, err = tx.Dropped()
+		if st.OutboxDropped, err = tx.Dropped(); err != nil {
+			return err
+		}
+		held, err := tx.TelegramHeld()
+		st.Held = heldStatus(held, loc)
 		return err
 	})
 	if err != nil {

@@ -1,8 +1,9 @@
 # A fleet on one broker (issue 16; included by the Makefile).
 #
-#   make fleet-bench        FLEET_N (default 200) real `vigil run` processes
-#                           on the sim board, one mosquitto, a fake LLM;
-#                           writes FLEET.md (~8 min at 200 on 2 cores)
+#   make fleet-bench        FLEET_N (default 1000) real `vigil run` processes
+#                           on the sim board, one mosquitto, a fake LLM
+#                           (120 of them first on their own, for the LLM
+#                           load); writes FLEET.md
 #   make fleet-bench-short  5 devices and short phases, for make test
 #                           (~80 s); its report goes to bin/FLEET-short.md
 #
@@ -10,7 +11,7 @@
 
 fleet_mk_default_goal := $(.DEFAULT_GOAL)
 
-FLEET_N ?= 200
+FLEET_N ?= 1000
 
 .PHONY: fleet-bench fleet-bench-short
 

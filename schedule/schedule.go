@@ -1,7 +1,8 @@
-// Package schedule parses heartbeat.schedule and computes its run times: a
-// list of times of day ("07:30") or one five-field cron expression
-// ("30 7 * * 1-5"), both read on the local clock face of the device's time
-// zone.
+// Package schedule reads the device's clock face: heartbeat.schedule and
+// its run times (a list of times of day, "07:30", or one five-field cron
+// expression, "30 7 * * 1-5"), and the daily windows heartbeat.active_hours
+// and telegram.quiet_hours (Window), all read on the local clock face of the
+// device's time zone.
 //
 // Policy for the clock face across DST changes, the same for both forms
 // (Debian cron does the same for fixed times):

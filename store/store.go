@@ -39,6 +39,7 @@ const (
 	DefaultHistoryCap = 2880
 	DefaultFingerCap  = 256
 	DefaultAlertLog   = 200
+	DefaultHeldCap    = 256
 )
 
 // Bucket names. Every bucket is created by Open.
@@ -54,10 +55,14 @@ var (
 	bucketAlertLog = []byte("alertlog")     // seq -> alert (JSON), every alert queued, for the timeline
 	bucketSettings = []byte("settings")     // setting key -> Setting (JSON), the run-time overlay
 	bucketNotes    = []byte("notes")        // seq -> Note (JSON), the model's notes, a ring of MaxNotes
+	// Telegram's digest (quiet hours, max_per_hour): the alerts it holds,
+	// and when its alert messages went out.
+	bucketTelegramHeld = []byte("telegram_held") // seq -> alert (JSON), a ring of HeldCap
+	bucketTelegramSent = []byte("telegram_sent") // seq -> time (time.MarshalBinary), the newest max_per_hour
 
 	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
 		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog,
-		bucketSettings, bucketNotes}
+		bucketSettings, bucketNotes, bucketTelegramHeld, bucketTelegramSent}
 )
 
 // Keys in the meta and telegram buckets.
@@ -68,6 +73,9 @@ var (
 	droppedKey    = []byte("outbox_dropped") // uint64
 	offsetKey     = []byte("offset")         // int64
 	chatKeyPrefix = "chat:"                  // + decimal configured chat id -> int64
+	dueKey        = []byte("digest_due")     // time: when the digest goes out
+	whyKey        = []byte("digest_why")     // string: why then
+	heldDropKey   = []byte("held_dropped")   // uint64: held alerts dropped from the full ring
 	textKeyPrefix = "text_model:"            // + model name -> "1": the model refused tools
 )
 
@@ -82,6 +90,7 @@ type Options struct {
 	HistoryCap int           // snapshots kept in the sensor history (2880)
 	FingerCap  int           // alert fingerprints kept (256)
 	AlertLog   int           // alerts kept in the timeline (200)
+	HeldCap    int           // alerts Telegram holds for its digest (256)
 	ReadOnly   bool          // open for reading (CLI without daemon)
 	// Reset moves a corrupt file aside and starts a fresh one, at Open and
 	// whenever a later transaction finds damage (the daemon). Without it a
@@ -290,6 +299,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.AlertLog <= 0 {
 		o.AlertLog = DefaultAlertLog
+	}
+	if o.HeldCap <= 0 {
+		o.HeldCap = DefaultHeldCap
 	}
 	return o
 }

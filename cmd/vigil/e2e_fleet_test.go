@@ -26,6 +26,27 @@ import (
 // Last Will while the test looks at it.
 func fleetDevice(t *testing.T, id, broker string, hot bool, mqttExtra ...string) string {
 	t.Helper()
+	rules := ""
+	if hot {
+		rules = alwaysRule
+	}
+	return fleetDeviceWith(t, id, fmt.Sprintf("broker = %q\n", broker)+strings.Join(mqttExtra, "\n"), 60*time.Second, rules)
+}
+
+// alwaysRule is a rule that fires for good on the sim board.
+const alwaysRule = `
+[[rule]]
+name = "always"
+when = "air.pressure > 0"
+severity = "critical"
+message = "pressure at {air.pressure}"
+`
+
+// fleetDeviceWith writes a fleet member's config with mqtt as the [mqtt]
+// table's lines (broker or brokers, and more), the given keepalive, and
+// extra (rules) at the end. It returns the config's path.
+func fleetDeviceWith(t *testing.T, id, mqtt string, keepalive time.Duration, extra string) string {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`
 [device]
@@ -46,19 +67,10 @@ driver = "bme280"
 sim = { every = "0s" }
 
 [mqtt]
-broker = %q
-keepalive = "60s"
 %s
-`, id, broker, strings.Join(mqttExtra, "\n"))
-	if hot {
-		cfg += `
-[[rule]]
-name = "always"
-when = "air.pressure > 0"
-severity = "critical"
-message = "pressure at {air.pressure}"
-`
-	}
+keepalive = %q
+%s
+`, id, mqtt, keepalive.String(), extra)
 	path := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -155,7 +167,7 @@ func TestFleetOnceJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("vigil fleet --once: %v", err)
 	}
-	for _, re := range []string{`5 devices: 3 online, 1 stale, 1 offline`, `(?m)^fleet-1\s+offline`, `(?m)^fleet-2\s+stale`, `(?m)^fleet-0\s+online\s.*always.*critical firing: pressure at`} {
+	for _, re := range []string{`5 devices: 3 online, 1 offline, 1 stale, 1 firing`, `(?m)^fleet-1\s+offline`, `(?m)^fleet-2\s+stale`, `(?m)^fleet-0\s+online\s.*critical always$`} {
 		if !regexp.MustCompile(re).Match(out) {
 			t.Errorf("fleet table does not match %s:\n%s", re, out)
 		}
@@ -260,6 +272,11 @@ func TestFleetACL(t *testing.T) {
 	viewer.Wait("vigil/acl-dev/status", 15*time.Second, payloadIs("online"))
 	viewer.Wait("vigil/acl-dev/info", 5*time.Second, nil)
 	viewer.Wait("vigil/acl-dev/alert", 15*time.Second, nil)
+	// The viewer calls the roll; the device, subscribed to it before it
+	// said online, may read it and answers.
+	infos := len(viewer.On("vigil/acl-dev/info"))
+	mosquittotest.SubscribeWith(t, b.URL(), as("fleet-viewer")).Publish("vigil/fleet/rollcall", false, "")
+	viewer.Wait("vigil/acl-dev/info", 5*time.Second, func(mosquittotest.Message) bool { return len(viewer.On("vigil/acl-dev/info")) > infos })
 
 	// The device's credentials, used to impersonate and to command.
 	spoof := mosquittotest.SubscribeWith(t, b.URL(), as("acl-dev"))

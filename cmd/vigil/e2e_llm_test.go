@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-iot/vigil/heartbeat"
 )
 
 // scriptedLLM is a local OpenAI-compatible server: the first heartbeat gets an
@@ -123,7 +125,8 @@ renotify = "15s"
 `)
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
 	d.waitLog(t, regexp.MustCompile(`mode=llm`), 10*time.Second)
-	d.waitLog(t, regexp.MustCompile(`msg=alert .*source=llm .*summary="humidity trend looks bad"`), 30*time.Second)
+	// The first heartbeat comes at the device's phase within the interval.
+	d.waitLog(t, regexp.MustCompile(`msg=alert .*source=llm .*summary="humidity trend looks bad"`), heartbeat.Phase("e2e", time.Minute)+30*time.Second)
 	if n := llm.count(); n != 1 {
 		t.Fatalf("LLM calls after the first heartbeat = %d, want 1", n)
 	}

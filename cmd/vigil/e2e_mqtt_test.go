@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 )
 
@@ -95,8 +96,9 @@ func TestMQTTAlertRetainedStateAndDiscovery(t *testing.T) {
 	}
 	d.waitLog(t, regexp.MustCompile(`msg=rule rule=always event=firing alert=`+regexp.QuoteMeta(a.ID)+`\b`), time.Second)
 
-	// Retained state, as a subscriber that comes later sees it.
-	live.Wait(topicHeartbeat, 15*time.Second, nil)
+	// Retained state, as a subscriber that comes later sees it. The
+	// first heartbeat comes at the device's phase within the interval.
+	live.Wait(topicHeartbeat, heartbeat.Phase("e2e", time.Minute)+15*time.Second, nil)
 	live.Wait(topicSensors, 15*time.Second, nil)
 	live.Wait(topicProblem, 15*time.Second, payloadIs("ON"))
 	late := mosquittotest.Subscribe(t, b.URL(), "vigil/e2e/+", topicDiscovery)

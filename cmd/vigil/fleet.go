@@ -2,19 +2,30 @@ package main
 
 // `vigil fleet`: every device seen on a broker, from the topics the daemons
 // publish. It needs no config file and no state; it connects as the daemon
-// does (mqtt.ClientOptions: TLS, credentials, ws:// and wss://), subscribes
-// and feeds package fleet's view.
+// does (mqtt.ClientOptions: TLS, credentials, ws:// and wss://, the nodes of
+// a cluster with failover), subscribes and feeds package fleet's view.
 //
-// Output policy: --once waits for the retained messages (until no retained
-// message came for fleetQuiet, at most fleetSettle after subscribing) and
-// prints one snapshot. Otherwise it runs until interrupted: on a terminal it
-// redraws the table in place, at most once a second and at least once a
-// second (ages move and devices turn stale without a message); when stdout
-// is not a terminal it prints the table (or one JSON document per line with
-// --json) each time something changed, at most once a second.
+// Output policy: after every (re)connect and subscription it publishes a
+// roll call (mqtt.RollCallTopic, not retained): every device answers with
+// its status, info, heartbeat and problem state, so the view fills on a
+// broker that keeps no retained messages for wildcards (RabbitMQ). --once
+// waits until neither a retained message nor an answer (a live info) came
+// for fleetQuiet, at most fleetSettle after the roll call, and prints one
+// snapshot; when no device at all came, it says so on stderr (the broker,
+// the prefix, and that neither retained messages nor the roll call brought
+// one) and exits 1: an empty fleet is never silent. Otherwise it runs until
+// interrupted, with a roll call every --rollcall: on a terminal it redraws
+// the table in place, at most once a second and at least once a second
+// (ages move and devices turn stale without a message); when stdout is not
+// a terminal it prints the table (or one JSON document per line with
+// --json) each time something changed, at most once a second. A live view
+// that has seen no device after fleetSettle says so on stderr once, and
+// keeps waiting. --firing, --offline and --stale show only those devices
+// (any of them); the summary line always counts the whole fleet.
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,30 +39,49 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/fleet"
 	"github.com/vigil-iot/vigil/transport/mqtt"
 )
 
 const (
-	fleetQuiet       = 500 * time.Millisecond // --once: no message for this long means the retained ones are in
-	fleetSettle      = 5 * time.Second        // --once: print at the latest this long after subscribing
+	fleetQuiet       = 500 * time.Millisecond // --once: no retained message or answer for this long means the fleet is in
+	fleetSettle      = 10 * time.Second       // --once: print at the latest this long after the roll call
 	fleetRedraw      = time.Second            // the live table's pace
 	fleetConnectWait = 15 * time.Second
 	fleetKeepalive   = 30 * time.Second
+	fleetRollCall    = 5 * time.Minute // default --rollcall
 )
 
 type fleetFlags struct {
-	broker, prefix, clientID            string
+	brokers                             brokerList
+	prefix, clientID                    string
 	username, passwordEnv, passwordFile string
 	caFile, certFile, keyFile           string
 	asJSON, once                        bool
-	staleAfter                          time.Duration
+	staleAfter, rollCall                time.Duration
+	filter                              fleet.Filter
+}
+
+// brokerList is --broker: repeated, or URLs separated by commas.
+type brokerList []string
+
+func (b *brokerList) String() string { return strings.Join(*b, ",") }
+
+func (b *brokerList) Set(v string) error {
+	for _, u := range strings.Split(v, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			return errors.New("empty broker URL")
+		}
+		*b = append(*b, u)
+	}
+	return nil
 }
 
 func (e *env) cmdFleet(ctx context.Context, args []string) error {
-	var f fleetFlags
+	f := fleetFlags{rollCall: fleetRollCall}
 	if _, err := e.flags("fleet", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&f.broker, "broker", "", "broker URL: tcp://, ssl://, mqtts://, ws:// or wss://")
+		fs.Var(&f.brokers, "broker", "broker `URL`: tcp://, ssl://, mqtts://, ws:// or wss://; repeat it, or separate URLs by commas, for the nodes of a cluster")
 		fs.StringVar(&f.prefix, "prefix", mqtt.DefaultTopicPrefix, "topic prefix the devices publish under")
 		fs.StringVar(&f.clientID, "client-id", "", "MQTT client id (default vigil-fleet-<host>-<pid>)")
 		fs.StringVar(&f.username, "username", "", "MQTT user name")
@@ -61,13 +91,24 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 		fs.StringVar(&f.certFile, "cert-file", "", "client certificate (PEM)")
 		fs.StringVar(&f.keyFile, "key-file", "", "client key (PEM)")
 		fs.BoolVar(&f.asJSON, "json", false, "machine-readable output")
-		fs.BoolVar(&f.once, "once", false, "print one snapshot after the retained messages arrived, then exit")
+		fs.BoolVar(&f.once, "once", false, "print one snapshot once the retained messages and the answers to the roll call are in, then exit")
 		fs.DurationVar(&f.staleAfter, "stale-after", 0, "silence after which an online device is stale; 0 means 3× its heartbeat interval")
+		fs.DurationVar(&f.rollCall, "rollcall", fleetRollCall, "live: ask every device to answer this often (0: only after connecting; at least "+mqtt.RollCallLimit.String()+", which is how often a device answers)")
+		fs.BoolVar(&f.filter.Firing, "firing", false, "show only devices with a problem firing")
+		fs.BoolVar(&f.filter.Offline, "offline", false, "show only offline devices")
+		fs.BoolVar(&f.filter.Stale, "stale", false, "show only stale devices (several filters: any of them)")
 	}, 0); err != nil {
 		return err
 	}
-	if f.broker == "" {
+	if len(f.brokers) == 0 {
 		return usageErr("fleet: --broker is required (e.g. --broker tcp://127.0.0.1:1883)")
+	}
+	prefix := strings.TrimSuffix(f.prefix, "/")
+	if err := config.CheckTopicPrefix(prefix); err != nil {
+		return usageErr("fleet: --prefix: %v", err)
+	}
+	if f.rollCall != 0 && f.rollCall < mqtt.RollCallLimit {
+		return usageErr("fleet: --rollcall %v: must be 0 or at least %v (a device answers at most once per %v)", f.rollCall, mqtt.RollCallLimit, mqtt.RollCallLimit)
 	}
 	mc, err := f.mqttConfig()
 	if err != nil {
@@ -75,28 +116,39 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	}
 	log := e.logger()
 	clock := clockwork.NewRealClock()
-	view := fleet.New(strings.TrimSuffix(f.prefix, "/"), clock)
+	view := fleet.New(prefix, clock)
 	view.StaleAfter = f.staleAfter
+	where := strings.Join(f.brokers, ", ")
+	rollCallTopic := mqtt.RollCallTopic(prefix)
 
-	retained := make(chan struct{}, 1)
+	// activity: a retained message (the broker's backlog) or a live info
+	// (a device's answer to the roll call, or one coming online) came.
+	// Only these tell --once that the fleet is still arriving: a busy
+	// fleet's live traffic never pauses for fleetQuiet.
+	activity := make(chan struct{}, 1)
 	opts := mqtt.ClientOptions(mc).
 		SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) {
 			if err := view.Handle(m.Topic(), m.Payload(), m.Retained()); err != nil {
 				log.Warn("fleet: skipped a message", "err", err)
 			}
-			// Only retained messages tell --once that the broker's
-			// backlog is still coming: a busy fleet's live traffic
-			// never pauses for fleetQuiet.
-			if m.Retained() {
+			if m.Retained() || strings.HasSuffix(m.Topic(), "/info") {
 				select {
-				case retained <- struct{}{}:
+				case activity <- struct{}{}:
 				default:
 				}
 			}
 		})
+	rollCall := func(c paho.Client) paho.Token {
+		payload, _ := json.Marshal(struct {
+			Time time.Time `json:"time"`
+		}{clock.Now().UTC()})
+		return c.Publish(rollCallTopic, 1, false, payload)
+	}
 	subscribed := make(chan error, 1)
 	opts.SetOnConnectHandler(func(c paho.Client) {
-		// Clean session: subscribe again after every (re)connect.
+		// Clean session: subscribe again after every (re)connect, then
+		// call the roll: on another node of a cluster, or after an
+		// outage, the view learns what changed meanwhile.
 		filters := map[string]byte{}
 		for _, t := range view.Topics() {
 			filters[t] = 1
@@ -107,6 +159,8 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 			err := tok.Error()
 			if err != nil {
 				log.Warn("fleet: subscribe", "err", err)
+			} else if rc := rollCall(c); rc.WaitTimeout(fleetConnectWait) && rc.Error() != nil {
+				log.Warn("fleet: roll call", "topic", rollCallTopic, "err", rc.Error())
 			}
 			select {
 			case subscribed <- err:
@@ -121,21 +175,26 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(fleetConnectWait):
-		return fmt.Errorf("fleet: connect to %s: no answer within %s", f.broker, fleetConnectWait)
+		return fmt.Errorf("fleet: connect to %s: no answer within %s", where, fleetConnectWait)
 	}
 	if err := tok.Error(); err != nil {
-		return fmt.Errorf("fleet: connect to %s: %w", f.broker, err)
+		return fmt.Errorf("fleet: connect to %s: %w", where, err)
 	}
 	defer cli.Disconnect(250)
 	select {
 	case err := <-subscribed:
 		if err != nil {
-			return fmt.Errorf("fleet: subscribe on %s: %w", f.broker, err)
+			return fmt.Errorf("fleet: subscribe on %s: %w", where, err)
 		}
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(fleetConnectWait):
-		return fmt.Errorf("fleet: subscribe on %s: no answer within %s", f.broker, fleetConnectWait)
+		return fmt.Errorf("fleet: subscribe on %s: no answer within %s", where, fleetConnectWait)
+	}
+	called := clock.Now()
+	nobody := func() error {
+		return fmt.Errorf("fleet: no device under %s/ on %s: neither retained messages nor the roll call on %s brought any within %s",
+			prefix, where, rollCallTopic, clock.Since(called).Round(100*time.Millisecond))
 	}
 
 	if f.once {
@@ -144,7 +203,7 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	wait:
 		for {
 			select {
-			case <-retained:
+			case <-activity:
 				quiet.Reset(fleetQuiet)
 			case <-quiet.C:
 				break wait
@@ -154,16 +213,34 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 				return ctx.Err()
 			}
 		}
-		return e.writeFleet(f.asJSON, false, clock.Now(), view.Devices())
+		devs := view.Devices()
+		if len(devs) == 0 {
+			return nobody()
+		}
+		return e.writeFleet(f.asJSON, false, fleet.NewSnapshot(clock.Now(), devs, f.filter))
 	}
-	return e.liveFleet(ctx, f.asJSON, view, clock, log)
+	return e.liveFleet(ctx, f, view, clock, log, func() {
+		tok := rollCall(cli)
+		go func() {
+			if tok.WaitTimeout(fleetConnectWait) && tok.Error() != nil {
+				log.Warn("fleet: roll call", "topic", rollCallTopic, "err", tok.Error())
+			}
+		}()
+	}, nobody)
 }
 
-// liveFleet redraws until ctx ends.
-func (e *env) liveFleet(ctx context.Context, asJSON bool, view *fleet.View, clock clockwork.Clock, log *slog.Logger) error {
-	tty := isTerminal(e.stdout) && !asJSON
+// liveFleet redraws until ctx ends, calling the roll every f.rollCall.
+func (e *env) liveFleet(ctx context.Context, f fleetFlags, view *fleet.View, clock clockwork.Clock, log *slog.Logger, rollCall func(), nobody func() error) error {
+	tty := isTerminal(e.stdout) && !f.asJSON
 	tick := time.NewTicker(fleetRedraw)
 	defer tick.Stop()
+	var again <-chan time.Time
+	if f.rollCall > 0 {
+		t := time.NewTicker(f.rollCall)
+		defer t.Stop()
+		again = t.C
+	}
+	empty := time.After(fleetSettle)
 	dirty := true
 	for {
 		select {
@@ -172,27 +249,35 @@ func (e *env) liveFleet(ctx context.Context, asJSON bool, view *fleet.View, cloc
 		case <-view.Changed():
 			dirty = true
 			continue
+		case <-again:
+			rollCall()
+			continue
+		case <-empty:
+			if len(view.Devices()) == 0 {
+				fmt.Fprintf(e.stderr, "vigil: %v; still listening\n", nobody())
+			}
+			continue
 		case <-tick.C:
 		}
 		if !dirty && !tty {
 			continue
 		}
 		dirty = false
-		if err := e.writeFleet(asJSON, tty, clock.Now(), view.Devices()); err != nil {
+		if err := e.writeFleet(f.asJSON, tty, fleet.NewSnapshot(clock.Now(), view.Devices(), f.filter)); err != nil {
 			log.Warn("fleet: write", "err", err)
 			return err
 		}
 	}
 }
 
-func (e *env) writeFleet(asJSON, redraw bool, now time.Time, devs []fleet.Device) error {
+func (e *env) writeFleet(asJSON, redraw bool, snap fleet.Snapshot) error {
 	if asJSON {
-		return fleet.WriteJSON(e.stdout, now, devs)
+		return snap.WriteJSON(e.stdout)
 	}
 	if redraw {
 		fmt.Fprint(e.stdout, "\x1b[H\x1b[2J") // home, clear screen
 	}
-	return fleet.WriteTable(e.stdout, now, devs)
+	return snap.WriteTable(e.stdout)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -212,7 +297,7 @@ func (f *fleetFlags) mqttConfig() (mqtt.Config, error) {
 		host, _ := os.Hostname()
 		id = fmt.Sprintf("vigil-fleet-%s-%d", host, os.Getpid())
 	}
-	mc := mqtt.Config{Broker: f.broker, ClientID: id, Username: f.username, Keepalive: fleetKeepalive}
+	mc := mqtt.Config{Brokers: f.brokers, ClientID: id, Username: f.username, Keepalive: fleetKeepalive}
 	switch {
 	case f.passwordFile != "":
 		path := f.passwordFile

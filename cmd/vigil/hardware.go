@@ -76,7 +76,7 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 	if prof.Name == "sim" {
 		var out []device.Named
 		for _, s := range cfg.Sensors {
-			out = append(out, device.Named{Name: s.Name, Sensor: simSensor(s, start, now), Timeout: sensorTimeout(s)})
+			out = append(out, named(s, simSensor(s, start, now)))
 		}
 		out = append(out, device.Named{Name: config.BoardSensor, Sensor: device.NewSimHealth(start, now), Timeout: healthTimeout})
 		return out, func() error { return nil }, nil
@@ -85,7 +85,7 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 	hw := newHardware(prof)
 	var out []device.Named
 	for _, s := range cfg.Sensors {
-		out = append(out, device.Named{Name: s.Name, Sensor: hw.open(s, now, log), Timeout: sensorTimeout(s)})
+		out = append(out, named(s, hw.open(s, now, log)))
 	}
 	var busErrs []error
 	for _, f := range hw.failures {
@@ -99,6 +99,31 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 		ClockSynced:  device.KernelClockSynced,
 	}, Timeout: healthTimeout})
 	return out, hw.close, busErrs
+}
+
+// named binds a configured sensor's name, timeout and calibrations to
+// what reads it.
+func named(s config.Sensor, sensor device.Sensor) device.Named {
+	return device.Named{Name: s.Name, Sensor: sensor, Timeout: sensorTimeout(s), Calibrate: calibrations(s)}
+}
+
+// calibrations turns a sensor's calibrate table into device's, which
+// device.Sense applies before anything sees a reading. config check has
+// made sure each is an offset or two points with different raw values.
+func calibrations(s config.Sensor) map[string]device.Calibration {
+	if len(s.Calibrate) == 0 {
+		return nil
+	}
+	out := make(map[string]device.Calibration, len(s.Calibrate))
+	for q, c := range s.Calibrate {
+		switch p := c.Points; {
+		case c.Offset != nil:
+			out[q] = device.Offset(*c.Offset)
+		case len(p) == 2 && len(p[0]) == 2 && len(p[1]) == 2:
+			out[q] = device.TwoPoint(p[0][0], p[0][1], p[1][0], p[1][1])
+		}
+	}
+	return out
 }
 
 func sensorTimeout(s config.Sensor) time.Duration {
@@ -592,7 +617,7 @@ func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o s
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(snap); err != nil {
+		if err := enc.Encode(sensorsView(snap)); err != nil {
 			return err
 		}
 	} else {
@@ -604,18 +629,64 @@ func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o s
 	return nil
 }
 
+// sensorsJSON is what `vigil sensors --json` prints: the snapshot, with
+// the driver's value next to each calibrated reading's.
+type sensorsJSON struct {
+	Time     time.Time               `json:"time"`
+	Readings map[string]sensorsValue `json:"readings"`
+	Errors   map[string]string       `json:"errors,omitempty"`
+}
+
+type sensorsValue struct {
+	Value float64     `json:"value"`
+	Unit  device.Unit `json:"unit"`
+	Raw   *float64    `json:"raw,omitempty"` // before calibration; only for a calibrated reading
+}
+
+func sensorsView(snap device.Snapshot) sensorsJSON {
+	out := sensorsJSON{Time: snap.Time, Readings: make(map[string]sensorsValue, len(snap.Readings)), Errors: snap.Errors}
+	for k, v := range snap.Readings {
+		sv := sensorsValue{Value: v.Value, Unit: v.Unit}
+		if raw, ok := snap.Raw[k]; ok {
+			sv.Raw = &raw
+		}
+		out.Readings[k] = sv
+	}
+	return out
+}
+
 // printSnapshot prints one row per reading, sensors in config order and
-// quantities in driver order, and one row per failed sensor.
+// quantities in driver order, and one row per failed sensor. With a
+// calibrated sensor, a RAW column shows the driver's values next to the
+// calibrated ones.
 func printSnapshot(w io.Writer, cfg *config.Config, sensors []device.Named, snap device.Snapshot) {
 	drivers := map[string]config.Sensor{}
+	calibrated := false
 	for _, s := range cfg.Sensors {
 		drivers[s.Name] = s
+		calibrated = calibrated || len(s.Calibrate) > 0
+	}
+	// The RAW column's header, its cell in a failed sensor's row, and its
+	// cell for a reading; each with its tab, and nothing without the column.
+	rawHead, rawFailed := "", ""
+	if calibrated {
+		rawHead, rawFailed = "RAW\t", "-\t"
+	}
+	raw := func(key string) string {
+		v, ok := snap.Raw[key]
+		switch {
+		case !calibrated:
+			return ""
+		case !ok:
+			return "\t"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64) + "\t"
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SENSOR\tQUANTITY\tVALUE\tUNIT\tERROR")
+	fmt.Fprintf(tw, "SENSOR\tQUANTITY\tVALUE\t%sUNIT\tERROR\n", rawHead)
 	for _, n := range sensors {
 		if e, ok := snap.Errors[n.Name]; ok {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s\n", n.Name, e)
+			fmt.Fprintf(tw, "%s\t-\t-\t%s-\t%s\n", n.Name, rawFailed, e)
 			continue
 		}
 		var order []device.Reading
@@ -643,7 +714,7 @@ func printSnapshot(w io.Writer, cfg *config.Config, sensors []device.Named, snap
 		for _, k := range append(keys, rest...) {
 			v := snap.Readings[k]
 			_, q := device.SplitKey(k)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), v.Unit)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), raw(k), v.Unit)
 		}
 	}
 	tw.Flush()
@@ -674,7 +745,7 @@ func printDrivers(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Bus, addr, keys, strings.Join(qn, " "), d.Chip)
 	}
-	fmt.Fprintf(tw, "\nEvery [[sensor]] takes name, driver, bus (I²C bus number, or \"spi:B.C\" for %s), address, timeout and deadband.\n", strings.Join(config.SPIDrivers, ", "))
+	fmt.Fprintf(tw, "\nEvery [[sensor]] takes name, driver, bus (I²C bus number, or \"spi:B.C\" for %s), address, timeout, deadband and calibrate.\n", strings.Join(config.SPIDrivers, ", "))
 	fmt.Fprintln(tw, "iio and hwmon read what the kernel drives: device = \"bme680\" (its name file) or path = \"/sys/...\".")
 	fmt.Fprintln(tw, "The board's own health is the reserved sensor \"board\".")
 	return tw.Flush()

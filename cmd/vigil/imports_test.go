@@ -26,9 +26,9 @@ func TestImportDirection(t *testing.T) {
 		"config":             {"rule", "schedule"},
 		"store":              {"alert", "device"},
 		"transport/mqtt":     {"alert", "device", "transport"},
-		"transport/telegram": {"alert", "transport"},
+		"transport/telegram": {"alert", "schedule", "transport"},
 		"agent":              {"alert", "device", "redact"},
-		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "store", "transport"},
+		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "schedule", "store", "transport"},
 		"fleet":              {"alert", "device", "transport", "transport/mqtt"},
 		"web":                {"agent", "alert", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source, manage for the run-time view
 		// The run-time settings are pure over a config and the stored

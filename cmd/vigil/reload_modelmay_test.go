@@ -77,7 +77,7 @@ timeout = "5s"
 
 // TestReloadTeachesTheRedactorNewSecrets: a secret that a reload changes
 // is redacted from then on, in what the model wrote and in the log, by
-// the one Redactor the config resolution feeds (configBase.parse); the old
+// the one Redactor the config resolution feeds (manage.Base.Parse); the old
 // one stays redacted.
 func TestReloadTeachesTheRedactorNewSecrets(t *testing.T) {
 	const oldPW, newPW = "first-mqtt-pass", "second-mqtt-pass"

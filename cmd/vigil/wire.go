@@ -125,7 +125,7 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			return nil, configErr(err)
 		}
 		c := mqtt.New(mqtt.Config{
-			Broker: m.Broker, TopicPrefix: m.TopicPrefix, DeviceID: cfg.Device.ID,
+			Broker: m.Broker, Brokers: m.Brokers, TopicPrefix: m.TopicPrefix, DeviceID: cfg.Device.ID,
 			Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg,
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
@@ -140,9 +140,14 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 		if err != nil {
 			return nil, configErr(fmt.Errorf("telegram.min_severity: %w", err))
 		}
+		quietSev, err := alert.ParseSeverity(tg.QuietMinSeverity)
+		if err != nil {
+			return nil, configErr(fmt.Errorf("telegram.quiet_min_severity: %w", err))
+		}
 		b := telegram.New(telegram.Config{
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
 			UserAgent: "vigil/" + version, Location: cfg.Device.Location,
+			Quiet: tg.Quiet, QuietMinSeverity: quietSev, MaxPerHour: tg.MaxPerHour, Digests: db,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
 		w = append(w, daemon.Transport{Notifier: b, Run: b.Run})
 	}
@@ -191,6 +196,9 @@ func (m modelMemory) TextOnly(model string) (ok bool, err error) {
 func (m modelMemory) SetTextOnly(model string) error {
 	return m.db.Update(func(tx *store.Tx) error { return tx.SetTextOnlyModel(model) })
 }
+
+// The state file keeps what Telegram holds for its digest.
+var _ telegram.Digests = (*store.DB)(nil)
 
 // telegramState keeps the bot's update offset and chat migration in the state file.
 type telegramState struct{ db *store.DB }

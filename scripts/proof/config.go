@@ -124,7 +124,7 @@ func (c simConfig) write(dir string) (string, error) {
 }
 
 // idWithPhase returns a device id whose heartbeat phase (SPEC §1: a hash of
-// the id, up to 10% of the interval) is below max, so a measurement knows
+// the id, anywhere in the interval) is below max, so a measurement knows
 // when the first heartbeat comes.
 func idWithPhase(prefix string, interval, max time.Duration) (string, time.Duration) {
 	for i := 0; ; i++ {

@@ -53,14 +53,19 @@ func runFleet(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("fleet", flag.ExitOnError)
 	var o opts
 	o.register(fs, "FLEET.md")
-	n := fs.Int("n", 200, "devices")
+	n := fs.Int("n", 1000, "devices")
 	phaseA := fs.Duration("phase-a", 3*time.Minute, "phase A (default sample rate) after the fleet is up: memory, messages/s, LLM phase spread")
 	window := fs.Duration("window", 60*time.Second, "message-rate window at each rate")
 	killN := fs.Int("kill", 20, "devices SIGKILLed, and as many frozen with SIGSTOP")
+	spreadN := fs.Int("spread-n", 120, "first, a smaller fleet powered on together, for its LLM load alone (0: none)")
+	spreadFor := fs.Duration("spread-for", 2*time.Minute, "how long the smaller fleet runs")
 	short := fs.Bool("short", false, "the short form for make test (5 devices, short phases)")
 	fs.Parse(args)
 	if *short {
-		*n, *phaseA, *window, *killN = 5, 20*time.Second, 10*time.Second, 2
+		*n, *phaseA, *window, *killN, *spreadN = 5, 20*time.Second, 10*time.Second, 2, 0
+	}
+	if *spreadN >= *n {
+		*spreadN = 0
 	}
 	if *killN*2 > *n {
 		return fmt.Errorf("-kill %d: need at least %d devices", *killN, 2**killN)
@@ -71,7 +76,7 @@ func runFleet(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cleanup()
-	raiseNoFile()
+	raiseLimits()
 	e := &fleetEnv{bin: bin, work: work, n: *n}
 	if e.broker, err = fleetBroker(filepath.Join(work, "broker"), *n); err != nil {
 		return err
@@ -104,15 +109,40 @@ func runFleet(ctx context.Context, args []string) error {
 	}
 	var body report
 
-	// Phase A: the default sample rate.
 	if err := e.writeConfigs(phaseAConfig); err != nil {
 		return err
 	}
-	up, err := e.startAll(ctx)
+	// The short form runs for less than one heartbeat interval: too few
+	// requests to judge their spread.
+	llmOK := func(st llmLoad) bool { return *short || st.ratio() <= 2 }
+	llmAdd := func(what string, st llmLoad) {
+		ok := llmOK(st)
+		var v *bool
+		if !*short {
+			v = &ok
+		}
+		add("LLM requests, busiest 5 s vs average: "+what, st.String(), "≤ 2 × average", v)
+	}
+
+	// Phase 0: a smaller fleet powered on together, for the LLM load.
+	var spread llmLoad
+	if *spreadN > 0 {
+		powerOn := time.Now()
+		if _, err := e.startAll(ctx, *spreadN); err != nil {
+			return err
+		}
+		sleepCtx(ctx, time.Until(powerOn.Add(*spreadFor)))
+		spread = newLLMLoad(e.llm.requestTimes(), powerOn, powerOn.Add(*spreadFor))
+		llmAdd(fmt.Sprintf("%d devices, first %s", *spreadN, *spreadFor), spread)
+		e.stopAll()
+	}
+
+	// Phase A: the default sample rate.
+	aStart := time.Now() // the power-on
+	up, err := e.startAll(ctx, *n)
 	if err != nil {
 		return err
 	}
-	aStart := time.Now()
 	add("fleet start", fmt.Sprintf("%d daemons online in %s", *n, up.Round(100*time.Millisecond)), "", nil)
 	sleepCtx(ctx, min(15*time.Second, *phaseA/4))
 	pss, anon, err := e.memory()
@@ -129,7 +159,29 @@ func runFleet(ctx context.Context, args []string) error {
 	}
 	aEnd := time.Now()
 	peak, avg, reqs := llmSpread(e.llm.requestTimes(), aStart, aEnd)
-	add("LLM requests, peak second vs average", fmt.Sprintf("peak %d/s, average %.2f/s (%d requests in %s)", peak, avg, reqs, aEnd.Sub(aStart).Round(time.Second)), "", nil)
+	load := newLLMLoad(e.llm.requestTimes(), aStart, aEnd)
+	llmAdd(fmt.Sprintf("%d devices, first %s", *n, aEnd.Sub(aStart).Round(time.Second)), load)
+
+	// vigil fleet --once on the whole fleet: from the retained messages
+	// (and the roll call), then from the roll call alone.
+	withRet, err := e.fleetOnce(ctx)
+	if err != nil {
+		return err
+	}
+	okRet := withRet.listed == *n
+	add(fmt.Sprintf("`vigil fleet --once --json`, %d devices, retained messages and roll call", *n), withRet.String(), fmt.Sprintf("all %d listed online", *n), &okRet)
+	// Each device answers a roll call at most once per 10 s.
+	sleepCtx(ctx, time.Until(withRet.started.Add(11*time.Second)))
+	left, err := e.clearRetained(ctx)
+	if err != nil {
+		return err
+	}
+	rollOnly, err := e.fleetOnce(ctx)
+	if err != nil {
+		return err
+	}
+	okRoll := rollOnly.listed == *n
+	add(fmt.Sprintf("`vigil fleet --once --json`, %d devices, roll call alone (retained messages cleared)", *n), rollOnly.String(), fmt.Sprintf("all %d listed online", *n), &okRoll)
 
 	body.h(2, "Phase A: default sample rate")
 	body.p("`sample_interval = \"30s\"`, `sensors_publish_interval` at its default (5m, or sooner on a deadband move), `heartbeat.interval = \"1m\"` with `max_quiet = \"30s\"` so every heartbeat asks the LLM, Home Assistant discovery on. The fleet was started in one burst, as after a site-wide power cut.")
@@ -140,21 +192,29 @@ func runFleet(ctx context.Context, args []string) error {
 		{"RssAnon per device: median / max", mib(anon[len(anon)/2]) + " / " + mib(anon[len(anon)-1])},
 		{"broker messages/s on vigil/# (" + window.String() + ")", fmt.Sprintf("%.1f", rateA.perSec)},
 		{"  by topic", rateA.byTopic()},
-		{"LLM requests in phase A", strconv.Itoa(reqs)},
+		{"LLM requests in phase A (from the power-on)", strconv.Itoa(reqs)},
+		{"LLM requests: most in any 5 s / average per 5 s", fmt.Sprintf("%d / %.1f (%.2f ×), the fullest window starting %s after the power-on", load.peak, load.avg, load.ratio(), load.at.Sub(aStart).Round(100*time.Millisecond))},
 		{"LLM requests: most in one second", strconv.Itoa(peak)},
 		{"LLM requests: fleet average per second", fmt.Sprintf("%.2f (%d devices / 60 s = %.2f)", avg, *n, float64(*n)/60)},
+		{"`vigil fleet --once --json`, retained messages and roll call", withRet.String()},
+		{"retained `status` messages left after clearing them (a fresh `vigil/+/status` subscription, 2 s)", strconv.Itoa(left)},
+		{"`vigil fleet --once --json`, roll call alone", rollOnly.String()},
 	})
-	body.p("The heartbeat phase (SPEC §1) is a hash of the device id onto the first 10%% of the interval, counted from the daemon's start. A fleet switched on within a few seconds therefore spreads its LLM calls over about 6 s of each 1m interval plus the start-up spread: the peak second is what an LLM server behind a fleet must absorb.")
+	body.p("The heartbeat phase (SPEC §1) is a hash of the device id onto the whole interval, counted from the daemon's start, so a fleet switched on together spreads its LLM calls over the whole interval from the first one on; the busiest 5 s (a sliding window, over the whole phase from the power-on) against the average per 5 s is what an LLM server behind a fleet must absorb.")
+	if *spreadN > 0 {
+		body.p("Before phase A, %d of the devices were powered on together on their own for %s: most LLM requests in any 5 s %d, average per 5 s %.1f (%.2f ×).", *spreadN, *spreadFor, spread.peak, spread.avg, spread.ratio())
+	}
+	body.p("`vigil fleet --once --json` was run against the whole fleet at the default rate: first as it is, with the broker's retained messages and its own roll call (`vigil/fleet/rollcall`: every daemon republishes its state, not retained); then, more than 10 s later (a daemon answers at most once per 10 s), after every retained `vigil/<id>/…` message was cleared, so that only the roll call could list a device, as on a broker that does not deliver retained messages through a wildcard (RabbitMQ). Wall time is the whole subprocess; peak memory its maximum resident set (getrusage).")
 
 	// Phase B: accelerated, with the storm at a common instant.
 	e.stopAll()
 	e.sub.reset()
-	startBudget := 10*time.Second + time.Duration(*n)*250*time.Millisecond
+	startBudget := 20*time.Second + 2*up
 	storm := time.Now().Add(startBudget + *window/2 + 5*time.Second).Truncate(time.Second)
 	if err := e.writeConfigs(func(id string) string { return phaseBConfig(id, storm) }); err != nil {
 		return err
 	}
-	upB, err := e.startAll(ctx)
+	upB, err := e.startAll(ctx, *n)
 	if err != nil {
 		return err
 	}
@@ -210,7 +270,7 @@ func runFleet(ctx context.Context, args []string) error {
 	freezeMax, _ := worst(freezeTimes, len(frozen), bound)
 	add(fmt.Sprintf("%d devices SIGKILLed: all offline in `vigil fleet` after", len(killed)), killMax, "≤ 1.5 × keepalive = "+bound.String(), &killOK)
 	willMax := e.sub.offlineAfter(frozen, t1)
-	add(fmt.Sprintf("%d devices frozen (SIGSTOP, a power cut): broker's Last Will / offline in `vigil fleet` after", len(frozen)), willMax+" / "+freezeMax, "the broker's own: 1.5 × keepalive after the last packet", nil)
+	add(fmt.Sprintf("%d devices frozen (SIGSTOP, a power cut): broker's Last Will / offline in `vigil fleet` after", len(frozen)), willMax+" / "+freezeMax, fmt.Sprintf("mosquitto's own: 1.5 × keepalive after the last packet, checked every 5 s: ≤ %s", bound+5*time.Second), nil)
 
 	// Home Assistant discovery.
 	disc := e.sub.discovery()
@@ -249,7 +309,7 @@ func runFleet(ctx context.Context, args []string) error {
 		[]string{"Home Assistant: retained `homeassistant/device/<id>/config`", strconv.Itoa(len(disc))},
 		[]string{"Home Assistant: unique_ids / collisions", fmt.Sprintf("%d / %d", len(uniq), dups)})
 	body.table([]string{"figure", "value"}, rows)
-	body.p("A SIGKILL closes the TCP connection, so the broker sends the Last Will at once; a frozen or powered-off board sends nothing, and the broker gives up %s (1.5 × keepalive) after the last packet it got. `vigil fleet` was run as a subprocess over and over until it showed each device offline; the times include its own connect and its wait for the retained messages (up to 500 ms of quiet).", bound)
+	body.p("A SIGKILL closes the TCP connection, so the broker sends the Last Will at once; a frozen or powered-off board sends nothing, and the broker gives up %s (1.5 × keepalive) after the last packet it got, at its next keepalive check (mosquitto 2.0 checks every 5 s). `vigil fleet` was run as a subprocess over and over until it showed each device offline; the times include its own connect and its wait.", bound)
 
 	r.h(2, "Summary")
 	r.table([]string{"figure", "measured", "target", ""}, summary)
@@ -259,7 +319,7 @@ func runFleet(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "fleet: wrote %s in %s\n", o.out, time.Since(begin).Round(time.Second))
-	if !stormOK || !killOK || !haOK {
+	if !stormOK || !killOK || !haOK || !okRet || !okRoll || !llmOK(load) || !llmOK(spread) {
 		return errors.New("fleet: a check failed (see the report)")
 	}
 	return nil
@@ -275,15 +335,20 @@ func sum(xs []int64) int64 {
 	return s
 }
 
-// raiseNoFile lifts the soft open-file limit to the hard one; mosquitto,
-// started from here, inherits it.
-func raiseNoFile() {
-	var l syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
-		l.Cur = l.Max
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+// raiseLimits lifts the soft open-file and process limits to the hard
+// ones; mosquitto and the daemons, started from here, inherit them.
+func raiseLimits() {
+	for _, res := range []int{syscall.RLIMIT_NOFILE, rlimitNPROC} {
+		var l syscall.Rlimit
+		if syscall.Getrlimit(res, &l) == nil && l.Cur < l.Max {
+			l.Cur = l.Max
+			syscall.Setrlimit(res, &l)
+		}
 	}
 }
+
+// rlimitNPROC is RLIMIT_NPROC on Linux (syscall does not name it).
+const rlimitNPROC = 6
 
 // fleetBroker is a mosquitto for n clients and more: no connection limit,
 // no persistence, no queue limits.
@@ -373,22 +438,22 @@ func (e *fleetEnv) writeConfigs(cfg func(id string) string) error {
 	return nil
 }
 
-// startAll starts every daemon and returns how long until the broker said
-// each one online.
-func (e *fleetEnv) startAll(ctx context.Context) (time.Duration, error) {
+// startAll starts the first k daemons and returns how long until the
+// broker said each one online.
+func (e *fleetEnv) startAll(ctx context.Context, k int) (time.Duration, error) {
 	start := time.Now()
 	e.daemons = e.daemons[:0]
-	for _, id := range e.ids {
+	for _, id := range e.ids[:k] {
 		d, err := startDaemon([]string{e.bin}, filepath.Join(e.work, "devices", id, "config.toml"), "VIGIL_PROOF_KEY=proof")
 		if err != nil {
 			return 0, fmt.Errorf("start %s: %w", id, err)
 		}
 		e.daemons = append(e.daemons, d)
 	}
-	deadline := start.Add(60*time.Second + time.Duration(e.n)*200*time.Millisecond)
+	deadline := start.Add(60*time.Second + time.Duration(k)*200*time.Millisecond)
 	for {
 		online := e.sub.online(start)
-		if online == e.n {
+		if online == k {
 			return time.Since(start), nil
 		}
 		for i, d := range e.daemons {
@@ -397,7 +462,7 @@ func (e *fleetEnv) startAll(ctx context.Context) (time.Duration, error) {
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return 0, fmt.Errorf("only %d of %d daemons online after %s", online, e.n, time.Since(start).Round(time.Second))
+			return 0, fmt.Errorf("only %d of %d daemons online after %s", online, k, time.Since(start).Round(time.Second))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -497,6 +562,35 @@ func llmSpread(times []time.Time, from, to time.Time) (peak int, avg float64, n 
 	return peak, avg, n
 }
 
+// llmWindow is the most requests in any window of width w (sliding, not
+// bucketed: a window may start at any instant) among the times in [from,
+// to), the average number per such window over [from, to), and when the
+// fullest window started.
+func llmWindow(times []time.Time, from, to time.Time, w time.Duration) (peak int, avg float64, at time.Time) {
+	var in []time.Time
+	for _, t := range times {
+		if !t.Before(from) && t.Before(to) {
+			in = append(in, t)
+		}
+	}
+	slices.SortFunc(in, time.Time.Compare)
+	// The fullest window can be taken to start at a request: slide its
+	// start over the requests, its end over those less than w later.
+	end := 0
+	for i, t := range in {
+		for end < len(in) && in[end].Before(t.Add(w)) {
+			end++
+		}
+		if end-i > peak {
+			peak, at = end-i, t
+		}
+	}
+	if span := to.Sub(from); span > 0 {
+		avg = float64(len(in)) * w.Seconds() / span.Seconds()
+	}
+	return peak, avg, at
+}
+
 // fleetSub subscribes to vigil/# and homeassistant/# and keeps counts.
 type fleetSub struct {
 	cli paho.Client
@@ -509,6 +603,7 @@ type fleetSub struct {
 	alerts    map[string]stormAlert // firing alerts by id
 	lastAlert time.Time
 	disc      map[string][]string // device id -> unique_ids
+	topics    map[string]bool     // every vigil/ topic seen
 }
 
 type stormAlert struct {
@@ -564,8 +659,21 @@ func (s *fleetSub) reset() {
 	s.count, s.status, s.statusAt = map[string]int{}, map[string]string{}, map[string]time.Time{}
 	s.alerts = map[string]stormAlert{}
 	if s.disc == nil {
-		s.disc = map[string][]string{}
+		s.disc, s.topics = map[string][]string{}, map[string]bool{}
 	}
+}
+
+// topicsSeen lists every vigil/<id>/… topic a message came on.
+func (s *fleetSub) topicsSeen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(func(yield func(string) bool) {
+		for k := range s.topics {
+			if !yield(k) {
+				return
+			}
+		}
+	})
 }
 
 func (s *fleetSub) onMessage(_ paho.Client, m paho.Message) {
@@ -591,6 +699,9 @@ func (s *fleetSub) onMessage(_ paho.Client, m paho.Message) {
 	}
 	rest, _ := strings.CutPrefix(topic, "vigil/")
 	id, leaf, _ := strings.Cut(rest, "/")
+	if id != "fleet" {
+		s.topics[topic] = true
+	}
 	if s.counting && !m.Retained() {
 		s.count[leaf]++
 	}
@@ -696,4 +807,118 @@ func (s *fleetSub) discovery() map[string][]string {
 		out[k] = v
 	}
 	return out
+}
+
+// llmLoad is the LLM requests' busiest 5 s against their average.
+type llmLoad struct {
+	peak int
+	avg  float64   // per 5 s
+	at   time.Time // the fullest window's start
+	n    int
+}
+
+func newLLMLoad(times []time.Time, from, to time.Time) llmLoad {
+	var l llmLoad
+	l.peak, l.avg, l.at = llmWindow(times, from, to, 5*time.Second)
+	for _, t := range times {
+		if !t.Before(from) && t.Before(to) {
+			l.n++
+		}
+	}
+	return l
+}
+
+// ratio is the busiest 5 s over the average; 0 without requests.
+func (l llmLoad) ratio() float64 {
+	if l.avg == 0 {
+		return 0
+	}
+	return float64(l.peak) / l.avg
+}
+
+func (l llmLoad) String() string {
+	return fmt.Sprintf("%d in the busiest 5 s, %.1f on average (%.2f ×; %d requests)", l.peak, l.avg, l.ratio(), l.n)
+}
+
+// onceRun is one `vigil fleet --once --json` run.
+type onceRun struct {
+	started time.Time
+	wall    time.Duration
+	maxRSS  int64 // KiB
+	listed  int   // devices shown online
+	total   int   // devices shown at all
+	failure string
+}
+
+func (o onceRun) String() string {
+	s := fmt.Sprintf("%d listed online (%d in all) in %s, peak memory %s", o.listed, o.total, o.wall.Round(10*time.Millisecond), mib(o.maxRSS))
+	if o.failure != "" {
+		s += "; " + o.failure
+	}
+	return s
+}
+
+// fleetOnce runs `vigil fleet --once --json` on the fleet's broker and
+// times it. A run that fails is reported, not fatal.
+func (e *fleetEnv) fleetOnce(ctx context.Context) (onceRun, error) {
+	cmd := exec.CommandContext(ctx, e.bin, "fleet", "--broker", e.broker.url(), "--once", "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	r := onceRun{started: time.Now()}
+	out, err := cmd.Output()
+	r.wall = time.Since(r.started)
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.maxRSS = ru.Maxrss
+		}
+	}
+	if err != nil {
+		r.failure = fmt.Sprintf("exit: %v: %s", err, strings.TrimSpace(tail(stderr.String(), 3)))
+		return r, ctx.Err()
+	}
+	var snap fleet.Snapshot
+	if err := json.Unmarshal(out, &snap); err != nil {
+		return r, fmt.Errorf("vigil fleet --json: %w", err)
+	}
+	r.total = len(snap.Devices)
+	for _, d := range snap.Devices {
+		if d.State == fleet.Online {
+			r.listed++
+		}
+	}
+	return r, nil
+}
+
+// clearRetained deletes every retained message under vigil/ that the
+// counting subscriber has seen a topic of (an empty retained payload), and
+// returns how many retained statuses a fresh subscription still gets.
+func (e *fleetEnv) clearRetained(ctx context.Context) (int, error) {
+	for _, topic := range e.sub.topicsSeen() {
+		tok := e.sub.cli.Publish(topic, 1, true, []byte{})
+		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			return 0, fmt.Errorf("clear %s: %v", topic, tok.Error())
+		}
+	}
+	var mu sync.Mutex
+	left := 0
+	opts := paho.NewClientOptions().AddBroker(e.broker.url()).SetClientID("proof-fleet-retained").SetCleanSession(true).
+		SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) {
+			if m.Retained() && len(m.Payload()) > 0 {
+				mu.Lock()
+				left++
+				mu.Unlock()
+			}
+		})
+	cli := paho.NewClient(opts)
+	if tok := cli.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		return 0, fmt.Errorf("retained check: connect: %v", tok.Error())
+	}
+	defer cli.Disconnect(100)
+	if tok := cli.Subscribe("vigil/+/status", 1, nil); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		return 0, fmt.Errorf("retained check: subscribe: %v", tok.Error())
+	}
+	sleepCtx(ctx, 2*time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	return left, nil
 }

@@ -5,7 +5,7 @@
 //	go run ./scripts/proof bench       -bin bin/vigil -dist dist -o BENCHMARKS.md
 //	go run ./scripts/proof reliability -bin bin/vigil -o RELIABILITY.md [-short]
 //	go run ./scripts/proof fuzz        -fuzztime 20s [-o fuzz.md]
-//	go run ./scripts/proof fleet       -bin bin/vigil -n 200 -o FLEET.md [-short]
+//	go run ./scripts/proof fleet       -bin bin/vigil -n 1000 -o FLEET.md [-short]
 //
 // It is a development tool, not part of vigil: it starts the real daemon,
 // a local mosquitto and local LLM servers on 127.0.0.1 only, and runs go

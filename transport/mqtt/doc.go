@@ -15,6 +15,12 @@
 //	<p>/<id>/cmd/check|pause|resume  inbound, only with Config.Commands
 //	<p>/<id>/cmd/get|set|unset|checklist  inbound run-time settings and checklist, likewise
 //	<p>/<id>/cmd/result         QoS 1: the answer to a command as JSON
+//	<p>/fleet/rollcall          inbound, always: answered by publishing status,
+//	                            info, heartbeat and problem state again, not
+//	                            retained, at most once per RollCallLimit
+//
+// With Config.Brokers the client knows every node of a cluster and fails
+// over between them (see failover.go).
 //
 // Durability is not paho's job here: paho's stores are in memory (its
 // FileStore never fsyncs), so Notify returns nil only after the broker's

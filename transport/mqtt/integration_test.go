@@ -729,8 +729,10 @@ func TestRetainedCommandIgnored(t *testing.T) {
 	sub.Publish("vigil/dev1/cmd/pause", true, "") // clear the retained message
 }
 
-func TestTLSWithClientCertificate(t *testing.T) {
-	pki := newTestPKI(t)
+// startTLSBroker starts a mosquitto with a TLS listener whose certificate
+// pki's CA signed, requiring a client certificate.
+func startTLSBroker(t *testing.T, pki testPKI) *mosquittotest.Broker {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
@@ -743,8 +745,13 @@ func TestTLSWithClientCertificate(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := mosquittotest.Start(t, mosquittotest.Options{Config: "user root\nlistener %d 127.0.0.1\nallow_anonymous true\n" +
+	return mosquittotest.Start(t, mosquittotest.Options{Config: "user root\nlistener %d 127.0.0.1\nallow_anonymous true\n" +
 		"cafile " + ca + "\ncertfile " + cert + "\nkeyfile " + key + "\nrequire_certificate true\n"})
+}
+
+func TestTLSWithClientCertificate(t *testing.T) {
+	pki := newTestPKI(t)
+	b := startTLSBroker(t, pki)
 
 	tlsc, err := TLSConfig(pki.ca, pki.clientCert, pki.clientKey)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -63,14 +64,15 @@ var (
 // Config configures a Client. Secrets arrive resolved: cmd reads password
 // files and environment variables and builds TLS with TLSConfig.
 type Config struct {
-	Broker          string // tcp://host:1883, ssl:// or mqtts://host:8883, ws:// or wss://host:port/path
-	ClientID        string // default "vigil-" + DeviceID
-	TopicPrefix     string // default "vigil"
+	Broker          string   // tcp://host:1883, ssl:// or mqtts://host:8883, ws:// or wss://host:port/path
+	Brokers         []string // instead of Broker: the nodes of a cluster, in the order to try them (see failover)
+	ClientID        string   // default "vigil-" + DeviceID
+	TopicPrefix     string   // default "vigil"
 	DeviceID        string
 	Username        string
 	Password        string
 	TLS             *tls.Config   // for ssl:// brokers; nil uses the system roots
-	Keepalive       time.Duration // default 30s; the broker sends the Last Will after 1.5× this
+	Keepalive       time.Duration // default 30s; the broker sends the Last Will 1.5× this after the last packet, at its next check (measured: 1.7-2.4× on mosquitto, 1.9-2.9× on RabbitMQ; docs/fleet.md)
 	ReconnectMax    time.Duration // longest wait between connection attempts; default 1m
 	HomeAssistant   bool          // announce entities by MQTT discovery
 	DiscoveryPrefix string        // default "homeassistant"
@@ -103,17 +105,24 @@ type Client struct {
 	cmds  Commands
 	log   *slog.Logger
 	clock clockwork.Clock
+	nodes *failover // set by Run; the node connected to, for logs
 
 	connected chan struct{} // one pending "a connection came up" signal
 	ready     chan struct{} // closed at the first connection
 	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
+	rollCall  chan struct{} // one pending roll call
 	cmdq      chan inbound
+	rollLimit rollCallLimiter // used by loop only
 
 	mu      sync.Mutex
 	cli     paho.Client
 	lost    chan struct{}          // closed when the current connection drops
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
 	active  map[string]alert.Alert // firing problems by source and rule, for the problem sensor
+	connAt  time.Time              // when the current connection came up: Info's time
+	// lastHeartbeat is the payload of the last heartbeat published, for
+	// the roll call's answer; nil before the first.
+	lastHeartbeat []byte
 
 	// Discovery goes out once per connection: conns counts connections,
 	// sensorsVer changes of sensors, and annConn/annVer say what the last
@@ -160,6 +169,7 @@ func New(cfg Config, cmds Commands, log *slog.Logger) *Client {
 		connected: make(chan struct{}, 1),
 		ready:     make(chan struct{}),
 		haOnline:  make(chan struct{}, 1),
+		rollCall:  make(chan struct{}, 1),
 		cmdq:      make(chan inbound, cmdQueue),
 		sensors:   map[string]device.Unit{},
 		active:    map[string]alert.Alert{},
@@ -225,9 +235,10 @@ func (c *Client) Run(ctx context.Context) error {
 	if c.cfg.Commands && c.cmds == nil {
 		c.log.Warn("mqtt commands enabled without a command handler; not subscribing")
 	}
-	cli := paho.NewClient(c.options())
+	opts, nodes := c.options()
+	cli := paho.NewClient(opts)
 	c.mu.Lock()
-	c.cli = cli
+	c.cli, c.nodes = cli, nodes
 	c.mu.Unlock()
 
 	var wg sync.WaitGroup
@@ -250,25 +261,35 @@ func (c *Client) Run(ctx context.Context) error {
 	return nil
 }
 
-// ClientOptions are paho's settings for reaching cfg.Broker the way the
-// daemon does: MQTT 3.1.1, a clean session (the durable queue is vigil's
-// outbox, not the broker's session), paho's own reconnect with backoff up to
+// ClientOptions are paho's settings for reaching cfg.Broker (or the nodes
+// of cfg.Brokers, with the failover order of failover) the way the daemon
+// does: MQTT 3.1.1, a clean session (the durable queue is vigil's outbox,
+// not the broker's session), paho's own reconnect with backoff up to
 // ReconnectMax, the keepalive and its ping timeout, the credentials, and TLS
 // for ssl://, mqtts:// and wss:// brokers; ws:// and wss:// go through
-// paho's WebSocket dialer. Only Broker, ClientID, Username, Password, TLS,
-// Keepalive and ReconnectMax are read, so a subscriber such as `vigil
-// fleet` connects exactly as the daemon does. It sets no Last Will and no
-// handlers.
+// paho's WebSocket dialer. Only Broker, Brokers, ClientID, Username,
+// Password, TLS, Keepalive and ReconnectMax are read, so a subscriber such
+// as `vigil fleet` connects exactly as the daemon does. It sets no Last Will
+// and no connection or message handlers of its own: only the connection
+// attempt and reconnecting handlers that keep the failover order.
 func ClientOptions(cfg Config) *paho.ClientOptions {
+	opts, _ := clientOptions(cfg)
+	return opts
+}
+
+func clientOptions(cfg Config) (*paho.ClientOptions, *failover) {
 	if cfg.Keepalive <= 0 {
 		cfg.Keepalive = DefaultKeepalive
 	}
 	if cfg.ReconnectMax <= 0 {
 		cfg.ReconnectMax = DefaultReconnectMax
 	}
-	opts := paho.NewClientOptions().
-		AddBroker(cfg.Broker).
-		SetClientID(cfg.ClientID).
+	opts := paho.NewClientOptions()
+	for _, s := range cfg.servers() {
+		opts.AddBroker(s)
+	}
+	nodes := newFailover(opts.Servers)
+	opts.SetClientID(cfg.ClientID).
 		SetProtocolVersion(4).
 		SetCleanSession(true).
 		SetAutoReconnect(true).
@@ -277,7 +298,14 @@ func ClientOptions(cfg Config) *paho.ClientOptions {
 		SetKeepAlive(cfg.Keepalive).
 		SetPingTimeout(pingTimeout(cfg.Keepalive)).
 		SetConnectTimeout(connectTimeout).
-		SetWriteTimeout(writeTimeout)
+		SetWriteTimeout(writeTimeout).
+		SetConnectionAttemptHandler(func(broker *url.URL, tc *tls.Config) *tls.Config {
+			nodes.attempt(broker)
+			return tc
+		}).
+		// Called in paho's reconnect goroutine before each round, which
+		// then reads Servers in the same goroutine.
+		SetReconnectingHandler(func(_ paho.Client, o *paho.ClientOptions) { o.Servers = nodes.order() })
 	if cfg.Username != "" {
 		opts.SetUsername(cfg.Username)
 		opts.SetPassword(cfg.Password)
@@ -285,17 +313,29 @@ func ClientOptions(cfg Config) *paho.ClientOptions {
 	if cfg.TLS != nil {
 		opts.SetTLSConfig(cfg.TLS)
 	}
-	return opts
+	return opts, nodes
+}
+
+// servers returns the broker URLs: Brokers, or Broker alone.
+func (cfg Config) servers() []string {
+	if len(cfg.Brokers) > 0 {
+		return cfg.Brokers
+	}
+	if cfg.Broker != "" {
+		return []string{cfg.Broker}
+	}
+	return nil
 }
 
 // options are the daemon's paho settings: ClientOptions plus the retained
 // Last Will and the connection handlers.
-func (c *Client) options() *paho.ClientOptions {
-	return ClientOptions(c.cfg).
+func (c *Client) options() (*paho.ClientOptions, *failover) {
+	opts, nodes := clientOptions(c.cfg)
+	return opts.
 		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(c.onLost).
-		SetDefaultPublishHandler(func(paho.Client, paho.Message) {})
+		SetDefaultPublishHandler(func(paho.Client, paho.Message) {}), nodes
 }
 
 // pingTimeout is how long paho waits for a PINGRESP: half the keepalive,
@@ -325,7 +365,7 @@ func (c *Client) connect(ctx context.Context, cli paho.Client) {
 		if backoff == time.Second {
 			level = slog.LevelWarn
 		}
-		c.log.Log(ctx, level, "mqtt connect", keyBroker, c.cfg.Broker, keyErr, err, keyRetryIn, backoff)
+		c.log.Log(ctx, level, "mqtt connect", keyBroker, c.node(), keyErr, err, keyRetryIn, backoff)
 		t := c.clock.NewTimer(backoff)
 		select {
 		case <-t.Chan():
@@ -346,7 +386,7 @@ func (c *Client) onConnect(paho.Client) {
 		close(c.ready)
 	}
 	c.mu.Unlock()
-	c.log.Info("mqtt connected", keyBroker, c.cfg.Broker)
+	c.log.Info("mqtt connected", keyBroker, c.node())
 	signal(c.connected)
 }
 
@@ -365,7 +405,19 @@ func (c *Client) onLost(cli paho.Client, err error) {
 		}
 	}
 	c.mu.Unlock()
-	c.log.Warn("mqtt connection lost", keyBroker, c.cfg.Broker, keyErr, err)
+	c.log.Warn("mqtt connection lost", keyBroker, c.node(), keyErr, err)
+}
+
+// node names the broker of the last connection attempt (the one
+// connected to, once connected); every node before the first attempt.
+func (c *Client) node() string {
+	c.mu.Lock()
+	nodes := c.nodes
+	c.mu.Unlock()
+	if nodes == nil {
+		return strings.Join(c.cfg.servers(), ", ")
+	}
+	return nodes.current()
 }
 
 func signal(ch chan struct{}) {
@@ -386,15 +438,26 @@ func (c *Client) loop(ctx context.Context) {
 			c.afterConnect(ctx)
 		case <-c.haOnline:
 			c.announceLogged(ctx, true)
+		case <-c.rollCall:
+			c.answerRollCall(ctx)
 		}
 	}
 }
 
-// afterConnect publishes "online" and the info, rebuilds the problem
-// sensor, subscribes, and announces discovery.
+// afterConnect subscribes to the roll call, publishes "online" and the
+// info, rebuilds the problem sensor, subscribes to what is enabled, and
+// announces discovery.
 func (c *Client) afterConnect(ctx context.Context) {
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
+	c.mu.Lock()
+	c.connAt = c.clock.Now().UTC()
+	c.mu.Unlock()
+	// The roll call first: a device that says "online" answers it.
+	rc := RollCallTopic(c.cfg.TopicPrefix)
+	if err := c.subscribe(octx, rc, c.onRollCall); err != nil {
+		c.log.Warn("mqtt subscribe", keyTopic, rc, keyErr, err)
+	}
 	if err := c.publish(octx, c.topic("status"), true, []byte("online")); err != nil {
 		c.log.Warn("mqtt publish online", keyErr, err)
 	}
@@ -525,16 +588,24 @@ type Info struct {
 	SampleInterval string    `json:"sample_interval,omitempty"` // a Go duration
 }
 
-// publishInfo publishes Info, retained, on <p>/<id>/info.
-func (c *Client) publishInfo(ctx context.Context) error {
+// infoPayload is the Info of the current connection.
+func (c *Client) infoPayload() ([]byte, error) {
 	c.mu.Lock()
-	interval, sample := c.cfg.Interval, c.cfg.SampleInterval
+	info := Info{Time: c.connAt, Board: c.cfg.Board, Version: c.cfg.Version,
+		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String()}
 	c.mu.Unlock()
-	info := Info{Time: c.clock.Now().UTC(), Board: c.cfg.Board, Version: c.cfg.Version,
-		Interval: interval.String(), SampleInterval: sample.String()}
 	payload, err := json.Marshal(info)
 	if err != nil {
-		return fmt.Errorf("encode info: %w", err)
+		return nil, fmt.Errorf("encode info: %w", err)
+	}
+	return payload, nil
+}
+
+// publishInfo publishes Info, retained, on <p>/<id>/info.
+func (c *Client) publishInfo(ctx context.Context) error {
+	payload, err := c.infoPayload()
+	if err != nil {
+		return err
 	}
 	return c.publish(ctx, c.topic("info"), true, payload)
 }
@@ -567,15 +638,7 @@ func (c *Client) rebuildProblem(ctx context.Context) {
 		if err != nil {
 			c.log.Warn("mqtt rebuild problem state", keyErr, err)
 		} else {
-			active := map[string]alert.Alert{}
-			for _, a := range ps {
-				if !a.IsProblem() || a.Severity < c.cfg.MinSeverity {
-					continue
-				}
-				if was, ok := active[problemKey(a)]; !ok || a.Time.After(was.Time) {
-					active[problemKey(a)] = a
-				}
-			}
+			active := c.firing(ps)
 			c.mu.Lock()
 			c.active = active
 			c.mu.Unlock()
@@ -584,6 +647,36 @@ func (c *Client) rebuildProblem(ctx context.Context) {
 	if err := c.publishProblem(ctx); err != nil {
 		c.log.Warn("mqtt publish problem state", keyErr, err)
 	}
+}
+
+// firing returns the problems among ps the sensor shows (no notices,
+// nothing below MinSeverity), the newest of each source and rule.
+func (c *Client) firing(ps []alert.Alert) map[string]alert.Alert {
+	active := map[string]alert.Alert{}
+	for _, a := range ps {
+		if !a.IsProblem() || a.Severity < c.cfg.MinSeverity {
+			continue
+		}
+		if was, ok := active[problemKey(a)]; !ok || a.Time.After(was.Time) {
+			active[problemKey(a)] = a
+		}
+	}
+	return active
+}
+
+// problemsNow is what is firing now: from Config.Problems when it answers,
+// else what this client has delivered (with Home Assistant on).
+func (c *Client) problemsNow(ctx context.Context) map[string]alert.Alert {
+	if c.cfg.Problems != nil {
+		ps, err := c.cfg.Problems.Problems(ctx)
+		if err == nil {
+			return c.firing(ps)
+		}
+		c.log.Warn("mqtt read problem state", keyErr, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.active)
 }
 
 // problemAlert is one firing alert in the problem sensor's attributes.
@@ -595,35 +688,46 @@ type problemAlert struct {
 	Time     time.Time      `json:"time"`
 }
 
-// publishProblem publishes the problem binary sensor's state (ON while any
+// problemPayloads are the problem binary sensor's state (ON while any
 // alert is firing) and its attributes (the firing alerts, oldest first).
-func (c *Client) publishProblem(ctx context.Context) error {
-	c.mu.Lock()
-	firing := make([]problemAlert, 0, len(c.active))
-	for _, a := range c.active {
+func problemPayloads(active map[string]alert.Alert) (state, attrs []byte, err error) {
+	firing := make([]problemAlert, 0, len(active))
+	for _, a := range active {
 		firing = append(firing, problemAlert{a.Severity, a.Source, a.Rule, a.Summary, a.Time})
 	}
-	c.mu.Unlock()
 	slices.SortFunc(firing, func(a, b problemAlert) int {
 		if c := a.Time.Compare(b.Time); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Source+"/"+a.Rule, b.Source+"/"+b.Rule)
 	})
-	attrs, err := json.Marshal(struct {
+	attrs, err = json.Marshal(struct {
 		Firing []problemAlert `json:"firing"`
 	}{firing})
 	if err != nil {
-		return fmt.Errorf("encode problem attributes: %w", err)
+		return nil, nil, fmt.Errorf("encode problem attributes: %w", err)
 	}
-	state := "OFF"
+	state = []byte("OFF")
 	if len(firing) > 0 {
-		state = "ON"
+		state = []byte("ON")
+	}
+	return state, attrs, nil
+}
+
+// publishProblem publishes the problem sensor, retained: its attributes,
+// then its state.
+func (c *Client) publishProblem(ctx context.Context) error {
+	c.mu.Lock()
+	active := maps.Clone(c.active)
+	c.mu.Unlock()
+	state, attrs, err := problemPayloads(active)
+	if err != nil {
+		return err
 	}
 	if err := c.publish(ctx, c.topic("problem/attributes"), true, attrs); err != nil {
 		return fmt.Errorf("publish problem attributes: %w", err)
 	}
-	if err := c.publish(ctx, c.topic("problem"), true, []byte(state)); err != nil {
+	if err := c.publish(ctx, c.topic("problem"), true, state); err != nil {
 		return fmt.Errorf("publish problem: %w", err)
 	}
 	return nil
@@ -636,6 +740,9 @@ func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) e
 	if err != nil {
 		return fmt.Errorf("mqtt: encode heartbeat: %w", err)
 	}
+	c.mu.Lock()
+	c.lastHeartbeat = payload
+	c.mu.Unlock()
 	if err := c.publish(ctx, c.topic("heartbeat"), true, payload); err != nil {
 		return fmt.Errorf("mqtt: publish heartbeat: %w", err)
 	}

@@ -48,11 +48,20 @@ const (
 )
 
 // Run long-polls getUpdates and answers commands from the allowed chats,
-// persisting the update offset after each batch. Without allowed chats it
-// only waits for ctx. Errors are logged and retried with backoff; a 409
-// (another poller or a webhook holds the bot) is logged once per episode.
-// Run returns nil when ctx ends.
+// persisting the update offset after each batch, and sends the digest of
+// held alerts when it is due. Without allowed chats it polls nothing.
+// Errors are logged and retried with backoff; a 409 (another poller or a
+// webhook holds the bot) is logged once per episode. Run returns nil when
+// ctx ends.
 func (b *Bot) Run(ctx context.Context) error {
+	if b.holds() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			b.digestLoop(ctx)
+		}()
+		defer func() { <-done }()
+	}
 	if len(b.cfg.AllowedChats) == 0 || b.cmds == nil {
 		<-ctx.Done()
 		return nil

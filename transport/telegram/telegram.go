@@ -88,8 +88,17 @@ type Config struct {
 	PollTimeout  time.Duration // getUpdates long-poll timeout; default 50s
 	UserAgent    string        // default "vigil"
 	// Location is the device's time zone: an alert's time is shown in it,
-	// as the CLI shows times. Nil is UTC.
+	// as the CLI shows times, and quiet hours are read in it. Nil is UTC.
 	Location *time.Location
+
+	// Quiet hours and the cap (digest.go). Quiet, when set, holds alerts
+	// below QuietMinSeverity (zero: critical) for one digest at its end;
+	// MaxPerHour > 0 folds alert messages beyond that many in the last
+	// hour into a digest. Digests keeps what they hold; nil turns both off.
+	Quiet            *Window
+	QuietMinSeverity alert.Severity
+	MaxPerHour       int
+	Digests          Digests
 }
 
 // State persists what the bot learns: the getUpdates offset and chat
@@ -115,6 +124,12 @@ type Bot struct {
 	username string         // from getMe, for /cmd@username in groups
 	unknown  map[int64]bool // chats already logged as not allowed
 	strange  map[int64]bool // users already logged as not in AllowedUsers
+
+	// The digest (digest.go). dmu serialises alert messages and digests,
+	// so held alerts go out before the ones after them.
+	dmu       sync.Mutex
+	nudge     chan struct{} // capacity 1: an alert was held
+	storedDue time.Time     // the due time last written to Digests
 }
 
 // New returns a Bot; state must not be nil. hc may be nil (a plain
@@ -147,42 +162,64 @@ func New(cfg Config, state State, cmds Commands, hc *http.Client, clock clockwor
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Bot{cfg: cfg, state: state, cmds: cmds, hc: &c, clock: clock, log: log, unknown: map[int64]bool{}, strange: map[int64]bool{}}
+	if cfg.QuietMinSeverity == 0 {
+		cfg.QuietMinSeverity = alert.Critical
+	}
+	return &Bot{cfg: cfg, state: state, cmds: cmds, hc: &c, clock: clock, log: log, unknown: map[int64]bool{}, strange: map[int64]bool{},
+		nudge: make(chan struct{}, 1)}
 }
 
 // Name identifies the transport's outbox cursor.
 func (b *Bot) Name() string { return "telegram" }
 
 // Notify sends the alert to the configured chat and returns nil only when
-// Telegram answered "ok": true. Alerts below MinSeverity are acknowledged
-// without sending. An alert Telegram rejects even as plain text returns an
-// error wrapping transport.ErrPermanent: the caller drops it.
+// Telegram answered "ok": true, or when the alert is held, durably, for a
+// digest (quiet hours, max_per_hour: see digest.go). Alerts below
+// MinSeverity are acknowledged without sending. An alert Telegram rejects
+// even as plain text returns an error wrapping transport.ErrPermanent: the
+// caller drops it.
 func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 	if a.Severity < b.cfg.MinSeverity {
 		return nil
 	}
+	if b.holds() {
+		return b.notifyHeld(ctx, a)
+	}
+	return b.sendAlert(ctx, a)
+}
+
+// sendAlert sends one alert as its own message.
+func (b *Bot) sendAlert(ctx context.Context, a alert.Alert) error {
+	htmlText, plain := formatAlert(a, b.cfg.Location)
+	return b.deliver(ctx, "alert "+a.ID, htmlText, plain)
+}
+
+// deliver sends one message (what names it in errors: "alert <id>") to
+// the alert chat as HTML, and once more as plain text if Telegram cannot
+// parse the HTML. Rejected as plain text too, the error wraps
+// transport.ErrPermanent.
+func (b *Bot) deliver(ctx context.Context, what, htmlText, plain string) error {
 	chat, err := b.state.Chat(b.cfg.ChatID)
 	if err != nil {
 		return fmt.Errorf("telegram: read chat migration: %w", err)
 	}
-	htmlText, plain := formatAlert(a, b.cfg.Location)
 	err = b.send(ctx, chat, htmlText, "HTML", true)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Code == statusBadRequest && !chatNotFound(ae) {
-		b.log.Warn("telegram rejected the HTML alert, sending plain text", keyAlert, a.ID, keyErr, err)
+		b.log.Warn("telegram rejected the HTML, sending plain text", keyAlert, what, keyErr, err)
 		chat, _ = b.state.Chat(b.cfg.ChatID) // a migration may have happened
 		err = b.send(ctx, chat, plain, "", true)
 		if errors.As(err, &ae) && ae.Code == statusBadRequest && !chatNotFound(ae) {
-			return fmt.Errorf("telegram: send alert %s: %w: %w", a.ID, transport.ErrPermanent, err)
+			return fmt.Errorf("telegram: send %s: %w: %w", what, transport.ErrPermanent, err)
 		}
 	}
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ae) && ae.Code == statusForbidden:
-		return fmt.Errorf("telegram: send alert %s to chat %d: %w (unblock the bot or add it back; alerts wait): %w", a.ID, chat, ErrForbidden, err)
+		return fmt.Errorf("telegram: send %s to chat %d: %w (unblock the bot or add it back; alerts wait): %w", what, chat, ErrForbidden, err)
 	}
-	return fmt.Errorf("telegram: send alert %s: %w", a.ID, err)
+	return fmt.Errorf("telegram: send %s: %w", what, err)
 }
 
 func chatNotFound(e *APIError) bool {
@@ -248,17 +285,7 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 // formatAlert renders an alert as escaped HTML and as plain text, with the
 // summary shortened so that either fits one message; its time reads in loc.
 func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
-	what := a.Rule
-	if what == "" {
-		what = a.Source
-	}
-	head := severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
-	switch {
-	case a.State == alert.StateResolved:
-		head = "✅ RESOLVED"
-	case a.IsNotice(): // an event, not a problem of its severity
-		head = "ℹ️ NOTICE"
-	}
+	head, what := headOf(a)
 	foot := a.Device
 	if a.Time.Year() >= 2020 { // a Pi without RTC may stamp 1970
 		foot += " · " + a.Time.In(loc).Format(transport.TimeLayout)
@@ -269,6 +296,23 @@ func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
 	plain = head + " · " + what + "\n" + summary + "\n" + foot
 	htmlText = "<b>" + esc(head) + "</b> · " + esc(what) + "\n" + esc(summary) + "\n<i>" + esc(foot) + "</i>"
 	return htmlText, plain
+}
+
+// headOf returns an alert's header, "🔴 CRITICAL", "✅ RESOLVED" or
+// "ℹ️ NOTICE", and what raised it: its rule, or its source.
+func headOf(a alert.Alert) (head, what string) {
+	what = a.Rule
+	if what == "" {
+		what = a.Source
+	}
+	head = severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
+	switch {
+	case a.State == alert.StateResolved:
+		head = "✅ RESOLVED"
+	case a.IsNotice(): // an event, not a problem of its severity
+		head = "ℹ️ NOTICE"
+	}
+	return head, what
 }
 
 func severityMark(s alert.Severity) string {

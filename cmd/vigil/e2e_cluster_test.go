@@ -1,0 +1,510 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/fleet"
+	"github.com/vigil-iot/vigil/internal/mosquittotest"
+	"github.com/vigil-iot/vigil/internal/rabbitmqtest"
+)
+
+// The broker facts behind docs/fleet.md's table "What each broker does
+// with vigil's topics", measured with real `vigil run` daemons: does a
+// fresh subscription get the retained messages through a wildcard and
+// through the exact topic, on the node the device is on and on another;
+// does a node that stops publish its clients' Last Wills; and how long
+// after a device freezes (SIGSTOP: its TCP connection open, nothing sent,
+// as in a power cut the network did not see) the broker publishes its
+// Will, as a multiple of the keepalive. Each test logs one "BROKER FACTS"
+// line with the numbers; the doc's table quotes them.
+
+// clusterKeepalive is the daemons' keepalive here: the minimum vigil
+// takes, so the Will waits stay short.
+const clusterKeepalive = 5 * time.Second
+
+// clusterDevice writes the config of a fleet member (sensors sampled and
+// published every second: a frozen one falls silent at once) with mqtt,
+// the [mqtt] table's broker line(s), the cluster tests' keepalive and
+// extra (rules) at the end. It returns the config's path.
+func clusterDevice(t *testing.T, id, mqtt, extra string) string {
+	t.Helper()
+	return fleetDeviceWith(t, id, mqtt, clusterKeepalive, extra)
+}
+
+// brokerFacts is what one broker did.
+type brokerFacts struct {
+	wildcardRetained bool // a fresh vigil/+/+ subscription got the retained status
+	exactRetained    bool // a fresh vigil/<id>/status subscription got it
+	otherNode        bool // ... on another node of the cluster
+	willDelays       []time.Duration
+}
+
+func (f brokerFacts) String() string {
+	s := slices.Clone(f.willDelays)
+	slices.Sort(s)
+	k := clusterKeepalive.Seconds()
+	return fmt.Sprintf("retained_via_wildcard=%t retained_exact_topic=%t retained_exact_other_node=%t keepalive=%s will_after_sigstop=%v factor_min=%.2f factor_max=%.2f",
+		f.wildcardRetained, f.exactRetained, f.otherNode, clusterKeepalive,
+		f.willDelays, s[0].Seconds()/k, s[len(s)-1].Seconds()/k)
+}
+
+// retainedOn subscribes afresh to filter on url and reports whether the
+// retained status of id came within wait.
+func retainedOn(t *testing.T, url, filter, id string, wait time.Duration) bool {
+	t.Helper()
+	sub := mosquittotest.Subscribe(t, url, filter)
+	m, ok := sub.Maybe("vigil/"+id+"/status", wait)
+	return ok && m.Retained
+}
+
+// offlineTimes polls rec until each of ids has an "offline" status, and
+// returns for each the time from since until it was seen (to within 20
+// ms); it fails the test after limit.
+func offlineTimes(t *testing.T, rec *mosquittotest.Subscriber, ids []string, since time.Time, limit time.Duration) []time.Duration {
+	t.Helper()
+	seen := map[string]time.Duration{}
+	for len(seen) < len(ids) {
+		for _, id := range ids {
+			if _, ok := seen[id]; ok {
+				continue
+			}
+			if slices.ContainsFunc(rec.On("vigil/"+id+"/status"), payloadIs("offline")) {
+				seen[id] = time.Since(since)
+			}
+		}
+		if time.Since(since) > limit {
+			t.Fatalf("no Will (offline) within %s for %d of %v", limit, len(ids)-len(seen), ids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var out []time.Duration
+	for _, id := range ids {
+		out = append(out, seen[id])
+	}
+	return out
+}
+
+// measureFacts starts three devices on dev (one broker URL), checks how
+// their retained status reaches fresh subscribers on dev and on other
+// (another node's URL, or "" for none), then freezes all three and times
+// their Wills, as seen by a subscriber on dev.
+func measureFacts(t *testing.T, name, dev, other string) brokerFacts {
+	t.Helper()
+	ids := []string{name + "-0", name + "-1", name + "-2"}
+	rec := mosquittotest.Subscribe(t, dev, "vigil/+/status")
+	var daemons []*child
+	for _, id := range ids {
+		daemons = append(daemons, startDaemon(t, clusterDevice(t, id, fmt.Sprintf("broker = %q", dev), "")))
+	}
+	// One more device that stays up, publishing every second, as on a
+	// fleet's broker, which is never idle.
+	startDaemon(t, clusterDevice(t, name+"-busy", fmt.Sprintf("broker = %q", dev), ""))
+	for _, id := range ids {
+		rec.Wait("vigil/"+id+"/status", 30*time.Second, payloadIs("online"))
+	}
+
+	var f brokerFacts
+	f.wildcardRetained = retainedOn(t, dev, "vigil/+/+", ids[0], 2*time.Second)
+	f.exactRetained = retainedOn(t, dev, "vigil/"+ids[0]+"/status", ids[0], 2*time.Second)
+	if other != "" {
+		f.otherNode = retainedOn(t, other, "vigil/"+ids[0]+"/status", ids[0], 2*time.Second)
+	}
+
+	// Freeze them a third of a keepalive apart, so that a broker that
+	// checks its clients on a coarse timer shows its spread.
+	var frozen []time.Time
+	for i, d := range daemons {
+		if i > 0 {
+			time.Sleep(clusterKeepalive / 3)
+		}
+		frozen = append(frozen, time.Now())
+		if err := d.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.cmd.Process.Signal(syscall.SIGCONT) })
+	}
+	at := offlineTimes(t, rec, ids, frozen[0], 6*clusterKeepalive)
+	for i := range ids {
+		f.willDelays = append(f.willDelays, (at[i] - frozen[i].Sub(frozen[0])).Round(10*time.Millisecond))
+	}
+	return f
+}
+
+// TestBrokerFactsMosquitto measures mosquitto (one node): retained
+// messages reach every subscription. The Will comes 1.5 × keepalive after
+// the last packet, as MQTT 3.1.1 says, plus up to 5 s: mosquitto 2.0
+// checks its clients' keepalives once every 5 s (src/keepalive.c), so
+// with keepalive 5s the factor is up to 2.5.
+func TestBrokerFactsMosquitto(t *testing.T) {
+	t.Parallel()
+	b := startMosquitto(t)
+	f := measureFacts(t, "mosq", b.URL(), "")
+	t.Logf("BROKER FACTS mosquitto: %s", f)
+	if !f.wildcardRetained || !f.exactRetained {
+		t.Errorf("mosquitto: retained status through a wildcard %t, exact %t; want both (docs/fleet.md says so)", f.wildcardRetained, f.exactRetained)
+	}
+	checkWillDelay(t, "mosquitto", f, clusterKeepalive*3/2-time.Second, clusterKeepalive*3/2+6*time.Second)
+}
+
+// checkWillDelay checks the measured Will delays after SIGSTOP against the
+// range docs/fleet.md gives for the broker. (lo allows for the second a
+// device may have been silent before it froze.)
+func checkWillDelay(t *testing.T, broker string, f brokerFacts, lo, hi time.Duration) {
+	t.Helper()
+	for _, d := range f.willDelays {
+		if d < lo || d > hi {
+			t.Errorf("%s: Will %s after SIGSTOP with keepalive %s (%.2f ×), want between %s and %s (docs/fleet.md)",
+				broker, d, clusterKeepalive, d.Seconds()/clusterKeepalive.Seconds(), lo, hi)
+		}
+	}
+}
+
+// TestRabbitMQCluster runs vigil on Debian's RabbitMQ 3.10 with its MQTT
+// plugin, three nodes clustered on loopback (internal/rabbitmqtest; the
+// test skips with one line when rabbitmq-server is not installed). It
+// measures the broker facts docs/fleet.md gives for RabbitMQ.
+func TestRabbitMQCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three RabbitMQ nodes")
+	}
+	t.Parallel()
+	c := rabbitmqtest.Start(t, 3)
+	a, b := c.Nodes[0], c.Nodes[1]
+
+	t.Run("facts", func(t *testing.T) {
+		f := measureFacts(t, "rmq", a.URL(), b.URL())
+		t.Logf("BROKER FACTS rabbitmq: %s", f)
+		if f.wildcardRetained || !f.exactRetained || f.otherNode {
+			t.Errorf("rabbitmq: retained status through a wildcard %t, exact topic %t, exact on another node %t; docs/fleet.md says false, true, false",
+				f.wildcardRetained, f.exactRetained, f.otherNode)
+		}
+		// Measured here: 1.9 to 2.9 × keepalive.
+		checkWillDelay(t, "rabbitmq", f, clusterKeepalive*3/2-time.Second, clusterKeepalive*7/2)
+	})
+
+	// A node that stops cleanly closes its clients' connections: does the
+	// rest of the cluster hear their Wills?
+	t.Run("node-stop-will", func(t *testing.T) {
+		const id = "rmq-stop"
+		rec := mosquittotest.Subscribe(t, b.URL(), "vigil/"+id+"/status")
+		d := startDaemon(t, clusterDevice(t, id, fmt.Sprintf("broker = %q", a.URL()), ""))
+		rec.Wait("vigil/"+id+"/status", 30*time.Second, payloadIs("online"))
+		a.Stop()
+		will := false
+		for end := time.Now().Add(3 * clusterKeepalive); time.Now().Before(end) && !will; time.Sleep(50 * time.Millisecond) {
+			will = slices.ContainsFunc(rec.On("vigil/"+id+"/status"), payloadIs("offline"))
+		}
+		d.kill()
+		a.Start()
+		t.Logf("BROKER FACTS rabbitmq: will_on_node_stop=%t (watched %s on another node)", will, 3*clusterKeepalive)
+		if will {
+			t.Errorf("rabbitmq published the Will of a client of a node that stopped; docs/fleet.md says it does not")
+		}
+	})
+
+	t.Run("failover", func(t *testing.T) { clusterFailover(t, c) })
+}
+
+// clusterFailover: three devices on brokers = [a, b, c], each with a rule
+// firing for good, all connected to node a; `vigil fleet` watches node b.
+// Node a stops cleanly. Each device is back, on another node, within 2 ×
+// keepalive; the test alerts queued before, during and after the outage
+// all arrive, none lost, in the order they were queued; and every view
+// `vigil fleet` printed from the first full one on shows each device
+// online with its rule firing (RabbitMQ gives it no retained message
+// through its vigil/+/+ subscription: the roll call does).
+func clusterFailover(t *testing.T, c *rabbitmqtest.Cluster) {
+	a, b, cn := c.Nodes[0], c.Nodes[1], c.Nodes[2]
+	ids := []string{"rmq-fail-0", "rmq-fail-1", "rmq-fail-2"}
+	brokers := fmt.Sprintf("brokers = [%q, %q, %q]", a.URL(), b.URL(), cn.URL())
+	rec := mosquittotest.Subscribe(t, cn.URL(), "vigil/+/status", "vigil/+/alert")
+	cfgs := map[string]string{}
+	daemons := map[string]*child{}
+	for _, id := range ids {
+		cfgs[id] = clusterDevice(t, id, brokers, alwaysRule)
+		daemons[id] = startDaemon(t, cfgs[id])
+	}
+	for _, id := range ids {
+		rec.Wait("vigil/"+id+"/status", 30*time.Second, payloadIs("online"))
+	}
+
+	// The shortest roll-call period: a device answers at most every 10 s.
+	view := watchFleet(t, b.URL(), "--rollcall", "10s")
+	full := view.waitAll(t, ids, 20*time.Second)
+
+	// Test alerts: two before the outage, as many as fit in it (each
+	// device's back to back until every device is back), one after.
+	var mu sync.Mutex
+	queued := map[string][]string{}
+	var failures []string
+	testAlerts := func(until func() bool) {
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Go(func() {
+				for {
+					out, err := exec.Command(vigilBin, "-c", cfgs[id], "test-alert", "--transport", "mqtt").CombinedOutput()
+					m := testAlertID.FindSubmatch(out)
+					mu.Lock()
+					if err != nil || m == nil {
+						failures = append(failures, fmt.Sprintf("vigil test-alert (%s): %v\n%s", id, err, out))
+					} else {
+						queued[id] = append(queued[id], string(m[1]))
+					}
+					mu.Unlock()
+					if err != nil || until() {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if len(failures) > 0 {
+			t.Fatal(strings.Join(failures, "\n"))
+		}
+	}
+	once := func() bool { return true }
+	testAlerts(once)
+	testAlerts(once)
+	before := map[string]int{}
+	for _, id := range ids {
+		before[id] = len(onlineCount(rec, id))
+	}
+	stopped := time.Now()
+	stopDone := make(chan struct{})
+	go func() { a.Stop(); close(stopDone) }()
+	// Back online: one more "online" than before the stop, seen on node c.
+	allBack := func() bool {
+		for _, id := range ids {
+			if len(onlineCount(rec, id)) <= before[id] {
+				return false
+			}
+		}
+		return true
+	}
+	var back time.Duration
+	testAlerts(func() bool {
+		if back == 0 && (allBack() || time.Since(stopped) > 2*clusterKeepalive+5*time.Second) {
+			back = time.Since(stopped)
+		}
+		return back != 0
+	})
+	<-stopDone
+	testAlerts(once)
+	t.Logf("CLUSTER FAILOVER: node a stopped; %d devices back on another node within %s (keepalive %s)", len(ids), back.Round(10*time.Millisecond), clusterKeepalive)
+	if back > 2*clusterKeepalive {
+		t.Errorf("devices back online %s after node a stopped, want within 2 × keepalive = %s", back, 2*clusterKeepalive)
+	}
+	// What each daemon queued while it had no connection, and where it
+	// went, by its log.
+	offlineQueued := 0
+	for _, id := range ids {
+		log := daemons[id].logText()
+		offlineQueued += queuedWhileDown(log)
+		if m := lastConnected.FindAllStringSubmatch(log, -1); len(m) < 2 || m[len(m)-1][1] == a.URL() {
+			t.Errorf("%s: its last connection is not to another node than %s: %v", id, a.URL(), m)
+		}
+	}
+	if offlineQueued == 0 {
+		t.Errorf("no test alert was queued while a device was disconnected: the test proved nothing about the outage")
+	}
+
+	// Every test alert arrives, in the order queued.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, id := range ids {
+		var got []string
+		for {
+			got = testAlertsFrom(t, rec, id)
+			if len(got) >= len(queued[id]) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !slices.Equal(got, queued[id]) {
+			t.Errorf("%s: test alerts received %v, want all %d queued, in order: %v", id, got, len(queued[id]), queued[id])
+		}
+	}
+	lost := 0
+	for _, id := range ids {
+		lost += len(queued[id]) - len(testAlertsFrom(t, rec, id))
+	}
+	total := 0
+	for _, id := range ids {
+		total += len(queued[id])
+	}
+	t.Logf("CLUSTER FAILOVER: %d test alerts queued (%d while a device was disconnected, by the daemons' logs), %d lost, all in order", total, offlineQueued, lost)
+
+	// Wait for a roll call after the failover, then check every view.
+	time.Sleep(11 * time.Second)
+	views := view.since(full)
+	if len(views) < 2 {
+		t.Fatalf("vigil fleet printed %d views after the first full one, want more (it redraws on every change)", len(views))
+	}
+	for _, v := range views {
+		for _, id := range ids {
+			d, ok := v.byID(id)
+			// board comes from info: retained, or an answer to the roll
+			// call, and RabbitMQ gives vigil/+/+ no retained message.
+			if !ok || d.State != fleet.Online || d.Board != "sim" || len(d.Firing) != 1 || d.Firing[0].Rule != "always" {
+				t.Fatalf("vigil fleet on node b at %s: %s = %+v (listed %t), want online, board sim, with the rule always firing, the whole time", v.Time.Format(time.TimeOnly), id, d, ok)
+			}
+		}
+	}
+	t.Logf("CLUSTER FAILOVER: vigil fleet on node b printed %d views after the first full one, each with all %d devices online and firing", len(views), len(ids))
+}
+
+var (
+	testAlertID   = regexp.MustCompile(`test alert (\S+) queued`)
+	lastConnected = regexp.MustCompile(`msg="mqtt connected".* broker=(\S+)`)
+)
+
+// queuedWhileDown counts the test alerts a daemon's log says it queued
+// between "mqtt connection lost" and the next "mqtt connected".
+func queuedWhileDown(log string) int {
+	n, down := 0, false
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(line, `msg="mqtt connection lost"`):
+			down = true
+		case strings.Contains(line, `msg="mqtt connected"`):
+			down = false
+		case down && strings.Contains(line, `msg="test alert queued"`):
+			n++
+		}
+	}
+	return n
+}
+
+// onlineCount lists the "online" statuses rec received from id.
+func onlineCount(rec *mosquittotest.Subscriber, id string) []mosquittotest.Message {
+	var out []mosquittotest.Message
+	for _, m := range rec.On("vigil/" + id + "/status") {
+		if m.Payload == "online" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// testAlertsFrom lists the ids of the test alerts (rule "test") rec
+// received from id, each once, in the order they first arrived.
+func testAlertsFrom(t *testing.T, rec *mosquittotest.Subscriber, id string) []string {
+	t.Helper()
+	var out []string
+	for _, m := range rec.On("vigil/" + id + "/alert") {
+		var a struct{ ID, Rule string }
+		if err := json.Unmarshal([]byte(m.Payload), &a); err != nil {
+			t.Fatalf("alert payload %q: %v", m.Payload, err)
+		}
+		if a.Rule == "test" && !slices.Contains(out, a.ID) {
+			out = append(out, a.ID)
+		}
+	}
+	return out
+}
+
+// fleetWatch is a live `vigil fleet --json` child and the views it printed.
+type fleetWatch struct {
+	mu    sync.Mutex
+	views []fleetView
+	err   error
+}
+
+type fleetView struct {
+	fleet.Snapshot
+	at time.Time
+}
+
+func (v fleetView) byID(id string) (fleet.Device, bool) {
+	for _, d := range v.Devices {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return fleet.Device{}, false
+}
+
+// watchFleet starts `vigil fleet --broker url --json` (live) with extra
+// flags and collects every view it prints, until the test ends.
+func watchFleet(t *testing.T, url string, extra ...string) *fleetWatch {
+	t.Helper()
+	w := &fleetWatch{}
+	cmd := exec.Command(vigilBin, append([]string{"fleet", "--broker", url, "--json"}, extra...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dec := json.NewDecoder(out)
+		for {
+			var s fleet.Snapshot
+			if err := dec.Decode(&s); err != nil {
+				w.mu.Lock()
+				w.err = err
+				w.mu.Unlock()
+				return
+			}
+			w.mu.Lock()
+			w.views = append(w.views, fleetView{s, time.Now()})
+			w.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("vigil fleet stderr:\n%s", stderr.String())
+		}
+	})
+	return w
+}
+
+// waitAll waits for a view that lists every one of ids online with a
+// rule firing, and returns its index.
+func (w *fleetWatch) waitAll(t *testing.T, ids []string, limit time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		w.mu.Lock()
+		for i, v := range w.views {
+			all := true
+			for _, id := range ids {
+				d, ok := v.byID(id)
+				all = all && ok && d.State == fleet.Online && len(d.Firing) == 1
+			}
+			if all {
+				w.mu.Unlock()
+				return i
+			}
+		}
+		n, err := len(w.views), w.err
+		w.mu.Unlock()
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("vigil fleet showed no view with all of %v online and firing within %s (%d views; %v)", ids, limit, n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// since returns the views from index i on.
+func (w *fleetWatch) since(i int) []fleetView {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.views[i:])
+}
