@@ -16,6 +16,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
@@ -95,9 +96,11 @@ type Transport struct {
 type Wiring struct {
 	// Sensors opens the config's sensors; closeAll closes what they hold.
 	Sensors func(cfg *config.Config, log *slog.Logger) (sensors []device.Named, closeAll func() error)
-	// Thinker builds the LLM step, or nil (rules-only). setInterval is the
-	// model's own set_interval.
-	Thinker func(cfg *config.Config, db *store.DB, setInterval func(context.Context, time.Duration) (string, error), log *slog.Logger) (heartbeat.Thinker, error)
+	// Thinker builds the LLM step, or nil (rules-only). self is what the
+	// model may change about its own heartbeat (its notes, its interval),
+	// memory what the agent remembers of models: the App's, on its state
+	// file.
+	Thinker func(cfg *config.Config, self agent.Self, memory agent.ModelMemory, log *slog.Logger) (heartbeat.Thinker, error)
 	// Transports builds MQTT and Telegram as the config asks; cmds are the
 	// commands they may call, problems what MQTT rebuilds its problem
 	// sensor from.
@@ -215,7 +218,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		deps.Sensors = a.sensors
 	}
 	if o.Wiring.Thinker != nil {
-		if a.thinker, err = o.Wiring.Thinker(cfg, a.db, a.cmds.setModelInterval, log); err != nil {
+		if a.thinker, err = o.Wiring.Thinker(cfg, a.modelSelf(), modelMemory{a.db}, log); err != nil {
 			return nil, err
 		}
 		deps.Thinker = a.thinker
@@ -240,6 +243,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	a.cmds.app = a
 	ok = true
 	return a, nil
+}
+
+// modelSelf is what the model may change about its own heartbeat.
+func (a *App) modelSelf() *modelSelf {
+	return &modelSelf{db: a.db, now: a.wall, red: a.red, setInterval: a.cmds.setModelInterval}
 }
 
 // overlaid is cfg with the overlay stored in the App's state file, when

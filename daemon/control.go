@@ -181,15 +181,7 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
 	switch req.Cmd {
 	case "status":
-		st, err := eng.Status(ctx)
-		if err != nil {
-			return errResponse(err)
-		}
-		series, err := eng.History(ctx, s.cmds.app.wall().Add(-StatusWindow))
-		if err != nil {
-			return errResponse(err)
-		}
-		rt, err := manage.RuntimeView(s.cmds.app.current(), s.cmds.app.db)
+		st, series, rt, err := s.cmds.app.Status(ctx)
 		if err != nil {
 			return errResponse(err)
 		}

@@ -274,7 +274,7 @@ func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	// Build everything that can fail before touching the running daemon.
 	thinker := a.thinker
 	if thinkerChanged(old, cfg) && a.opts.Wiring.Thinker != nil {
-		if thinker, err = a.opts.Wiring.Thinker(cfg, a.db, a.cmds.setModelInterval, log); err != nil {
+		if thinker, err = a.opts.Wiring.Thinker(cfg, a.modelSelf(), modelMemory{a.db}, log); err != nil {
 			return err
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -96,7 +96,7 @@ func TestSetDuringReloadComesIntoForce(t *testing.T) {
 		Load: func() (*manage.Base, error) { return readBase(t, path), nil },
 		// The reload rebuilds the thinker ([llm] changed): a set arrives
 		// then, after the reload read the overlay, before it is done.
-		Thinker: func(*config.Config, *store.DB, func(context.Context, time.Duration) (string, error), *slog.Logger) (heartbeat.Thinker, error) {
+		Thinker: func(*config.Config, agent.Self, agent.ModelMemory, *slog.Logger) (heartbeat.Thinker, error) {
 			if setDuring {
 				setDuring = false
 				out, err := a.cmds.Set(sock, "heartbeat.interval", "20m")

@@ -6,6 +6,7 @@ package daemon
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,7 @@ import (
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/web"
 )
 
 // StatusWindow is the span of the sparklines in `vigil status`: the
@@ -276,3 +278,79 @@ func WriteSettings(w io.Writer, views []manage.SettingView) {
 	}
 	tw.Flush()
 }
+
+// sparkWidth is the bars of a sparkline in `vigil status`: two minutes a
+// bar.
+const sparkWidth = 30
+
+var stateColor = map[string]string{
+	heartbeat.RuleOK: "\x1b[32m", heartbeat.RulePending: "\x1b[33m",
+	heartbeat.RuleFiring: "\x1b[1;31m", heartbeat.RuleUnknown: "\x1b[2m", heartbeat.RuleDisabled: "\x1b[2m",
+}
+
+// WriteReadings prints each reading's last value, a sparkline of the last
+// hour with its min and max, and the states of the rules that watch it.
+func WriteReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, rules []web.RuleInfo, now time.Time, color bool) {
+	byKey := map[string]heartbeat.Series{}
+	keys := []string{}
+	for _, s := range series {
+		byKey[s.Key] = s
+		keys = append(keys, s.Key)
+	}
+	if st.Snapshot != nil {
+		for k := range st.Snapshot.Readings {
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	state := map[string]string{}
+	for _, r := range st.Rules {
+		state[r.Name] = r.State
+	}
+	fmt.Fprintf(w, "readings: (last hour, %s a bar)\n", StatusWindow/sparkWidth)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, k := range keys {
+		val := "–"
+		var last device.Value
+		var have bool
+		if st.Snapshot != nil {
+			last, have = st.Snapshot.Readings[k]
+		}
+		if have {
+			val = heartbeat.FormatValue(last)
+		} else if pts := byKey[k].Points; len(pts) > 0 { // no daemon: the last stored sample
+			val = heartbeat.FormatValue(device.Value{Value: pts[len(pts)-1].Value, Unit: byKey[k].Unit})
+		}
+		sp := web.Sparkline(byKey[k].Points, now.Add(-StatusWindow), now, sparkWidth)
+		rng := "no history"
+		line := strings.Repeat(" ", sparkWidth)
+		if sp.N > 0 {
+			line = sp.Line
+			rng = trimNum(sp.Min)
+			if sp.Max != sp.Min {
+				rng += "–" + trimNum(sp.Max)
+			}
+		}
+		var rs []string
+		for _, ri := range rules {
+			if !slices.Contains(ri.Keys, k) {
+				continue
+			}
+			s := ri.Name + " " + state[ri.Name]
+			if color {
+				s = stateColor[state[ri.Name]] + s + "\x1b[0m"
+			}
+			rs = append(rs, s)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k, val, line, rng, strings.Join(rs, ", "))
+	}
+	tw.Flush()
+}
+
+// trimNum formats a sparkline's min or max as FormatValue does, unitless.
+func trimNum(v float64) string { return heartbeat.FormatValue(device.Value{Value: v}) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/device"
@@ -51,8 +52,8 @@ func (e *env) newApp(ctx context.Context, cfg *config.Config, base *manage.Base,
 		}
 	}
 	if p.thinker {
-		w.Thinker = func(cfg *config.Config, db *store.DB, setInterval func(context.Context, time.Duration) (string, error), log *slog.Logger) (heartbeat.Thinker, error) {
-			return newThinker(cfg, db, e.redactor(), clock, log, setInterval)
+		w.Thinker = func(cfg *config.Config, self agent.Self, memory agent.ModelMemory, log *slog.Logger) (heartbeat.Thinker, error) {
+			return newThinker(cfg, self, memory, e.redactor(), clock, log)
 		}
 	}
 	if p.transports {

@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/web"
 )
 
@@ -44,27 +40,10 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 			return err
 		}
 		defer a.Close()
-		cfg := a.Config()
-		if st, err = a.Engine().Status(ctx); err != nil {
-			return err
-		}
-		if series, err = a.Engine().History(ctx, time.Now().Add(-daemon.StatusWindow)); err != nil {
-			return err
-		}
-		// The mode `vigil run` would start in; WriteStatus says no daemon runs.
-		st.Mode = "rules-only"
-		if cfg.LLMEnabled() {
-			st.Mode = "llm"
-		}
-		if err := configuredQueues(a.DB(), cfg, st.Outbox); err != nil {
-			return err
-		}
-		r, err := manage.RuntimeView(cfg, a.DB())
-		if err != nil {
-			return err
-		}
+		var r manage.Runtime
+		st, series, r, err = a.Status(ctx)
 		rt = &r
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
@@ -84,33 +63,9 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 		}{v, running})
 	}
 	daemon.WriteStatus(e.stdout, st, rt, running, daemon.ClockSynced())
-	writeReadings(e.stdout, st, series, daemon.WebRules(cfg), time.Now(), colorOK(e.stdout))
+	daemon.WriteReadings(e.stdout, st, series, daemon.WebRules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
 }
-
-// configuredQueues adds the queue depth of every configured network
-// transport to outbox. With no daemon running only the log transport is
-// wired, but the state file holds every transport's cursor, and alerts for
-// MQTT and Telegram wait there as well.
-func configuredQueues(db *store.DB, cfg *config.Config, outbox map[string]int) error {
-	return db.View(func(tx *store.Tx) error {
-		for _, n := range daemon.ConfiguredTransports(cfg) {
-			if _, ok := outbox[n]; ok {
-				continue
-			}
-			d, err := tx.Depth(n)
-			if err != nil {
-				return fmt.Errorf("read %s queue: %w", n, err)
-			}
-			outbox[n] = d
-		}
-		return nil
-	})
-}
-
-// sparkWidth is the bars of a sparkline in `vigil status`: two minutes a
-// bar.
-const sparkWidth = 30
 
 // colorOK reports whether w is a terminal and NO_COLOR is unset
 // (https://no-color.org).
@@ -125,78 +80,6 @@ func colorOK(w io.Writer) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
-
-var stateColor = map[string]string{
-	heartbeat.RuleOK: "\x1b[32m", heartbeat.RulePending: "\x1b[33m",
-	heartbeat.RuleFiring: "\x1b[1;31m", heartbeat.RuleUnknown: "\x1b[2m", heartbeat.RuleDisabled: "\x1b[2m",
-}
-
-// writeReadings prints each reading's last value, a sparkline of the last
-// hour with its min and max, and the states of the rules that watch it.
-func writeReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, rules []web.RuleInfo, now time.Time, color bool) {
-	byKey := map[string]heartbeat.Series{}
-	keys := []string{}
-	for _, s := range series {
-		byKey[s.Key] = s
-		keys = append(keys, s.Key)
-	}
-	if st.Snapshot != nil {
-		for k := range st.Snapshot.Readings {
-			if _, ok := byKey[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-	}
-	if len(keys) == 0 {
-		return
-	}
-	slices.Sort(keys)
-	state := map[string]string{}
-	for _, r := range st.Rules {
-		state[r.Name] = r.State
-	}
-	fmt.Fprintf(w, "readings: (last hour, %s a bar)\n", daemon.StatusWindow/sparkWidth)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, k := range keys {
-		val := "–"
-		var last device.Value
-		var have bool
-		if st.Snapshot != nil {
-			last, have = st.Snapshot.Readings[k]
-		}
-		if have {
-			val = heartbeat.FormatValue(last)
-		} else if pts := byKey[k].Points; len(pts) > 0 { // no daemon: the last stored sample
-			val = heartbeat.FormatValue(device.Value{Value: pts[len(pts)-1].Value, Unit: byKey[k].Unit})
-		}
-		sp := web.Sparkline(byKey[k].Points, now.Add(-daemon.StatusWindow), now, sparkWidth)
-		rng := "no history"
-		line := strings.Repeat(" ", sparkWidth)
-		if sp.N > 0 {
-			line = sp.Line
-			rng = trimNum(sp.Min)
-			if sp.Max != sp.Min {
-				rng += "–" + trimNum(sp.Max)
-			}
-		}
-		var rs []string
-		for _, ri := range rules {
-			if !slices.Contains(ri.Keys, k) {
-				continue
-			}
-			s := ri.Name + " " + state[ri.Name]
-			if color {
-				s = stateColor[state[ri.Name]] + s + "\x1b[0m"
-			}
-			rs = append(rs, s)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k, val, line, rng, strings.Join(rs, ", "))
-	}
-	tw.Flush()
-}
-
-// trimNum formats a sparkline's min or max as FormatValue does, unitless.
-func trimNum(v float64) string { return heartbeat.FormatValue(device.Value{Value: v}) }
 
 // parseHistorySince reads --since as the page's /api/history reads since
 // (web.ParseSince): from 1m to the history kept.

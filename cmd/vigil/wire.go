@@ -25,12 +25,11 @@ import (
 )
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
-// db remembers the models that refused tools; red removes the secrets from
-// what the model writes.
-//
-// setInterval carries out the model's set_interval (the daemon's settings
-// commands); nil answers that it is not available.
-func newThinker(cfg *config.Config, db *store.DB, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger, setInterval func(context.Context, time.Duration) (string, error)) (heartbeat.Thinker, error) {
+// self carries out what the model may change about its own heartbeat,
+// memory remembers the models that refused tools (the daemon's, on the
+// state file; nil: none); red removes the secrets from what the model
+// writes.
+func newThinker(cfg *config.Config, self agent.Self, memory agent.ModelMemory, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger) (heartbeat.Thinker, error) {
 	if !cfg.LLMEnabled() {
 		return nil, nil
 	}
@@ -48,12 +47,12 @@ func newThinker(cfg *config.Config, db *store.DB, red *redact.Redactor, clock cl
 	a, err := agent.New(agent.Config{
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
-		MaxTokens: l.MaxOutputTokens, Memory: modelMemory{db},
+		MaxTokens: l.MaxOutputTokens, Memory: memory,
 		UserAgent:  "vigil/" + version,
 		MaxRetries: retries, RetryBase: l.RetryBackoff.Duration,
 		ModelMay:    may,
 		IntervalMin: h.IntervalMin.Duration, IntervalMax: h.IntervalMax.Duration,
-		Self:     &modelSelf{db: db, now: time.Now, red: red, setInterval: setInterval}, // wall time, as heartbeat.Deps.Wall
+		Self:     self,
 		Redactor: red,
 	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
@@ -152,49 +151,6 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 		w = append(w, daemon.Transport{Notifier: b, Run: b.Run})
 	}
 	return w, nil
-}
-
-// modelSelf is what the model may change about its own heartbeat
-// (agent.Self, as heartbeat.model_may allows): its notes go to the state
-// file's ring; its interval goes through setInterval, which the settings
-// overlay provides, with the same validator and audit as a person's
-// change (nil: not available in this build).
-type modelSelf struct {
-	db          *store.DB
-	now         func() time.Time
-	red         *redact.Redactor
-	setInterval func(ctx context.Context, d time.Duration) (string, error)
-}
-
-var _ agent.Self = (*modelSelf)(nil)
-
-// Remember redacts note (the agent did already; this is the state file's
-// own guard) and adds it to the notes ring, dropping the oldest of 16.
-func (m *modelSelf) Remember(_ context.Context, note string) (string, error) {
-	note = m.red.String(note)
-	if err := m.db.AddNote(store.Note{Time: m.now().UTC(), Text: note}); err != nil {
-		return "", fmt.Errorf("keep note: %w", err)
-	}
-	return fmt.Sprintf("noted; the next heartbeats show it (the last %d notes are kept)", store.MaxNotes), nil
-}
-
-func (m *modelSelf) SetInterval(ctx context.Context, d time.Duration) (string, error) {
-	if m.setInterval == nil {
-		return "", errors.New("not available in this build yet")
-	}
-	return m.setInterval(ctx, d)
-}
-
-// modelMemory keeps the agent's text-only models in the state file.
-type modelMemory struct{ db *store.DB }
-
-func (m modelMemory) TextOnly(model string) (ok bool, err error) {
-	err = m.db.View(func(tx *store.Tx) error { ok, err = tx.TextOnlyModel(model); return err })
-	return ok, err
-}
-
-func (m modelMemory) SetTextOnly(model string) error {
-	return m.db.Update(func(tx *store.Tx) error { return tx.SetTextOnlyModel(model) })
 }
 
 // The state file keeps what Telegram holds for its digest.

@@ -26,7 +26,6 @@ import (
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/redact"
-	"github.com/vigil-iot/vigil/store"
 )
 
 // TestNewThinkerRetries checks llm.max_retries reaches the agent: a 503
@@ -45,12 +44,7 @@ func TestNewThinkerRetries(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			th, err := newThinker(cfg, db, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+			th, err := newThinker(cfg, nil, nil, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler))
 			if err != nil || th == nil {
 				t.Fatalf("newThinker = %v, %v", th, err)
 			}
@@ -62,32 +56,6 @@ func TestNewThinkerRetries(t *testing.T) {
 				t.Errorf("max_retries = %d: %d requests, want %d", tt.retries, got, tt.requests)
 			}
 		})
-	}
-}
-
-// TestModelSelf checks the notes the model keeps go to the state file
-// redacted, and that setting the interval answers "not available" until
-// the settings overlay provides it.
-func TestModelSelf(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	s := &modelSelf{db: db, now: func() time.Time { return now }, red: redact.New("hunter2-mqtt", "sk-the-llm-key-000")}
-	if _, err := s.Remember(context.Background(), "broker login hunter2-mqtt; auth Bearer abcdefghijkl0123"); err != nil {
-		t.Fatalf("Remember: %v", err)
-	}
-	notes, err := db.Notes()
-	if err != nil || len(notes) != 1 {
-		t.Fatalf("Notes() = %v, %v, want one", notes, err)
-	}
-	if want := "broker login [redacted]; auth Bearer [redacted]"; notes[0].Text != want || !notes[0].Time.Equal(now) {
-		t.Errorf("stored note = %+v, want %q at %v", notes[0], want, now)
-	}
-	if _, err := s.SetInterval(context.Background(), 15*time.Minute); err == nil || !strings.Contains(err.Error(), "not available") {
-		t.Errorf("SetInterval without the overlay = %v, want not available", err)
 	}
 }
 
@@ -112,11 +80,7 @@ func TestNoIntervalToolWithASchedule(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Parse: %v", err)
 		}
-		db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		th, err := newThinker(cfg, db, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+		th, err := newThinker(cfg, nil, nil, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +89,6 @@ func TestNoIntervalToolWithASchedule(t *testing.T) {
 		if got := strings.Contains(body, `"set_interval"`); got != tt.want || !strings.Contains(body, `"pause_heartbeats"`) {
 			t.Errorf("%s: set_interval offered = %v, want %v (request: %.300s)", tt.timing, got, tt.want, body)
 		}
-		db.Close()
 		srv.Close()
 	}
 }
