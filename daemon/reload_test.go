@@ -15,6 +15,25 @@ import (
 	"github.com/vigil-iot/vigil/transport"
 )
 
+// newReloadable opens an App on the config at path, on a fresh state
+// file, whose reload reads that file again; o gives the rest.
+func newReloadable(t *testing.T, path string, o Options) *App {
+	t.Helper()
+	base := readBase(t, path)
+	cfg, err := base.Configured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Store, o.Base, o.Redactor = StoreWrite, base, base.Red
+	o.Wiring.Load = func() (*manage.Base, error) { return readBase(t, path), nil }
+	a, err := New(context.Background(), cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
 // TestReloadAppliesARuleChange: a reload reads the config again through
 // Wiring.Load and puts a changed rule and a new one into the running
 // engine, logging what changed; a config that does not validate changes
@@ -22,20 +41,9 @@ import (
 func TestReloadAppliesARuleChange(t *testing.T) {
 	dir := t.TempDir()
 	path := writeConfig(t, dir, overlayRules)
-	base := readBase(t, path)
-	cfg, err := base.Configured()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logged strings.Builder
-	log := slog.New(slog.NewTextHandler(&logged, nil))
 	ctx := context.Background()
-	a, err := New(ctx, cfg, Options{Store: StoreWrite, Base: base, Log: log, Redactor: base.Red,
-		Wiring: Wiring{Load: func() (*manage.Base, error) { return readBase(t, path), nil }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := newReloadable(t, path, Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
 	rules := func() []string {
 		t.Helper()
 		st, err := a.engine.Status(ctx)
@@ -82,18 +90,12 @@ func TestReloadAppliesARuleChange(t *testing.T) {
 func TestSetDuringReloadComesIntoForce(t *testing.T) {
 	dir := t.TempDir()
 	path := writeConfig(t, dir, overlayRules)
-	base := readBase(t, path)
-	cfg, err := base.Configured()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	sock := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
 	var a *App
 	var during string
 	setDuring := false
 	wiring := Wiring{
-		Load: func() (*manage.Base, error) { return readBase(t, path), nil },
 		// The reload rebuilds the thinker ([llm] changed): a set arrives
 		// then, after the reload read the overlay, before it is done.
 		Thinker: func(*config.Config, agent.Self, agent.ModelMemory, *slog.Logger) (heartbeat.Thinker, error) {
@@ -108,12 +110,7 @@ func TestSetDuringReloadComesIntoForce(t *testing.T) {
 			return nil, nil
 		},
 	}
-	a, err = New(ctx, cfg, Options{Store: StoreWrite, Base: base, Log: slog.New(slog.DiscardHandler), Redactor: base.Red,
-		Wiring: wiring, ApplyWait: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a = newReloadable(t, path, Options{Log: slog.New(slog.DiscardHandler), Wiring: wiring, ApplyWait: 50 * time.Millisecond})
 	a.runCtx = ctx // as Run: a change applies to the running engine, in the background
 
 	writeConfig(t, dir, "max_quiet = \"3h\"\n"+overlayRules+"\n[llm]\nmodel = \"another-model\"\n")

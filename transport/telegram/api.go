@@ -74,7 +74,7 @@ func (b *Bot) redact(err error) error {
 	}
 	var cause error
 	for c := errors.Unwrap(err); c != nil; c = errors.Unwrap(c) {
-		if !strings.Contains(c.Error(), b.cfg.Token) {
+		if !strings.Contains(c.Error(), b.cfg.Token) { // the first cause free of the token: no match of a kind either
 			cause = c
 			break
 		}
