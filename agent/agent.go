@@ -1,7 +1,3 @@
-// Package agent turns a checklist and a sensor snapshot into a Decision by
-// asking an LLM (SPEC §4): OpenAI-compatible and Anthropic providers, a small
-// prompt, read-only tools, heartbeat_respond, scout → escalate, and the text
-// fallback for models without tool calls.
 package agent
 
 import (

@@ -115,7 +115,7 @@ func ErrorClass(err error) string {
 		case pe.Timeout:
 			return "timeout"
 		case pe.NoAnswer:
-			msg := strings.ToLower(pe.Err.Error())
+			msg := strings.ToLower(pe.Err.Error()) // no typed error: OpenAI and OpenRouter say "refusal" or "content_filter" only in the answer's text
 			if strings.Contains(msg, "refusal") || strings.Contains(msg, "content_filter") {
 				return "refusal"
 			}
@@ -389,7 +389,7 @@ func toolsRefused(status int, msg string) bool {
 	default:
 		return false
 	}
-	msg = strings.ToLower(msg)
+	msg = strings.ToLower(msg) // no typed error: Ollama, llama.cpp, vLLM and OpenRouter say it only in the text of their error answer
 	for _, s := range []string{
 		"does not support tools",
 		"tools param requires --jinja",

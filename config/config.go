@@ -1,21 +1,11 @@
-// Package config parses and validates vigil's config.toml (SPEC §3). It does
-// no IO beyond reading an io.Reader: cmd/vigil opens the file and resolves
-// secrets by passing its own getenv and readFile functions.
-//
-// Parse is strict: unknown keys, wrong types and invalid values are all
-// reported at once as *Error values naming the file, line and key
-// ("config.toml:12: heartbeat.interval: must be at least 1m (got "30s")").
-// Sensors and rules are named by their name ("sensor.air.address") or, when
-// the name itself is wrong, by their index ("sensor[0].name").
-//
-// The package also reads the heartbeat checklist (ParseChecklist) and
-// provides the template written when it is missing (ChecklistTemplate).
 package config
 
 import (
 	"github.com/vigil-iot/vigil/schedule"
 	"time"
 	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
+
+	"github.com/vigil-iot/vigil/rule"
 )
 
 // Config is the whole resolved configuration, defaults applied.
@@ -30,9 +20,10 @@ type Config struct {
 	HTTP      HTTP      `toml:"http"`
 	Manage    Manage    `toml:"manage"`
 
-	file      string              // name passed to Parse, for errors
-	lines     map[string]int      // indexed key -> line, for errors after Parse
-	overrides map[string]Override // key -> the override that set it (Origin)
+	file      string                // name passed to Parse, for errors
+	lines     map[string]int        // indexed key -> line, for errors after Parse
+	overrides map[string]Override   // key -> the override that set it (Origin)
+	exprs     map[string]*rule.Expr // rule expressions Parse compiled, by source: RuleSpec compiles none again
 }
 
 // Duration is a time.Duration written as a Go duration string ("30m").

@@ -205,7 +205,7 @@ func TestFullExample(t *testing.T) {
 	if c.Sensors[0].Address != 0x76 || c.Heartbeat.Active.String() != "07:00-22:00" || c.Device.Location.String() != "Europe/Berlin" {
 		t.Errorf("address %#x, active %v, location %v", c.Sensors[0].Address, c.Heartbeat.Active, c.Device.Location)
 	}
-	spec, err := c.Rules[0].Spec()
+	spec, err := c.RuleSpec(c.Rules[0])
 	if err != nil {
 		t.Fatalf("Rules[0].Spec: %v", err)
 	}
@@ -213,7 +213,7 @@ func TestFullExample(t *testing.T) {
 		spec.For != time.Minute || spec.Renotify != 2*time.Hour {
 		t.Errorf("Rules[0].Spec() = %+v", spec)
 	}
-	if spec, _ := c.Rules[1].Spec(); spec.Clear != nil {
+	if spec, _ := c.RuleSpec(c.Rules[1]); spec.Clear != nil {
 		t.Errorf("Rules[1].Spec().Clear = %v, want nil", spec.Clear)
 	}
 }

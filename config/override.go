@@ -206,7 +206,7 @@ func (c *Config) SettableKeys() []string {
 }
 
 // CheckSettable reports whether key may be set at run time in c; the error
-// lists the keys that may.
+// (an *Error naming key) lists the keys that may.
 func CheckSettable(key string, c *Config) error {
 	keys := c.SettableKeys()
 	if slices.Contains(keys, key) {
@@ -218,14 +218,14 @@ func CheckSettable(key string, c *Config) error {
 			names = append(names, r.Name)
 		}
 		if len(names) == 0 {
-			return fmt.Errorf("%s: no rule %q: the config has no rules", key, name)
+			return &Error{Key: key, Err: fmt.Errorf("no rule %q: the config has no rules", name)}
 		}
-		return fmt.Errorf("%s: no rule %q (rules: %s)", key, name, strings.Join(names, ", "))
+		return &Error{Key: key, Err: fmt.Errorf("no rule %q (rules: %s)", name, strings.Join(names, ", "))}
 	}
 	if near := closest(key, keys); near != "" {
-		return fmt.Errorf("%s: cannot be set at run time (did you mean %s?)", key, near)
+		return &Error{Key: key, Err: fmt.Errorf("cannot be set at run time (did you mean %s?)", near)}
 	}
-	return fmt.Errorf("%s: cannot be set at run time; settable keys: %s", key, strings.Join(append(slices.Clone(settable), "rule.<name>.enabled"), ", "))
+	return &Error{Key: key, Err: fmt.Errorf("cannot be set at run time; settable keys: %s", strings.Join(append(slices.Clone(settable), "rule.<name>.enabled"), ", "))}
 }
 
 func ruleEnabledKey(key string) (name string, ok bool) {

@@ -370,7 +370,7 @@ func (p *parser) typeError(err error, prefix, field []seg) {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		lastKey, msg = pe.LastKey, pe.Message
-	} else if quoted, m, ok := lastKeyError(err.Error()); ok {
+	} else if quoted, m, ok := lastKeyError(err.Error()); ok { // no typed error: BurntSushi/toml reports a type mismatch and its key only as text
 		lastKey, _ = strconv.Unquote(quoted)
 		msg = m
 	} else {

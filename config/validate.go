@@ -730,6 +730,12 @@ func (p *parser) validateRules() {
 // expr compiles a rule expression and checks the sensors it names.
 func (p *parser) expr(path []seg, src string, sensors map[string]bool) {
 	e, err := rule.Compile(src)
+	if err == nil {
+		if p.cfg.exprs == nil {
+			p.cfg.exprs = map[string]*rule.Expr{}
+		}
+		p.cfg.exprs[src] = e // an expression is immutable: RuleSpec shares it
+	}
 	if err != nil {
 		var se *rule.SyntaxError
 		if !errors.As(err, &se) {
@@ -1072,17 +1078,28 @@ func (p *parser) validateManage() {
 	}
 }
 
-// Spec compiles the rule for package rule. Parse has already checked that
-// this succeeds.
-func (r *Rule) Spec() (*rule.Spec, error) {
-	when, err := rule.Compile(r.When)
+// RuleSpec is r for package rule, with the expressions Parse compiled
+// (Parse has checked they compile; one it did not see is compiled here).
+// The error names the key.
+func (c *Config) RuleSpec(r Rule) (*rule.Spec, error) {
+	compiled := func(src, key string) (*rule.Expr, error) {
+		if e, ok := c.exprs[src]; ok {
+			return e, nil
+		}
+		e, err := rule.Compile(src)
+		if err != nil {
+			return nil, c.KeyError("rule."+r.Name+"."+key, err)
+		}
+		return e, nil
+	}
+	when, err := compiled(r.When, "when")
 	if err != nil {
-		return nil, fmt.Errorf("rule %s: when: %w", r.Name, err)
+		return nil, err
 	}
 	spec := &rule.Spec{Name: r.Name, When: when, For: r.For.Duration, Renotify: r.Renotify.Duration}
-	if r.Clear != "" {
-		if spec.Clear, err = rule.Compile(r.Clear); err != nil {
-			return nil, fmt.Errorf("rule %s: clear: %w", r.Name, err)
+	if strings.TrimSpace(r.Clear) != "" {
+		if spec.Clear, err = compiled(r.Clear, "clear"); err != nil {
+			return nil, err
 		}
 	}
 	return spec, nil

@@ -1,7 +1,3 @@
-// Package device defines what vigil senses: typed readings with units, the
-// Sensor interface every driver implements, and the Snapshot that the watch
-// loops evaluate. Drivers for concrete chips live in this package too, one
-// file per chip; they borrow a bus and never close it.
 package device
 
 import (

@@ -125,24 +125,11 @@ func (e *Engine) scheduleLoop(ctx context.Context) {
 				wait = min(slot.Sub(wall), wallRecheck)
 			}
 		}
-		if wait < 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-reconf:
-				slot = time.Time{}
-			}
-			continue
-		}
-		t := e.deps.Clock.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		switch e.wait(ctx, reconf, wait) {
+		case wakeDone:
 			return
-		case <-reconf:
-			t.Stop()
+		case wakeReconf:
 			slot = time.Time{} // perhaps a new schedule or time zone
-		case <-t.Chan():
 		}
 	}
 }

@@ -29,16 +29,6 @@ type Point struct {
 // sorted by key. A daemon's history runs up to its last sample; an engine
 // on a read-only state file has only what was persisted.
 func (e *Engine) History(ctx context.Context, since time.Time) ([]Series, error) {
-	var stored []device.Snapshot
-	if err := e.deps.DB.View(func(tx *store.Tx) error {
-		var err error
-		stored, err = tx.History(since)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	byKey := map[string]*Series{}
 	last := map[string]time.Time{}
 	add := func(s device.Snapshot) {
@@ -59,6 +49,32 @@ func (e *Engine) History(ctx context.Context, since time.Time) ([]Series, error)
 			last[k] = s.Time
 		}
 	}
+	if err := e.eachSnapshot(since, add); err != nil {
+		return nil, err
+	}
+	out := make([]Series, 0, len(byKey))
+	for _, s := range byKey {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// eachSnapshot calls add, under e.mu, for every snapshot since since: the
+// persisted ring's, then the samples the next heartbeat will persist, then
+// the latest sample. A daemon's history runs up to its last sample; an
+// engine on a read-only state file has only what was persisted.
+func (e *Engine) eachSnapshot(since time.Time, add func(device.Snapshot)) error {
+	var stored []device.Snapshot
+	if err := e.deps.DB.View(func(tx *store.Tx) error {
+		var err error
+		stored, err = tx.History(since)
+		return err
+	}); err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for _, s := range stored {
 		add(s)
 	}
@@ -68,12 +84,7 @@ func (e *Engine) History(ctx context.Context, since time.Time) ([]Series, error)
 	if e.last != nil {
 		add(*e.last)
 	}
-	out := make([]Series, 0, len(byKey))
-	for _, s := range byKey {
-		out = append(out, *s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
+	return nil
 }
 
 // Alerts returns up to n of the last queued alerts, newest first.

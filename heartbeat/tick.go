@@ -105,23 +105,17 @@ func (e *Engine) intervalLoop(ctx context.Context) {
 		e.setNextLocked(next, interval > 0)
 		e.mu.Unlock()
 		if interval <= 0 {
-			select {
-			case <-ctx.Done():
+			if e.wait(ctx, reconf, -1) == wakeDone {
 				return
-			case <-reconf:
-				continue
 			}
+			continue
 		}
 		if wait := next.Sub(e.deps.Clock.Now()); wait > 0 {
-			t := e.deps.Clock.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			switch e.wait(ctx, reconf, wait) {
+			case wakeDone:
 				return
-			case <-reconf:
-				t.Stop()
+			case wakeReconf:
 				continue
-			case <-t.Chan():
 			}
 		}
 		now := e.deps.Clock.Now()
@@ -148,6 +142,35 @@ func (e *Engine) intervalLoop(ctx context.Context) {
 		}
 		e.progress()
 		e.logRun(res)
+	}
+}
+
+// wake says why wait returned.
+type wake int
+
+const (
+	wakeTimer  wake = iota // the time waited for came
+	wakeReconf             // a reload changed the config (reconf closed)
+	wakeDone               // ctx ended
+)
+
+// wait waits d on the engine's clock, or with d < 0 with no time limit,
+// until a reload closes reconf or ctx ends: the one wait of the interval
+// and the schedule loops.
+func (e *Engine) wait(ctx context.Context, reconf <-chan struct{}, d time.Duration) wake {
+	var timer <-chan time.Time
+	if d >= 0 {
+		t := e.deps.Clock.NewTimer(d)
+		defer t.Stop()
+		timer = t.Chan()
+	}
+	select {
+	case <-ctx.Done():
+		return wakeDone
+	case <-reconf:
+		return wakeReconf
+	case <-timer:
+		return wakeTimer
 	}
 }
 
@@ -681,16 +704,6 @@ type facts struct{ e *Engine }
 func (f *facts) History(ctx context.Context, key string, window time.Duration) ([]agent.Point, device.Unit, error) {
 	e := f.e
 	since := e.deps.Wall().Add(-window)
-	var stored []device.Snapshot
-	if err := e.deps.DB.View(func(tx *store.Tx) error {
-		var err error
-		stored, err = tx.History(since)
-		return err
-	}); err != nil {
-		return nil, "", fmt.Errorf("read history: %w", err)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var pts []agent.Point
 	var unit device.Unit
 	seen := map[int64]bool{}
@@ -701,14 +714,8 @@ func (f *facts) History(ctx context.Context, key string, window time.Duration) (
 			unit = v.Unit
 		}
 	}
-	for _, s := range stored {
-		add(s)
-	}
-	for _, s := range e.pending {
-		add(s)
-	}
-	if e.last != nil {
-		add(*e.last)
+	if err := e.eachSnapshot(since, add); err != nil {
+		return nil, "", err
 	}
 	if unit == "" && len(pts) == 0 {
 		return nil, "", fmt.Errorf("no history for %q", key)

@@ -472,7 +472,7 @@ var envRead = regexp.MustCompile(`(?:os\.Getenv|os\.LookupEnv|getenv)\("([A-Z_]+
 
 // checkManSections: the man page has ENVIRONMENT, FILES and a section on
 // [manage] remote. ENVIRONMENT names every variable the program reads by
-// name (in cmd/ and config/, tests aside), the overrides and the proxy
+// name (in cmd/, config/, daemon/ and manage/, tests aside), the overrides and the proxy
 // variables net/http reads; FILES names the state, socket and checklist.
 func checkManSections(t *testing.T, src string) {
 	t.Helper()
@@ -482,7 +482,7 @@ func checkManSections(t *testing.T, src string) {
 	}
 	want := []string{`VIGIL_\fISECTION\fB_\fIKEY`, "VIGIL_CONFIG", "NO_COLOR", "CREDENTIALS_DIRECTORY", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "RUNTIME_DIRECTORY", "NOTIFY_SOCKET", "WATCHDOG_USEC"}
 	var sources []string
-	for _, dir := range []string{"../cmd/vigil", "../config"} {
+	for _, dir := range []string{"../cmd/vigil", "../config", "../daemon", "../manage"} {
 		m, err := filepath.Glob(dir + "/*.go")
 		if err != nil {
 			t.Fatal(err)

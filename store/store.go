@@ -1,9 +1,3 @@
-// Package store keeps vigil's durable state in one bbolt file: schema version,
-// pause, counters, rule states, alert fingerprints, the LLM budget, a bounded
-// run ring, a bounded sensor history, the alert outbox with one cursor per
-// transport, and the alerts Telegram holds for its digest. It is the only
-// package that imports bbolt. Everything that grows is a bounded ring, so
-// the file stops growing once the rings are full.
 package store
 
 import (
@@ -207,27 +201,45 @@ func Open(path string, opts Options) (*DB, error) {
 // openBolt opens the file, lays it out and verifies it, all under guard. An
 // existing file is verified read-only first: a writable bbolt open reads the
 // free list and panics on a damaged one while holding the file's lock, and a
-// handle lost to a panic can never be closed.
+// handle lost to a panic can never be closed. The file is opened once:
+// bbolt gets duplicates of that descriptor (Options.OpenFile) for the check
+// and for the open proper.
 func openBolt(path string, opts Options) (*bolt.DB, error) {
-	verified := false
+	_, statErr := os.Stat(path)
+	flag := os.O_RDONLY
 	if !opts.ReadOnly {
-		if _, err := os.Stat(path); err == nil {
-			ro := opts
-			ro.ReadOnly = true
-			b, err := openBolt(path, ro)
-			if err != nil {
-				return nil, err
-			}
-			closeQuietly(b)
-			verified = true
-		}
+		flag = os.O_RDWR | os.O_CREATE
 	}
+	f, err := os.OpenFile(path, flag, fileMode)
+	if err != nil {
+		return nil, fmt.Errorf("open state file: %w", err) // already names the path
+	}
+	defer f.Close()
+	dup := func(string, int, os.FileMode) (*os.File, error) { return dupFile(f) }
+	verified := false
+	if !opts.ReadOnly && statErr == nil {
+		ro := opts
+		ro.ReadOnly = true
+		b, err := openOn(path, ro, dup, false)
+		if err != nil {
+			return nil, err
+		}
+		closeQuietly(b)
+		verified = true
+	}
+	return openOn(path, opts, dup, verified)
+}
+
+// openOn opens the state file through open, lays it out and, unless it
+// was verified already, verifies it.
+func openOn(path string, opts Options, open func(string, int, os.FileMode) (*os.File, error), verified bool) (*bolt.DB, error) {
 	var bdb *bolt.DB
 	err := guard("open", func() error {
 		var err error
 		bdb, err = bolt.Open(path, fileMode, &bolt.Options{
 			Timeout:  opts.Timeout,
 			ReadOnly: opts.ReadOnly,
+			OpenFile: open,
 		})
 		return err
 	})

@@ -75,7 +75,7 @@ func (s Source) LogAttrs() []any {
 type sourceKey struct{}
 
 // WithSource returns ctx carrying who sent the command that ctx runs.
-// A transport sets it before it calls Commands.
+// A transport sets it before it calls the daemon.
 func WithSource(ctx context.Context, s Source) context.Context {
 	return context.WithValue(ctx, sourceKey{}, s)
 }

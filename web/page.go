@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
 )
 
 // pageCSS is the page's only style sheet, inline and allowed by its hash in
@@ -187,7 +188,7 @@ func writeRuntime(w func(...string), d *pageData) {
 		w("<tr><td><code>", esc(st.Key), "</code></td><td><code>", esc(st.Value), "</code></td><td>", esc(st.Origin), "</td></tr>\n")
 	}
 	if slices.Contains(d.Withheld, "get") {
-		w("<tr><td colspan=\"3\" class=\"mute\">", esc(HiddenText("get")), ".</td></tr>\n")
+		w("<tr><td colspan=\"3\" class=\"mute\">", esc(manage.HiddenText("get")), ".</td></tr>\n")
 	} else if len(d.Settings) == 0 {
 		w("<tr><td colspan=\"3\" class=\"mute\">None: every value comes from the config file or its default.</td></tr>\n")
 	}
@@ -202,7 +203,7 @@ func writeRuntime(w func(...string), d *pageData) {
 		w("<tr><td>", esc(n.Time), "</td><td>", esc(n.Age), `</td><td class="note">`, esc(n.Text), "</td></tr>\n")
 	}
 	if slices.Contains(d.Withheld, "notes") {
-		w("<tr><td colspan=\"3\" class=\"mute\">", esc(HiddenText("notes")), ".</td></tr>\n")
+		w("<tr><td colspan=\"3\" class=\"mute\">", esc(manage.HiddenText("notes")), ".</td></tr>\n")
 	} else if len(d.Notes) == 0 {
 		w("<tr><td colspan=\"3\" class=\"mute\">No notes.</td></tr>\n")
 	}
@@ -245,8 +246,8 @@ type pageData struct {
 	Alerts                    []alertView
 	Runs                      []runView
 	Runtime                   bool // the sections below are known
-	Settings                  []Setting
-	Checklist                 *Checklist
+	Settings                  []manage.Setting
+	Checklist                 *manage.Checklist
 	Notes                     []noteView // newest first
 	Withheld                  []string   // verbs whose sections a remote viewer may not see
 }
@@ -382,7 +383,7 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 		}
 		d.Runtime, d.Settings, d.Checklist, d.Withheld = true, rt.Settings, rt.Checklist, rt.Withheld
 		for _, n := range rt.Notes {
-			d.Notes = append(d.Notes, noteView{Time: when(n.Time), Age: Age(now.Sub(n.Time)) + " ago", Text: n.Text})
+			d.Notes = append(d.Notes, noteView{Time: when(n.Time), Age: manage.Age(now.Sub(n.Time)) + " ago", Text: n.Text})
 		}
 	}
 	writePage(buf, &d)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -32,12 +33,22 @@ type Source interface {
 	Alerts(ctx context.Context, n int) ([]alert.Alert, error)
 }
 
-// Controller runs the page's buttons.
-type Controller interface {
+// Pauser runs the page's pause and resume buttons.
+type Pauser interface {
 	Pause(ctx context.Context, d time.Duration) (string, error)
 	Resume(ctx context.Context) (string, error)
+}
+
+// Checker runs the page's check and test-alert buttons.
+type Checker interface {
 	Check(ctx context.Context) (string, error)
 	TestAlert(ctx context.Context) (string, error)
+}
+
+// Controller runs the page's buttons.
+type Controller interface {
+	Pauser
+	Checker
 }
 
 // RuleInfo is what the page knows of a configured rule.
@@ -62,7 +73,7 @@ type Options struct {
 	Log   *slog.Logger
 	// Runtime gives the run-time settings, the checklist in force and the
 	// model's notes; nil shows none.
-	Runtime func(ctx context.Context) (Runtime, error)
+	Runtime func(ctx context.Context) (manage.Runtime, error)
 }
 
 // Limits on requests; the http.Server in cmd adds the timeouts.
@@ -81,7 +92,7 @@ const (
 type StatusView struct {
 	heartbeat.Status
 	Series []heartbeat.Series `json:"series"`
-	Runtime
+	manage.Runtime
 }
 
 // Server serves the status page. It holds no goroutine and no timer.
@@ -179,7 +190,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // View gathers the status, the last hour of history and, when rt is not
 // nil, the run-time settings, checklist and notes.
-func View(ctx context.Context, src Source, rt func(context.Context) (Runtime, error), now time.Time) (StatusView, error) {
+func View(ctx context.Context, src Source, rt func(context.Context) (manage.Runtime, error), now time.Time) (StatusView, error) {
 	st, err := src.Status(ctx)
 	if err != nil {
 		return StatusView{}, err

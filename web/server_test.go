@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -316,13 +317,13 @@ func TestTestAlertButton(t *testing.T) {
 
 // knownRuntime has a setting from Telegram, one from the environment, a
 // checklist set from afar and two notes, one of them markup.
-func knownRuntime() Runtime {
-	return Runtime{
-		Settings: []Setting{
+func knownRuntime() manage.Runtime {
+	return manage.Runtime{
+		Settings: []manage.Setting{
 			{Key: "heartbeat.interval", Value: "10m", Origin: "set 2026-03-14 10:02:03 +00:00 by telegram chat 1 user 2"},
 			{Key: "rule.dry_air.enabled", Value: "false", Origin: "env"},
 		},
-		Checklist: &Checklist{Path: "/var/lib/vigil/HEARTBEAT.md", FromAfar: true},
+		Checklist: &manage.Checklist{Path: "/var/lib/vigil/HEARTBEAT.md", FromAfar: true},
 		Notes: []store.Note{
 			{Time: t0.Add(-2 * time.Hour), Text: "<script>alert(1)</script>"},
 			{Time: t0.Add(-26 * time.Hour), Text: "door & window \"open\""},
@@ -337,7 +338,7 @@ func knownRuntime() Runtime {
 func TestPageRuntimeSections(t *testing.T) {
 	f := newFake(t0, 3)
 	f.rules = []heartbeat.RuleStatus{{Name: "dry_air", State: heartbeat.RuleDisabled}}
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (Runtime, error) { return knownRuntime(), nil }})
+	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (manage.Runtime, error) { return knownRuntime(), nil }})
 	s.opts.Rules = append(s.opts.Rules, RuleInfo{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}})
 	resp := do(t, s, "GET", "/", nil, "", "")
 	b, _ := io.ReadAll(resp.Body)
@@ -373,9 +374,9 @@ func TestPageRuntimeSections(t *testing.T) {
 	}
 
 	var v struct {
-		Settings  []Setting    `json:"settings"`
-		Checklist *Checklist   `json:"checklist"`
-		Notes     []store.Note `json:"notes"`
+		Settings  []manage.Setting  `json:"settings"`
+		Checklist *manage.Checklist `json:"checklist"`
+		Notes     []store.Note      `json:"notes"`
 		Rules     []heartbeat.RuleStatus
 	}
 	resp = do(t, s, "GET", "/api/status", nil, "", "")
@@ -398,8 +399,8 @@ func TestPageWithoutRuntime(t *testing.T) {
 	if strings.Contains(string(b), "Run-time settings") || strings.Contains(string(b), "Model's notes") {
 		t.Error("the page shows run-time sections it knows nothing of")
 	}
-	empty := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (Runtime, error) {
-		return Runtime{Checklist: &Checklist{Path: "/etc/vigil/HEARTBEAT.md"}}, nil
+	empty := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (manage.Runtime, error) {
+		return manage.Runtime{Checklist: &manage.Checklist{Path: "/etc/vigil/HEARTBEAT.md"}}, nil
 	}})
 	b, _ = io.ReadAll(do(t, empty, "GET", "/", nil, "", "").Body)
 	for _, want := range []string{"None: every value comes from the config file or its default.", "No notes.", "<code>/etc/vigil/HEARTBEAT.md</code></td><td>heartbeat.checklist</td>"} {
@@ -409,35 +410,13 @@ func TestPageWithoutRuntime(t *testing.T) {
 	}
 }
 
-func TestAge(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{-time.Second, "0s"}, {40 * time.Second, "40s"}, {12*time.Minute + 59*time.Second, "12m"},
-		{2*time.Hour + 5*time.Minute, "2h"}, {47 * time.Hour, "47h"}, {73 * time.Hour, "3d"},
-	}
-	for _, tt := range tests {
-		if got := Age(tt.d); got != tt.want {
-			t.Errorf("Age(%v) = %q, want %q", tt.d, got, tt.want)
-		}
-	}
-	rt := knownRuntime()
-	if got := rt.NotesLine(t0); got != "2 (newest 2h ago)" {
-		t.Errorf("NotesLine = %q, want %q", got, "2 (newest 2h ago)")
-	}
-	if got := (Runtime{}).NotesLine(t0); got != "none" {
-		t.Errorf("NotesLine of none = %q", got)
-	}
-}
-
 // TestPageWithheldSections: sections cmd withheld (a [manage] remote
 // without get or notes) say so and how to allow them, in place of their
 // rows; the checklist row stays.
 func TestPageWithheldSections(t *testing.T) {
 	f := newFake(t0, 3)
-	rt := Runtime{Checklist: &Checklist{Path: "/etc/vigil/HEARTBEAT.md"}, Withheld: []string{"get", "notes"}}
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (Runtime, error) { return rt, nil }})
+	rt := manage.Runtime{Checklist: &manage.Checklist{Path: "/etc/vigil/HEARTBEAT.md"}, Withheld: []string{"get", "notes"}}
+	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (manage.Runtime, error) { return rt, nil }})
 	resp := do(t, s, "GET", "/", nil, "", "")
 	b, _ := io.ReadAll(resp.Body)
 	body := string(b)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-iot/vigil/daemon"
 )
 
 // notifySocket listens where $NOTIFY_SOCKET would point and returns what
@@ -105,8 +107,8 @@ driver = "bme280"
 				}
 				return
 			}
-			if code != exitWatchdog {
-				t.Errorf("exit status %d, want %d (a failure, so Restart=on-failure applies)", code, exitWatchdog)
+			if code != daemon.ExitWatchdog {
+				t.Errorf("exit status %d, want %d (a failure, so Restart=on-failure applies)", code, daemon.ExitWatchdog)
 			}
 			if stacks > 0 || strings.Contains(log, "SIGABRT") {
 				t.Errorf("%d goroutine stacks in the log:\n%s", stacks, log)

@@ -324,9 +324,16 @@ func TestSilentConfigurationRefused(t *testing.T) {
 // command that should stop at once but, broken, would run on.
 func runWithin(t *testing.T, dir string, timeout time.Duration, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runProgram(t, dir, timeout, env, vigilBin, args...)
+}
+
+// runProgram is runWithin of prog: the binary, or a program that runs it
+// (strace).
+func runProgram(t *testing.T, dir string, timeout time.Duration, env []string, prog string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, vigilBin, args...)
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=", "NOTIFY_SOCKET=")
 	cmd.Env = append(cmd.Env, env...)

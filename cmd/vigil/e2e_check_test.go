@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/vigil-iot/vigil/daemon"
 )
 
 // TestCheckEmptyChecklistAsksNoLLM: a forced check with a checklist of
@@ -37,7 +39,7 @@ sim = { every = "0s" }
 	check := func(how string) {
 		t.Helper()
 		out, errOut, code := runIn(t, "", env, "-c", cfg, "check", "--json")
-		var cj checkJSON
+		var cj daemon.CheckJSON
 		if err := json.Unmarshal([]byte(out), &cj); err != nil || code != 0 {
 			t.Fatalf("%s: vigil check --json: exit %d, %v\n%s%s", how, code, err, out, errOut)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 )
@@ -128,7 +129,7 @@ sim = { every = "0s" }
 	}
 	out, held := heldStatus(t, cfg)
 	t.Logf("vigil status during quiet hours:\n%s", out)
-	dueText := end.Format(timeLayout)
+	dueText := end.Format(daemon.TimeLayout)
 	if want := "held:     telegram 2 alerts, one digest at " + dueText + " (quiet hours end)\n"; !strings.Contains(out, want) {
 		t.Errorf("vigil status lacks %q:\n%s", want, out)
 	}

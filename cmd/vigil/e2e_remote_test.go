@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 )
 
@@ -49,7 +50,7 @@ timeout = "3s"
 	// 1. The control socket, as `vigil check` with a daemon running.
 	for range 5 {
 		out, errOut, _ := runVigil(t, "-c", cfg, "check", "--json")
-		var cj checkJSON
+		var cj daemon.CheckJSON
 		if err := json.Unmarshal([]byte(out), &cj); err != nil {
 			t.Fatalf("vigil check --json: %v\n%s%s", err, out, errOut)
 		}
@@ -108,7 +109,7 @@ timeout = "3s"
 	}
 	for range 5 {
 		out, errOut, _ := runIn(t, "", []string{"VIGIL_TEST_KEY=sk-test"}, "-c", cfg, "check", "--json")
-		var cj checkJSON
+		var cj daemon.CheckJSON
 		if err := json.Unmarshal([]byte(out), &cj); err != nil {
 			t.Fatalf("vigil check --json (no daemon): %v\n%s%s", err, out, errOut)
 		}

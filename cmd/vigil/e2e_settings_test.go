@@ -10,11 +10,17 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/configtest"
+	"github.com/vigil-iot/vigil/manage"
 )
 
 // settingsInterval is config.toml's heartbeat.interval in these tests: far
 // from 10m, so the schedule shows which one is in force.
 const settingsInterval = "6h"
+
+// overlayRules is a sensor and a rule that never fires, for the settings
+// tests.
+const overlayRules = configtest.OverlayRules
 
 // wantNextRun fails unless status's next run is the first or second tick
 // of a schedule of interval started at start (the device's phase, then
@@ -31,13 +37,13 @@ func wantNextRun(t *testing.T, cfg string, start time.Time, interval time.Durati
 	t.Fatalf("%s: status next run %s, want %s (the %s schedule started at %s)", what, st.NextRun, first, interval, start.Format(time.TimeOnly))
 }
 
-func getJSON(t *testing.T, cfg, key string) settingView {
+func getJSON(t *testing.T, cfg, key string) manage.SettingView {
 	t.Helper()
 	out, errOut, code := runVigil(t, "-c", cfg, "get", key, "--json")
 	if code != 0 {
 		t.Fatalf("get %s --json: exit %d: %s", key, code, errOut)
 	}
-	var vs []settingView
+	var vs []manage.SettingView
 	if err := json.Unmarshal([]byte(out), &vs); err != nil || len(vs) != 1 {
 		t.Fatalf("get %s --json = %q (%v), want one value", key, out, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/internal/configtest"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -42,23 +43,7 @@ func TestMain(m *testing.M) {
 // writeConfig writes a sim config into dir and returns its path.
 func writeConfig(t *testing.T, dir, extra string) string {
 	t.Helper()
-	cfg := `
-[device]
-id = "e2e"
-board = "sim"
-state_dir = "state"
-timezone = "UTC"
-
-[heartbeat]
-interval = "1m"
-sample_interval = "1s"
-checklist = "HEARTBEAT.md"
-` + extra
-	path := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return configtest.Write(t, dir, extra)
 }
 
 // child is a running `vigil run` child with its log captured.
@@ -84,8 +69,15 @@ func startChild(t *testing.T, env []string, args ...string) *child {
 // startChildIn is startChild with the working directory dir.
 func startChildIn(t *testing.T, dir string, env []string, args ...string) *child {
 	t.Helper()
+	return startProgram(t, dir, env, vigilBin, args...)
+}
+
+// startProgram is startChildIn of prog: the binary, or a program that runs
+// it (strace).
+func startProgram(t *testing.T, dir string, env []string, prog string, args ...string) *child {
+	t.Helper()
 	d := &child{done: make(chan struct{})}
-	d.cmd = exec.Command(vigilBin, args...)
+	d.cmd = exec.Command(prog, args...)
 	d.cmd.Dir = dir
 	d.cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "NOTIFY_SOCKET=")
 	d.cmd.Env = append(d.cmd.Env, env...)

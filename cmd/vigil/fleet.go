@@ -25,7 +25,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -321,24 +320,14 @@ func (f *fleetFlags) mqttConfig() (mqtt.Config, error) {
 	if (f.certFile == "") != (f.keyFile == "") {
 		return mc, errors.New("fleet: --cert-file and --key-file go together")
 	}
-	var ca, cert, key []byte
-	for _, x := range []struct {
-		flag, path string
-		dst        *[]byte
-	}{{"--ca-file", f.caFile, &ca}, {"--cert-file", f.certFile, &cert}, {"--key-file", f.keyFile, &key}} {
-		if x.path == "" {
-			continue
+	tc, err := readTLS([3]tlsFile{{"--ca-file", f.caFile}, {"--cert-file", f.certFile}, {"--key-file", f.keyFile}}, func(flag string, err error) error {
+		if errors.Is(err, mqtt.ErrCA) || errors.Is(err, mqtt.ErrClientCert) {
+			return fmt.Errorf("fleet: tls: %w", err)
 		}
-		b, err := os.ReadFile(x.path)
-		if err != nil {
-			return mc, fmt.Errorf("fleet: %s: %w", x.flag, err)
-		}
-		*x.dst = b
-	}
-	var err error
-	var tc *tls.Config
-	if tc, err = mqtt.TLSConfig(ca, cert, key); err != nil {
-		return mc, fmt.Errorf("fleet: tls: %w", err)
+		return fmt.Errorf("fleet: %s: %w", flag, err)
+	})
+	if err != nil {
+		return mc, err
 	}
 	mc.TLS = tc
 	return mc, nil

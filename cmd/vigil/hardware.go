@@ -40,11 +40,6 @@ import (
 	"periph.io/x/conn/v3/i2c/i2creg"
 	"periph.io/x/conn/v3/spi"
 	"periph.io/x/conn/v3/spi/spireg"
-	// Only the generic Linux drivers (sysfs I²C/SPI, GPIO character device):
-	// vigil reads sensors through /dev/i2c-* and /dev/spidev*, never by poking
-	// SoC registers, so host.Init()'s memory-mapped board drivers (bcm283x,
-	// allwinner, ...) would only add ~450 KB to the binary. The unit's device
-	// policy forbids /dev/mem anyway.
 	_ "periph.io/x/host/v3/gpioioctl"
 	"periph.io/x/host/v3/sysfs"
 
@@ -399,7 +394,7 @@ func openI2C(key string, prof board.Profile) (i2c.BusCloser, error) {
 	}
 	b, err := i2creg.Open(key)
 	if err != nil {
-		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
+		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") { // no typed error: periph.io's sysfs I²C open formats the errno as text
 			return nil, fmt.Errorf("i2c bus %s: %w (run as root, or add the user to the i2c group)", key, err)
 		}
 		return nil, fmt.Errorf("i2c bus %s: %w", key, err)

@@ -8,9 +8,11 @@ import (
 )
 
 // TestImportDirection keeps the layout of STYLE.md: imports point one way,
-// cmd → heartbeat → {agent, device, rule, store, transport}, and the leaf
-// packages import nothing else of ours except value types. Naming an alert
-// takes package alert, never the transport that delivers one.
+// cmd → daemon → heartbeat → {agent, device, rule, store, transport}, and
+// the leaf packages import nothing else of ours except value types. Naming
+// an alert takes package alert, never the transport that delivers one.
+// daemon imports no cmd, manage neither transport nor daemon, and web not
+// daemon (the rows below allow none of them).
 func TestImportDirection(t *testing.T) {
 	const mod = "github.com/vigil-iot/vigil/"
 	allowed := map[string][]string{
@@ -28,7 +30,12 @@ func TestImportDirection(t *testing.T) {
 		"agent":              {"alert", "device", "redact"},
 		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "schedule", "store", "transport"},
 		"fleet":              {"alert", "device", "transport", "transport/mqtt"},
-		"web":                {"agent", "alert", "device", "heartbeat", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source
+		"web":                {"agent", "alert", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source, manage for the run-time view
+		// The run-time settings are pure over a config and the stored
+		// settings: no transport, no daemon.
+		"manage": {"alert", "config", "device", "redact", "rule", "schedule", "store"},
+		// The daemon is everything but the command line.
+		"daemon": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()

@@ -21,7 +21,9 @@ import (
 	"syscall"
 	_ "time/tzdata" // IANA zones for boards without /usr/share/zoneinfo
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/redact"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // Exit codes (SPEC §2).
@@ -61,10 +63,18 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
+	// The one place an error becomes an exit code, by its type: the
+	// daemon's answers come back as the kinds they were (daemon.Code).
 	code := exitFailure
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var ce *config.Error
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case errors.As(err, &ce):
+		code = exitConfig
+	case errors.Is(err, transport.ErrPauseRange):
+		code = exitUsage
 	}
 	if !errors.Is(err, errSilent) {
 		fmt.Fprintf(stderr, "vigil: %v\n", err)

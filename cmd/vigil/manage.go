@@ -1,6 +1,6 @@
 package main
 
-// The CLI side of the run-time settings (overlay.go): get, set, unset,
+// The CLI side of the run-time settings (package manage): get, set, unset,
 // checklist and notes. Each asks the running daemon over the control
 // socket; with none running it works on the state file. get, notes and
 // checklist show only read it (read-only, creating nothing); set, unset,
@@ -17,71 +17,25 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// cliCtx marks a command run by the CLI on the state file.
-func cliCtx(ctx context.Context) context.Context {
-	return transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI})
-}
+// settingsNote ends the answer of a change made with no daemon running.
+const settingsNote = "\n(no daemon is running: 'vigil run' starts with this)"
 
-// offline builds an app on the state file (writable) with the overlay
-// applied, for a change made with no daemon running.
-func (e *env) offline(ctx context.Context) (*commands, func() error, error) {
-	cfg, base, err := e.loadOverlaid(ctx, e.logger())
-	if err != nil {
-		return nil, nil, err
-	}
-	a, err := e.build(ctx, cfg, inZone(e.logger(), cfg.Device.Location), buildOptions{})
-	if err != nil {
-		return nil, nil, err
-	}
-	a.base = base
-	return a.cmds, a.Close, nil
-}
-
-// daemonOr sends req to the running daemon and prints its answer, or,
-// with none running, runs offline on the state file and prints its answer
-// with the note that no daemon runs.
-//
-// precheck, when not nil, checks the change against the config and the
-// stored overlay before the state file is opened for writing, so a refused
-// change creates nothing.
-func (e *env) daemonOr(ctx context.Context, req ctlRequest, offline func(context.Context, *commands) (string, error),
-	precheck ...func(*config.Config, *configBase, []store.Setting) error) error {
-	cfg, err := e.loadConfig()
+// changeSettings makes a change of the run-time settings (c.req, c.do)
+// through the daemon or, with none running, on the state file with the
+// overlay applied.
+func (e *env) changeSettings(ctx context.Context, c change) error {
+	base, cfg, err := e.load()
 	if err != nil {
 		return err
 	}
-	resp, err := ctlCall(ctx, cfg, req, 30*time.Second)
-	switch {
-	case err == nil:
-		fmt.Fprintln(e.stdout, strings.TrimRight(resp.Text, "\n"))
-		return nil
-	case err != errNoDaemon:
-		return err
-	}
-	for _, check := range precheck {
-		cfg, base, err := e.loadOverlaid(ctx, e.logger())
-		if err != nil {
-			return err
-		}
-		if err := check(cfg, base, readOverlayFile(cfg)); err != nil {
-			return err
-		}
-	}
-	c, closeApp, err := e.offline(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeApp()
-	txt, err := offline(cliCtx(ctx), c)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, strings.TrimRight(txt, "\n")+"\n(no daemon is running: 'vigil run' starts with this)")
-	return nil
+	c.base, c.note = base, settingsNote
+	return e.change(ctx, cfg, c)
 }
 
 func (e *env) cmdGet(ctx context.Context, args []string) error {
@@ -96,33 +50,32 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 		return usageErr("get: want at most one KEY, got %d (see 'vigil help get')", len(pos))
 	}
 	key := firstOr(pos, "")
-	cfg, err := e.loadConfig()
+	base, cfg, err := e.load()
 	if err != nil {
 		return err
 	}
-	var views []settingView
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "get", Key: key}, 10*time.Second)
-	switch {
-	case err == nil:
-		views = resp.Values
-	case err == errNoDaemon:
-		cfg, _, err := e.loadOverlaid(ctx, e.logger())
+	var views []manage.SettingView
+	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "get", Key: key}, 10*time.Second, func() error {
+		cfg, err := e.overlaid(ctx, base, cfg)
 		if err != nil {
 			return err
 		}
-		if views, err = settingViews(cfg, key); err != nil {
-			return err
-		}
-	default:
+		views, err = manage.SettingViews(cfg, key)
 		return err
+	})
+	if err != nil {
+		return err
+	}
+	if resp != nil {
+		views = resp.Values
 	}
 	if asJSON {
 		if views == nil {
-			views = []settingView{}
+			views = []manage.SettingView{}
 		}
 		return writeJSON(e.stdout, views)
 	}
-	writeSettings(e.stdout, views)
+	daemon.WriteSettings(e.stdout, views)
 	return nil
 }
 
@@ -135,15 +88,21 @@ func (e *env) cmdSet(ctx context.Context, args []string) error {
 		return usageErr("set: want KEY VALUE, got %d argument(s) (see 'vigil help set')", len(pos))
 	}
 	key, value := pos[0], strings.Join(pos[1:], " ")
-	return e.daemonOr(ctx, ctlRequest{Cmd: "set", Key: key, Value: value},
-		func(ctx context.Context, c *commands) (string, error) { return c.Set(ctx, key, value) },
-		func(cfg *config.Config, base *configBase, stored []store.Setting) error {
-			if err := config.CheckSettable(key, cfg); err != nil {
-				return configErr(err)
+	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "set", Key: key, Value: value},
+		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Set(ctx, key, value) },
+		// With no state file yet there is no overlay: a refused value
+		// creates none.
+		precheck: func(base *manage.Base) error {
+			cfg, err := base.Configured()
+			if err != nil {
+				return err
 			}
-			_, err := base.with(stored, store.Setting{Key: key, Value: value, By: transport.ChannelCLI})
+			if err := config.CheckSettable(key, cfg); err != nil {
+				return err
+			}
+			_, err = base.With(nil, store.Setting{Key: key, Value: value, By: transport.ChannelCLI})
 			return err
-		})
+		}})
 }
 
 func (e *env) cmdUnset(ctx context.Context, args []string) error {
@@ -152,8 +111,8 @@ func (e *env) cmdUnset(ctx context.Context, args []string) error {
 		return err
 	}
 	key := pos[0]
-	return e.daemonOr(ctx, ctlRequest{Cmd: "unset", Key: key},
-		func(ctx context.Context, c *commands) (string, error) { return c.Unset(ctx, key) })
+	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "unset", Key: key},
+		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Unset(ctx, key) }})
 }
 
 func (e *env) cmdChecklist(ctx context.Context, args []string) error {
@@ -168,16 +127,8 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "checklist", Op: op}, 10*time.Second)
-		switch {
-		case err == nil:
-			fmt.Fprint(e.stdout, resp.Text)
-			return nil
-		case err != errNoDaemon:
-			return err
-		}
 		// Reading needs no state file: nothing is opened or created.
-		txt, err := (&commands{app: &app{cfg: cfg}}).checklist(cliCtx(ctx), op, "")
+		txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() (string, error) { return manage.ShowChecklist(cfg) })
 		if err != nil {
 			return err
 		}
@@ -193,11 +144,11 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if _, _, err := config.ParseChecklist(strings.NewReader(text)); err != nil {
 			return configErr(fmt.Errorf("%s: %w", pos[1], err))
 		}
-		return e.daemonOr(ctx, ctlRequest{Cmd: "checklist", Op: op, Body: text},
-			func(ctx context.Context, c *commands) (string, error) { return c.Checklist(ctx, op, text) })
+		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op, Body: text},
+			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, text) }})
 	case op == transport.ChecklistReset && len(pos) == 1:
-		return e.daemonOr(ctx, ctlRequest{Cmd: "checklist", Op: op},
-			func(ctx context.Context, c *commands) (string, error) { return c.Checklist(ctx, op, "") })
+		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op},
+			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, "") }})
 	}
 	return usageErr("checklist: want 'show', 'set FILE|-' or 'reset', got %q (see 'vigil help checklist')", strings.Join(pos, " "))
 }
@@ -237,27 +188,21 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 		return usageErr("notes: want nothing or 'clear', got %q (see 'vigil help notes')", strings.Join(pos, " "))
 	}
 	if clear {
-		return e.daemonOr(ctx, ctlRequest{Cmd: "notes", Clear: true},
-			func(ctx context.Context, c *commands) (string, error) { return c.Notes(ctx, true) })
+		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "notes", Clear: true},
+			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Notes(ctx, true) }})
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	resp, err := ctlCall(ctx, cfg, ctlRequest{Cmd: "notes"}, 10*time.Second)
-	switch {
-	case err == nil:
-		fmt.Fprint(e.stdout, resp.Text)
-		return nil
-	case err != errNoDaemon:
-		return err
-	}
-	db, closeDB, err := openStore(cfg, storeReadOnly)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	txt, err := notesText(db, cfg.Device.Location, time.Now())
+	txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "notes"}, 10*time.Second, func() (string, error) {
+		db, closeDB, err := daemon.OpenStore(cfg, daemon.StoreReadOnly, time.Now)
+		if err != nil {
+			return "", err
+		}
+		defer closeDB()
+		return daemon.NotesText(db, cfg.Device.Location, time.Now())
+	})
 	if err != nil {
 		return err
 	}

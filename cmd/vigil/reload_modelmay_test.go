@@ -10,26 +10,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
 )
 
 // reloadableApp wires an app with the LLM from e's config as `vigil run`
-// does, with the context its loops would run under, so that e.reload
-// applies to it.
-func reloadableApp(t *testing.T, e *env, log *slog.Logger) (*app, context.Context) {
+// does, so that its Reload applies to it.
+func reloadableApp(t *testing.T, e *env, log *slog.Logger) (*daemon.App, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cfg, base, err := e.loadOverlaid(ctx, log)
+	base, cfg, err := e.load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := e.build(ctx, cfg, log, buildOptions{thinker: true})
+	a, err := e.newApp(ctx, cfg, base, log, parts{thinker: true}, daemon.Options{Store: daemon.StoreWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	a.base, a.runCtx = base, ctx
 	return a, ctx
 }
 
@@ -57,7 +56,7 @@ timeout = "5s"
 	a, ctx := reloadableApp(t, e, log)
 	offered := func() []string {
 		t.Helper()
-		if _, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil); err != nil {
+		if _, err := a.Commands().CheckWith(ctx, heartbeat.CheckOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		reqs := model.requests()
@@ -70,7 +69,7 @@ timeout = "5s"
 		t.Fatalf("tools with model_may = [pause, notes]: %v, want remember", tools)
 	}
 	conf(`["pause"]`)
-	e.reload(ctx, a, log)
+	a.Reload(ctx)
 	if tools := offered(); slices.Contains(tools, "remember") {
 		t.Errorf("tools after a reload to model_may = [pause]: %v, want no remember", tools)
 	}
@@ -78,7 +77,7 @@ timeout = "5s"
 
 // TestReloadTeachesTheRedactorNewSecrets: a secret that a reload changes
 // is redacted from then on, in what the model wrote and in the log, by
-// the one Redactor the config resolution feeds (configBase.parse); the old
+// the one Redactor the config resolution feeds (manage.Base.Parse); the old
 // one stays redacted.
 func TestReloadTeachesTheRedactorNewSecrets(t *testing.T) {
 	const oldPW, newPW = "first-mqtt-pass", "second-mqtt-pass"
@@ -112,7 +111,7 @@ password_file = "`+pw+`"
 	a, ctx := reloadableApp(t, e, log)
 	toolCalls := func() string {
 		t.Helper()
-		res, err := a.cmds.check(ctx, heartbeat.CheckOptions{}, nil)
+		res, err := a.Commands().CheckWith(ctx, heartbeat.CheckOptions{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +123,7 @@ password_file = "`+pw+`"
 	if err := os.WriteFile(pw, []byte(newPW+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.reload(ctx, a, log)
+	a.Reload(ctx)
 	if got := toolCalls(); strings.Contains(got, oldPW) || strings.Contains(got, newPW) {
 		t.Errorf("tool calls after the reload:\n%s\nwant both passwords redacted", got)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -17,22 +16,20 @@ import (
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/redact"
-	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
 	"github.com/vigil-iot/vigil/transport/telegram"
 )
 
 // newThinker returns the LLM step, or nil (rules-only) when no API key is set.
-// db remembers the models that refused tools; red removes the secrets from
-// what the model writes.
-//
-// setInterval carries out the model's set_interval (the settings overlay's
-// commands.setModelInterval); nil answers that it is not available.
-func newThinker(cfg *config.Config, db *store.DB, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger, setInterval func(context.Context, time.Duration) (string, error)) (heartbeat.Thinker, error) {
+// self carries out what the model may change about its own heartbeat,
+// memory remembers the models that refused tools (the daemon's, on the
+// state file; nil: none); red removes the secrets from what the model
+// writes.
+func newThinker(cfg *config.Config, self agent.Self, memory agent.ModelMemory, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger) (heartbeat.Thinker, error) {
 	if !cfg.LLMEnabled() {
 		return nil, nil
 	}
@@ -50,31 +47,18 @@ func newThinker(cfg *config.Config, db *store.DB, red *redact.Redactor, clock cl
 	a, err := agent.New(agent.Config{
 		Provider: l.Provider, BaseURL: l.BaseURL, Model: l.Model, ScoutModel: l.ScoutModel,
 		APIKey: l.APIKey.Value(), Timeout: l.Timeout.Duration, MaxSteps: l.MaxSteps, MaxToolCalls: l.MaxToolCalls,
-		MaxTokens: l.MaxOutputTokens, Memory: modelMemory{db},
+		MaxTokens: l.MaxOutputTokens, Memory: memory,
 		UserAgent:  "vigil/" + version,
 		MaxRetries: retries, RetryBase: l.RetryBackoff.Duration,
 		ModelMay:    may,
 		IntervalMin: h.IntervalMin.Duration, IntervalMax: h.IntervalMax.Duration,
-		Self:     &modelSelf{db: db, now: time.Now, red: red, setInterval: setInterval}, // wall time, as heartbeat.Deps.Wall
+		Self:     self,
 		Redactor: red,
 	}, newHTTPClient(http.ProxyFromEnvironment, l.Timeout.Duration), clock, log.With("component", "llm"))
 	if err != nil {
 		return nil, configErr(fmt.Errorf("llm: %w", err))
 	}
 	return a, nil
-}
-
-// wired holds the network transports.
-type wired struct {
-	transports []wiredTransport
-}
-
-// wiredTransport is one network transport: how alerts reach it, how the
-// retained state does (nil for Telegram), and its connection loop.
-type wiredTransport struct {
-	notifier  heartbeat.Notifier
-	publisher heartbeat.Publisher
-	run       func(ctx context.Context) error
 }
 
 // mqttTLS reads the CA and client certificate files of [mqtt] and builds
@@ -86,27 +70,39 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 	if m.CAFile == "" && m.CertFile == "" {
 		return nil, nil
 	}
-	var ca, cert, key []byte
-	for _, f := range []struct {
-		key, path string
-		dst       *[]byte
-	}{{"mqtt.ca_file", m.CAFile, &ca}, {"mqtt.cert_file", m.CertFile, &cert}, {"mqtt.key_file", m.KeyFile, &key}} {
+	tlsCfg, err := readTLS([3]tlsFile{{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}}, cfg.KeyError)
+	if err != nil {
+		return nil, err
+	}
+	return tlsCfg, nil
+}
+
+// tlsFile is one file of a TLS setup: the key or flag that names it, and
+// its path ("" for none).
+type tlsFile struct{ name, path string }
+
+// readTLS reads a CA, a client certificate and its key, in that order,
+// and builds the TLS configuration (mqtt.TLSConfig). An error is given to
+// named with the name of the file it is about: the one that cannot be
+// read, or the CA or the client certificate that is bad.
+func readTLS(files [3]tlsFile, named func(name string, err error) error) (*tls.Config, error) {
+	var pem [3][]byte
+	for i, f := range files {
 		if f.path == "" {
 			continue
 		}
 		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return nil, cfg.KeyError(f.key, err)
+			return nil, named(f.name, err)
 		}
-		*f.dst = b
+		pem[i] = b
 	}
-	tlsCfg, err := mqtt.TLSConfig(ca, cert, key)
+	tlsCfg, err := mqtt.TLSConfig(pem[0], pem[1], pem[2])
+	if errors.Is(err, mqtt.ErrClientCert) {
+		return nil, named(files[1].name, err)
+	}
 	if err != nil {
-		key := "mqtt.ca_file"
-		if m.CertFile != "" && !strings.Contains(err.Error(), "ca:") {
-			key = "mqtt.cert_file"
-		}
-		return nil, cfg.KeyError(key, err)
+		return nil, named(files[0].name, err)
 	}
 	return tlsCfg, nil
 }
@@ -114,9 +110,9 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 // newTransports builds MQTT and Telegram when configured; board is the
 // resolved board profile, which MQTT publishes on <p>/<id>/info; problems
 // is what MQTT rebuilds its Home Assistant problem sensor from after every
-// connect.
-func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds transport.Commands, problems mqtt.ProblemSource, clock clockwork.Clock, log *slog.Logger) (*wired, error) {
-	w := &wired{}
+// connect (Wiring.Transports).
+func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds *daemon.Commands, problems mqtt.ProblemSource, clock clockwork.Clock, log *slog.Logger) ([]daemon.Transport, error) {
+	var w []daemon.Transport
 	if cfg.MQTTEnabled() {
 		m := cfg.MQTT
 		sev, err := alert.ParseSeverity(m.MinSeverity)
@@ -132,10 +128,10 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg,
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
-			Board: board, Interval: heartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
+			Board: board, Interval: daemon.HeartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
 			Problems: problems,
 		}, cmds, log.With("transport", "mqtt"))
-		w.transports = append(w.transports, wiredTransport{notifier: c, publisher: c, run: c.Run})
+		w = append(w, daemon.Transport{Notifier: c, Publisher: c, Run: c.Run})
 	}
 	if cfg.TelegramEnabled() {
 		tg := cfg.Telegram
@@ -152,60 +148,9 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			UserAgent: "vigil/" + version, Location: cfg.Device.Location,
 			Quiet: tg.Quiet, QuietMinSeverity: quietSev, MaxPerHour: tg.MaxPerHour, Digests: db,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
-		w.transports = append(w.transports, wiredTransport{notifier: b, run: b.Run})
+		w = append(w, daemon.Transport{Notifier: b, Run: b.Run})
 	}
 	return w, nil
-}
-
-// engineProblems is the app's engine as the MQTT client's ProblemSource:
-// the transports are built before the engine, and run only once it is.
-type engineProblems struct{ a *app }
-
-func (p engineProblems) Problems(ctx context.Context) ([]alert.Alert, error) {
-	return p.a.engine.Problems(ctx)
-}
-
-// modelSelf is what the model may change about its own heartbeat
-// (agent.Self, as heartbeat.model_may allows): its notes go to the state
-// file's ring; its interval goes through setInterval, which the settings
-// overlay provides, with the same validator and audit as a person's
-// change (nil: not available in this build).
-type modelSelf struct {
-	db          *store.DB
-	now         func() time.Time
-	red         *redact.Redactor
-	setInterval func(ctx context.Context, d time.Duration) (string, error)
-}
-
-var _ agent.Self = (*modelSelf)(nil)
-
-// Remember redacts note (the agent did already; this is the state file's
-// own guard) and adds it to the notes ring, dropping the oldest of 16.
-func (m *modelSelf) Remember(_ context.Context, note string) (string, error) {
-	note = m.red.String(note)
-	if err := m.db.AddNote(store.Note{Time: m.now().UTC(), Text: note}); err != nil {
-		return "", fmt.Errorf("keep note: %w", err)
-	}
-	return fmt.Sprintf("noted; the next heartbeats show it (the last %d notes are kept)", store.MaxNotes), nil
-}
-
-func (m *modelSelf) SetInterval(ctx context.Context, d time.Duration) (string, error) {
-	if m.setInterval == nil {
-		return "", errors.New("not available in this build yet")
-	}
-	return m.setInterval(ctx, d)
-}
-
-// modelMemory keeps the agent's text-only models in the state file.
-type modelMemory struct{ db *store.DB }
-
-func (m modelMemory) TextOnly(model string) (ok bool, err error) {
-	err = m.db.View(func(tx *store.Tx) error { ok, err = tx.TextOnlyModel(model); return err })
-	return ok, err
-}
-
-func (m modelMemory) SetTextOnly(model string) error {
-	return m.db.Update(func(tx *store.Tx) error { return tx.SetTextOnlyModel(model) })
 }
 
 // The state file keeps what Telegram holds for its digest.
@@ -235,23 +180,4 @@ func (s telegramState) Chat(configured int64) (id int64, err error) {
 
 func (s telegramState) SetChat(configured, newID int64) error {
 	return s.db.Update(func(tx *store.Tx) error { return tx.SetTelegramChat(configured, newID) })
-}
-
-// heartbeatSpacing is the longest a watcher should expect between two
-// heartbeats (the info topic's interval, which `vigil fleet` uses to tell a
-// silent device from a quiet one): the interval, a schedule's longest gap,
-// or 0 when heartbeats are off.
-func heartbeatSpacing(cfg *config.Config) time.Duration {
-	hb := cfg.Heartbeat
-	switch {
-	case !cfg.HeartbeatEnabled():
-		return 0
-	case len(hb.Schedule) > 0:
-		s, err := schedule.Parse(hb.Schedule)
-		if err != nil {
-			return hb.Interval.Duration
-		}
-		return s.LongestGap()
-	}
-	return hb.Interval.Duration
 }

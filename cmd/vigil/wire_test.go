@@ -2,10 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	cryptorand "crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -19,7 +26,6 @@ import (
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/redact"
-	"github.com/vigil-iot/vigil/store"
 )
 
 // TestNewThinkerRetries checks llm.max_retries reaches the agent: a 503
@@ -38,12 +44,7 @@ func TestNewThinkerRetries(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			th, err := newThinker(cfg, db, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+			th, err := newThinker(cfg, nil, nil, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler))
 			if err != nil || th == nil {
 				t.Fatalf("newThinker = %v, %v", th, err)
 			}
@@ -55,32 +56,6 @@ func TestNewThinkerRetries(t *testing.T) {
 				t.Errorf("max_retries = %d: %d requests, want %d", tt.retries, got, tt.requests)
 			}
 		})
-	}
-}
-
-// TestModelSelf checks the notes the model keeps go to the state file
-// redacted, and that setting the interval answers "not available" until
-// the settings overlay provides it.
-func TestModelSelf(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	s := &modelSelf{db: db, now: func() time.Time { return now }, red: redact.New("hunter2-mqtt", "sk-the-llm-key-000")}
-	if _, err := s.Remember(context.Background(), "broker login hunter2-mqtt; auth Bearer abcdefghijkl0123"); err != nil {
-		t.Fatalf("Remember: %v", err)
-	}
-	notes, err := db.Notes()
-	if err != nil || len(notes) != 1 {
-		t.Fatalf("Notes() = %v, %v, want one", notes, err)
-	}
-	if want := "broker login [redacted]; auth Bearer [redacted]"; notes[0].Text != want || !notes[0].Time.Equal(now) {
-		t.Errorf("stored note = %+v, want %q at %v", notes[0], want, now)
-	}
-	if _, err := s.SetInterval(context.Background(), 15*time.Minute); err == nil || !strings.Contains(err.Error(), "not available") {
-		t.Errorf("SetInterval without the overlay = %v, want not available", err)
 	}
 }
 
@@ -105,11 +80,7 @@ func TestNoIntervalToolWithASchedule(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Parse: %v", err)
 		}
-		db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		th, err := newThinker(cfg, db, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler), nil)
+		th, err := newThinker(cfg, nil, nil, redact.New(), clockwork.NewRealClock(), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +89,62 @@ func TestNoIntervalToolWithASchedule(t *testing.T) {
 		if got := strings.Contains(body, `"set_interval"`); got != tt.want || !strings.Contains(body, `"pause_heartbeats"`) {
 			t.Errorf("%s: set_interval offered = %v, want %v (request: %.300s)", tt.timing, got, tt.want, body)
 		}
-		db.Close()
 		srv.Close()
+	}
+}
+
+// selfSignedPEM returns a self-signed certificate and its key, PEM.
+func selfSignedPEM(t *testing.T) (cert, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vigil-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// TestMQTTTLSNamesTheBadFile: a CA file that holds no certificate is
+// blamed on mqtt.ca_file, a client certificate that does not match its
+// key on mqtt.cert_file, each with its line, also when both are set.
+func TestMQTTTLSNamesTheBadFile(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSignedPEM(t)
+	other, _ := selfSignedPEM(t)
+	files := map[string][]byte{"ca.pem": cert, "bad.pem": []byte("not pem"), "cert.pem": cert, "key.pem": key, "other.pem": other}
+	for name, b := range files {
+		writeFile(t, filepath.Join(dir, name), string(b))
+	}
+	for _, tt := range []struct{ ca, cert, want string }{
+		{"bad.pem", "cert.pem", "config.toml:4: mqtt.ca_file: mqtt: ca: no certificate found in PEM data"},
+		{"ca.pem", "other.pem", "config.toml:5: mqtt.cert_file: mqtt: client certificate: "},
+		{"ca.pem", "cert.pem", ""},
+	} {
+		src := fmt.Sprintf("[mqtt]\nbroker = \"ssl://127.0.0.1:8883\"\n\nca_file = %q\ncert_file = %q\nkey_file = %q\n",
+			filepath.Join(dir, tt.ca), filepath.Join(dir, tt.cert), filepath.Join(dir, "key.pem"))
+		cfg, err := config.Parse(strings.NewReader(src), "config.toml")
+		if err != nil {
+			t.Fatalf("Parse: %v", err)
+		}
+		_, err = mqttTLS(cfg)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("mqttTLS(ca %s, cert %s) = %v, want none", tt.ca, tt.cert, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("mqttTLS(ca %s, cert %s) = %v, want %q...", tt.ca, tt.cert, err, tt.want)
+		}
 	}
 }

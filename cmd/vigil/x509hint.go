@@ -17,7 +17,7 @@ func x509Hint(err error) string {
 	var ua x509.UnknownAuthorityError
 	var inv x509.CertificateInvalidError
 	var host x509.HostnameError
-	msg := err.Error()
+	msg := err.Error() // no typed error: paho.mqtt.golang's connect errors and a log line's string attribute carry the x509 error as text
 	switch {
 	case errors.As(err, &ua) || strings.Contains(msg, "x509: certificate signed by unknown authority"),
 		strings.Contains(msg, "x509: failed to load system roots"):

@@ -1,6 +1,7 @@
-// Package transporttest holds fakes for testing the transports: a
-// transport.Commands that records what it was asked to run. It is test
-// support only: nothing outside _test.go files imports it.
+// Package transporttest holds fakes for testing the transports: the
+// daemon's commands (every role mqtt and telegram call) recording what it
+// was asked to run. It is test support only: nothing outside _test.go
+// files imports it.
 package transporttest
 
 import (
@@ -13,8 +14,6 @@ import (
 
 	"github.com/vigil-iot/vigil/transport"
 )
-
-var _ transport.Commands = (*Commands)(nil)
 
 // Commands records the commands it was asked to run and answers each with
 // a fixed reply:

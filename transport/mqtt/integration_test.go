@@ -92,7 +92,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newTestClient(t *testing.T, url string, cfg Config, cmds transport.Commands) *Client {
+func newTestClient(t *testing.T, url string, cfg Config, cmds Commands) *Client {
 	t.Helper()
 	cfg.Broker = url
 	if cfg.DeviceID == "" {

@@ -102,7 +102,7 @@ type ProblemSource interface {
 // ErrNotConnected while there is no connection.
 type Client struct {
 	cfg   Config
-	cmds  transport.Commands
+	cmds  Commands
 	log   *slog.Logger
 	clock clockwork.Clock
 	nodes *failover // set by Run; the node connected to, for logs
@@ -138,7 +138,7 @@ type Client struct {
 
 // New returns a Client for cfg. cmds may be nil when cfg.Commands is false.
 // New starts nothing; Run connects.
-func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
+func New(cfg Config, cmds Commands, log *slog.Logger) *Client {
 	if cfg.TopicPrefix == "" {
 		cfg.TopicPrefix = DefaultTopicPrefix
 	}
@@ -176,6 +176,12 @@ func New(cfg Config, cmds transport.Commands, log *slog.Logger) *Client {
 	}
 }
 
+// What TLSConfig's error wraps: which part of the TLS material is bad.
+var (
+	ErrCA         = errors.New("ca: no certificate found in PEM data")
+	ErrClientCert = errors.New("client certificate")
+)
+
 // TLSConfig builds the TLS configuration for an ssl:// broker from PEM
 // bytes: ca (optional; the system roots when empty) and a client
 // certificate and key (optional, both or neither).
@@ -184,14 +190,14 @@ func TLSConfig(ca, cert, key []byte) (*tls.Config, error) {
 	if len(ca) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(ca) {
-			return nil, errors.New("mqtt: ca: no certificate found in PEM data")
+			return nil, fmt.Errorf("mqtt: %w", ErrCA)
 		}
 		cfg.RootCAs = pool
 	}
 	if len(cert) > 0 || len(key) > 0 {
 		kp, err := tls.X509KeyPair(cert, key)
 		if err != nil {
-			return nil, fmt.Errorf("mqtt: client certificate: %w", err)
+			return nil, fmt.Errorf("mqtt: %w: %w", ErrClientCert, err)
 		}
 		cfg.Certificates = []tls.Certificate{kp}
 	}

@@ -69,12 +69,12 @@ func (e *redactedError) Unwrap() error { return e.cause }
 // request URL; call already replaces net/http's *url.Error, which quotes
 // the URL, by the host alone, and this is the second line of defence.
 func (b *Bot) redact(err error) error {
-	if err == nil || b.cfg.Token == "" || !strings.Contains(err.Error(), b.cfg.Token) {
+	if err == nil || b.cfg.Token == "" || !strings.Contains(err.Error(), b.cfg.Token) { // not a match of the error's kind: the token is cut out of whatever text holds it
 		return err
 	}
 	var cause error
 	for c := errors.Unwrap(err); c != nil; c = errors.Unwrap(c) {
-		if !strings.Contains(c.Error(), b.cfg.Token) {
+		if !strings.Contains(c.Error(), b.cfg.Token) { // the first cause free of the token: no match of a kind either
 			cause = c
 			break
 		}

@@ -2,8 +2,8 @@
 // API and answers commands from the allowed chats by long polling
 // getUpdates: /status, /check, /pause, /resume and /sensors, and the
 // management verbs /get, /set, /unset, /toggle, /checklist, /logs and
-// /notes, which [manage] remote gates (the transport.Commands behind the
-// bot refuses what it does not allow, and the reply names the entry).
+// /notes, which [manage] remote gates (the daemon behind the bot
+// refuses what it does not allow, and the reply names the entry).
 //
 // Alerts go out as HTML with the text escaped (never MarkdownV2, which LLM
 // text breaks); if Telegram still cannot parse the entities the alert is
@@ -115,7 +115,7 @@ type State interface {
 type Bot struct {
 	cfg   Config
 	state State
-	cmds  transport.Commands
+	cmds  Commands
 	hc    *http.Client
 	clock clockwork.Clock
 	log   *slog.Logger
@@ -137,7 +137,7 @@ type Bot struct {
 // every request has its own deadline. hc is copied and redirects are not
 // followed: a POST is never re-sent to another URL. cmds may be nil when
 // AllowedChats is empty. New starts nothing.
-func New(cfg Config, state State, cmds transport.Commands, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
+func New(cfg Config, state State, cmds Commands, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}

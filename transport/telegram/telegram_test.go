@@ -27,7 +27,7 @@ var _ interface {
 
 const alertChat = -4001
 
-func newTestBot(t *testing.T, f *fakeAPI, cfg Config, st State, cmds transport.Commands, clock clockwork.Clock, logs *logBuffer) *Bot {
+func newTestBot(t *testing.T, f *fakeAPI, cfg Config, st State, cmds Commands, clock clockwork.Clock, logs *logBuffer) *Bot {
 	t.Helper()
 	cfg.APIURL = f.srv.URL
 	cfg.Token = testToken

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/web"
+)
+
+// cmdStatus is `vigil status [--json]`: the daemon's status, or with none
+// running the state file's, read-only.
+func (e *env) cmdStatus(ctx context.Context, args []string) error {
+	var asJSON bool
+	if _, err := e.flags("status", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+	}, 0); err != nil {
+		return err
+	}
+	base, cfg, err := e.load()
+	if err != nil {
+		return err
+	}
+	var st heartbeat.Status
+	var series []heartbeat.Series
+	var rt *manage.Runtime
+	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "status"}, 10*time.Second, func() error {
+		// The run-time settings as `vigil run` would apply them (a
+		// disabled rule shows as disabled).
+		a, err := e.newApp(ctx, cfg, base, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		var r manage.Runtime
+		st, series, r, err = a.Status(ctx)
+		rt = &r
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	running := resp != nil
+	if running {
+		st, series, rt = *resp.Status, resp.Series, resp.Runtime
+	}
+	if asJSON {
+		v := web.StatusView{Status: st, Series: series}
+		if rt != nil {
+			v.Runtime = *rt
+		}
+		return writeJSON(e.stdout, struct {
+			web.StatusView
+			DaemonRunning bool `json:"daemon_running"`
+		}{v, running})
+	}
+	daemon.WriteStatus(e.stdout, st, rt, running, daemon.ClockSynced())
+	daemon.WriteReadings(e.stdout, st, series, daemon.WebRules(cfg), time.Now(), colorOK(e.stdout))
+	return nil
+}
+
+// colorOK reports whether w is a terminal and NO_COLOR is unset
+// (https://no-color.org).
+func colorOK(w io.Writer) bool {
+	if _, set := os.LookupEnv("NO_COLOR"); set {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// parseHistorySince reads --since as the page's /api/history reads since
+// (web.ParseSince): from 1m to the history kept.
+func parseHistorySince(s string) (time.Duration, error) {
+	d, err := web.ParseSince(s)
+	if err != nil {
+		return 0, fmt.Errorf("--%w", err)
+	}
+	return d, nil
+}
+
+// cmdHistory exports the history ring: `vigil history [SENSOR[.QUANTITY]]
+// [--since 6h] [--csv|--json]`. It asks the daemon, or reads the state
+// file read-only when none runs.
+func (e *env) cmdHistory(ctx context.Context, args []string) error {
+	var asCSV, asJSON bool
+	since := "24h"
+	pos, err := e.flags("history", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&asCSV, "csv", false, "print CSV: time,reading,value,unit")
+		fs.BoolVar(&asJSON, "json", false, "print JSON")
+		fs.StringVar(&since, "since", since, fmt.Sprintf("how far back, as in 6h or 90m (at most %dh, the history kept)", int(heartbeat.HistoryKept/time.Hour)))
+	}, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageErr("history: at most one SENSOR or SENSOR.QUANTITY, got %q", pos)
+	}
+	if asCSV && asJSON {
+		return usageErr("history: --csv and --json exclude each other")
+	}
+	window, err := parseHistorySince(since)
+	if err != nil {
+		return usageErr("history: %v", err)
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var series []heartbeat.Series
+	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "history", SinceS: int64(window / time.Second)}, 30*time.Second, func() error {
+		a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		series, err = a.Engine().History(ctx, now.Add(-window))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if resp != nil {
+		series = resp.Series
+	}
+	want := ""
+	if len(pos) == 1 {
+		want = pos[0]
+	}
+	series = web.Filter(series, want)
+	if want != "" && len(series) == 0 {
+		return fmt.Errorf("history: no reading %q in the last %s", want, window)
+	}
+	loc := cfg.Device.Location
+	switch {
+	case asCSV:
+		return web.WriteCSV(e.stdout, series, loc)
+	case asJSON:
+		return web.WriteJSON(e.stdout, series, now.Add(-window), loc)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "time\treading\tvalue")
+	for _, s := range series {
+		for _, p := range s.Points {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Time.In(loc).Format("2006-01-02 15:04:05"), s.Key, heartbeat.FormatValue(device.Value{Value: p.Value, Unit: s.Unit}))
+		}
+	}
+	return tw.Flush()
+}

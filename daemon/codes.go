@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"errors"
+
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// Code is the kind of error a control socket answer carries. An error
+// crosses the socket as its text and its code, and the client gives it
+// back as an error of the same kind (RemoteError), so the CLI tells
+// errors apart with errors.Is and errors.As, never by their text.
+type Code string
+
+const (
+	CodeConfig     Code = "config"      // a *config.Error, such as a refused set: the CLI exits 78
+	CodeNotAllowed Code = "not_allowed" // transport.ErrNotAllowed
+	CodeNotFound   Code = "not_found"   // manage.ErrNotSet: an unset of a key the overlay does not hold
+	CodeUsage      Code = "usage"       // transport.ErrPauseRange: the CLI exits 2
+)
+
+// codeOf is the code of err ("" for any other error).
+func codeOf(err error) Code {
+	var ce *config.Error
+	switch {
+	case errors.As(err, &ce):
+		return CodeConfig
+	case errors.Is(err, transport.ErrNotAllowed):
+		return CodeNotAllowed
+	case errors.Is(err, manage.ErrNotSet):
+		return CodeNotFound
+	case errors.Is(err, transport.ErrPauseRange):
+		return CodeUsage
+	}
+	return ""
+}
+
+// RemoteError is an error the daemon answered with: its text, and the
+// error its code stands for.
+type RemoteError struct {
+	Code Code
+	Msg  string
+}
+
+func (e *RemoteError) Error() string { return e.Msg }
+
+// Unwrap is the error e's code stands for: a *config.Error with e's text
+// for CodeConfig, the sentinel for the others, nil for none.
+func (e *RemoteError) Unwrap() error {
+	switch e.Code {
+	case CodeConfig:
+		return &config.Error{Err: errors.New(e.Msg)}
+	case CodeNotAllowed:
+		return transport.ErrNotAllowed
+	case CodeNotFound:
+		return manage.ErrNotSet
+	case CodeUsage:
+		return transport.ErrPauseRange
+	}
+	return nil
+}

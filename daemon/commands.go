@@ -1,0 +1,232 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/transport/mqtt"
+	"github.com/vigil-iot/vigil/transport/telegram"
+	"github.com/vigil-iot/vigil/web"
+)
+
+// Commands are what Telegram, MQTT, the control socket, the status page
+// and the CLI may ask of the App. It is the one place that bounds and
+// audits commands: every channel's pause goes through transport.CheckPause
+// here, and every accepted command is logged at INFO with its source
+// (transport.SourceOf) and, if it acts (check, pause, resume), listed in
+// `vigil status`. A check spends the daily LLM budget like a scheduled
+// heartbeat (heartbeat.Check).
+type Commands struct{ app *App }
+
+// The roles the channels declare, each where it is used.
+var (
+	_ mqtt.Commands     = (*Commands)(nil)
+	_ telegram.Commands = (*Commands)(nil)
+	_ web.Controller    = (*Commands)(nil)
+)
+
+// accept logs an accepted command with who sent it and, when listed, adds
+// it to the engine's recent-commands list. The CLI working on the state
+// file without a daemon logs at debug: the person sees the answer.
+func (c *Commands) accept(ctx context.Context, command string, listed bool) {
+	src := transport.SourceOf(ctx)
+	level := slog.LevelInfo
+	if src.Channel == transport.ChannelCLI {
+		level = slog.LevelDebug
+	}
+	c.app.log.Log(ctx, level, "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
+	if listed {
+		c.app.engine.NoteCommand(src.String(), command)
+	}
+}
+
+func (c *Commands) Status(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "status"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "status", false)
+	st, err := c.app.engine.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	var rt *manage.Runtime
+	cfg := c.app.current()
+	if r, err := manage.RuntimeView(cfg, c.app.db); err == nil {
+		if remote(ctx) {
+			r = manage.ForRemote(r, cfg.Manage)
+		}
+		rt = &r
+	} else {
+		c.app.log.Warn("status: read the model's notes", "err", err)
+	}
+	var b strings.Builder
+	WriteStatus(&b, st, rt, true, c.app.clockSynced())
+	return b.String(), nil
+}
+
+// CheckWith runs one forced heartbeat after sample (nil: none, the
+// daemon's dry run works on its last sample). Once the day's budget is
+// spent the result is skipped (budget), on every channel.
+func (c *Commands) CheckWith(ctx context.Context, opts heartbeat.CheckOptions, sample func(*heartbeat.Engine, context.Context) error) (heartbeat.Result, error) {
+	if err := c.gate(ctx, "check"); err != nil {
+		return heartbeat.Result{}, err
+	}
+	name := "check"
+	if opts.DryRun {
+		name = "check --dry-run"
+	}
+	c.accept(ctx, name, true)
+	if sample != nil {
+		if err := sample(c.app.engine, ctx); err != nil {
+			return heartbeat.Result{}, err
+		}
+	}
+	return c.app.engine.Check(ctx, opts)
+}
+
+// Check samples the sensors and runs a forced heartbeat.
+func (c *Commands) Check(ctx context.Context) (string, error) {
+	res, err := c.CheckWith(ctx, heartbeat.CheckOptions{}, (*heartbeat.Engine).SampleOnce)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	WriteCheck(&b, ToCheckJSON(res).Redacted(c.app.red))
+	return b.String(), nil
+}
+
+func (c *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+	if err := c.gate(ctx, "pause"); err != nil {
+		return "", err
+	}
+	if err := transport.CheckPause(d); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "pause "+d.String(), true)
+	p, err := c.app.engine.Pause(ctx, d, "remote")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.current().Device.Location).Round(time.Second).Format(TimeLayout)), nil
+}
+
+func (c *Commands) Resume(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "resume"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "resume", true)
+	if err := c.app.engine.Resume(ctx); err != nil {
+		return "", err
+	}
+	return "heartbeats resumed", nil
+}
+
+// TestAlert queues an info test alert for every transport (the status
+// page's button; `vigil test-alert` has its own flags).
+func (c *Commands) TestAlert(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "test-alert"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "test-alert", true)
+	a, err := c.app.engine.TestAlert(ctx, alert.Info, "")
+	if err != nil {
+		return "", err
+	}
+	return TestAlertText(a, "the daemon is delivering it"), nil
+}
+
+func (c *Commands) Sensors(ctx context.Context) (string, error) {
+	if err := c.gate(ctx, "status"); err != nil { // the readings are part of status
+		return "", err
+	}
+	c.accept(ctx, "sensors", false)
+	st, err := c.app.engine.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	WriteSnapshot(&b, st.Snapshot)
+	return b.String(), nil
+}
+
+// The management verbs (issue 14). Each is gated by its channel (gate) and
+// the changes are audited (see settings.go).
+
+func (c *Commands) Get(ctx context.Context, key string) (string, error) {
+	if err := c.gate(ctx, "get"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, strings.TrimSpace("get "+key), false)
+	views, err := manage.SettingViews(c.app.current(), key)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	WriteSettings(&b, views)
+	return b.String(), nil
+}
+
+func (c *Commands) Set(ctx context.Context, key, value string) (string, error) {
+	if err := c.gate(ctx, "set"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "set "+key+" "+value, false) // listed by audit once it is applied
+	return c.set(ctx, key, value)
+}
+
+func (c *Commands) Unset(ctx context.Context, key string) (string, error) {
+	if err := c.gate(ctx, "unset"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "unset "+key, false)
+	return c.unset(ctx, key)
+}
+
+// Toggle flips rule.<name>.enabled; it needs "set".
+func (c *Commands) Toggle(ctx context.Context, rule string) (string, error) {
+	if err := c.gate(ctx, "set"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "toggle "+rule, false)
+	key := "rule." + rule + ".enabled"
+	cfg := c.app.current()
+	if err := config.CheckSettable(key, cfg); err != nil {
+		return "", err
+	}
+	return c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") })
+}
+
+func (c *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
+	if err := c.gate(ctx, "checklist"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "checklist "+op, false)
+	return c.checklist(ctx, op, text)
+}
+
+func (c *Commands) Logs(ctx context.Context, n int) (string, error) {
+	if err := c.gate(ctx, "logs"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, "logs", false)
+	return c.logs(ctx, n)
+}
+
+func (c *Commands) Notes(ctx context.Context, clear bool) (string, error) {
+	if err := c.gate(ctx, "notes"); err != nil {
+		return "", err
+	}
+	if !clear {
+		c.accept(ctx, "notes", false)
+	}
+	return c.notes(ctx, clear)
+}

@@ -1,0 +1,32 @@
+// Package daemon is the running vigil: an App owns the heartbeat engine
+// and everything around it while `vigil run` lives, and serves the CLI
+// working on the state file when no daemon runs. Package main reads the
+// files, flags and environment, wires the concrete parts (sensors, the
+// LLM, the transports) and hands them over as a Wiring, a struct of
+// constructors; the App calls them at start and again when a reload
+// changes their section.
+//
+// Reading the code, top-down:
+//   - app.go: New (open the state file, apply the stored run-time
+//     settings, wire the engine), Run (the engine's loops, the control
+//     socket, the status page, the transports, reloads, the systemd
+//     watchdog and the memory trims under one errgroup) and Close, which
+//     waits for every goroutine the App started.
+//   - commands.go: Commands, what MQTT, Telegram, the control socket, the
+//     page and the CLI may ask; the one place that bounds, gates and
+//     audits a command. settings.go: set, unset, the checklist from afar,
+//     logs and notes, validated once against the base the daemon runs on
+//     (package manage) and stored before they apply.
+//   - reload.go: a reload (SIGHUP) and the apply that puts a validated
+//     config into the running daemon, touching only what changed
+//     (liveTransport swaps a transport under the engine).
+//   - control.go and client.go: the control socket, one JSON line each
+//     way; an error crosses it with its kind (codes.go) and comes back as
+//     the error it was. view.go: the text answers (status, check,
+//     settings) every channel and the CLI print.
+//   - web.go: the status page's listener; engine.go: the config turned
+//     into the engine's settings; store.go: how each command opens the
+//     state file.
+//
+// Time comes from the Clock and Wall in Options, so tests can hold it.
+package daemon

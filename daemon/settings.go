@@ -1,0 +1,328 @@
+package daemon
+
+// The daemon's side of the run-time settings (package manage holds the
+// policy): each change is validated against the base the running config
+// was built from, stored, applied (reload.go) and audited.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
+)
+
+// channelModel is the Source.Channel of a change the model asks for (the
+// agent's interval tool).
+const channelModel = "model"
+
+// remote reports whether the command came from a remote channel (MQTT,
+// Telegram, the status page), which [manage] remote bounds.
+func remote(ctx context.Context) bool {
+	switch transport.SourceOf(ctx).Channel {
+	case transport.ChannelCLI, transport.ChannelSocket, channelModel:
+		return false
+	}
+	return true
+}
+
+// gate refuses a verb the command's channel may not use (manage.Gate).
+func (c *Commands) gate(ctx context.Context, verb string) error {
+	src := transport.SourceOf(ctx)
+	if !remote(ctx) { // the model's set checks its own bounds
+		return nil
+	}
+	err := manage.Gate(c.app.current().Manage, verb, src.Channel)
+	if err != nil {
+		c.app.log.Warn("command refused: [manage] remote does not allow it", append([]any{"command", verb}, src.LogAttrs()...)...)
+	}
+	return refused(err)
+}
+
+// refused makes a refusal of package manage (manage.ErrNotAllowed) one
+// the transports know: transport.ErrNotAllowed, with the same text.
+func refused(err error) error {
+	if errors.Is(err, manage.ErrNotAllowed) {
+		return &notAllowedError{err}
+	}
+	return err
+}
+
+type notAllowedError struct{ error }
+
+func (e *notAllowedError) Unwrap() error { return e.error }
+
+func (e *notAllowedError) Is(target error) bool { return target == transport.ErrNotAllowed }
+
+// setModelInterval is the model's set_interval (agent.Self): a set of
+// heartbeat.interval from the model channel, bounded by manage.CheckModelSet and
+// audited like a person's.
+func (c *Commands) setModelInterval(ctx context.Context, d time.Duration) (string, error) {
+	ctx = transport.WithSource(ctx, transport.Source{Channel: channelModel})
+	return c.Set(ctx, "heartbeat.interval", config.Duration{Duration: d}.String())
+}
+
+// set validates, stores and applies one overlay value; the caller gated it.
+func (c *Commands) set(ctx context.Context, key, value string) (string, error) {
+	return c.setWith(ctx, key, func(string) string { return value })
+}
+
+// setWith is set with the value computed from the one before, under the
+// same lock as the store (toggle flips what is stored, not what is in
+// force, so two toggles cancel out).
+func (c *Commands) setWith(ctx context.Context, key string, value func(was string) string) (string, error) {
+	src := transport.SourceOf(ctx)
+	cfg, was, err := c.store(ctx, key, value)
+	if err != nil {
+		return "", err
+	}
+	pending := c.app.applyChange(ctx)
+	now, _ := cfg.Get(key)
+	text := fmt.Sprintf("%s set to %s by %s", key, manage.ShowSetting(now), src)
+	c.audit(ctx, "set "+key+" "+value(was), text)
+	return withNote(fmt.Sprintf("%s set to %s (was %s)", key, manage.ShowSetting(now), manage.ShowSetting(was)), pending), nil
+}
+
+// store validates key = value against the base and the stored overlay,
+// once, and stores it; it returns the config with it (now the latest) and
+// the key's previous value.
+func (c *Commands) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
+	a := c.app
+	a.setMu.Lock()
+	defer a.setMu.Unlock()
+	if a.base == nil {
+		return nil, "", errors.New("settings cannot be changed here: no config base (a bug)")
+	}
+	src := transport.SourceOf(ctx)
+	if err := config.CheckSettable(key, a.latest); err != nil {
+		return nil, "", err
+	}
+	// The value before this change is the stored overlay's, which a change
+	// still applying in the background may not have put in force yet.
+	was, _ := a.latest.Get(key)
+	v := value(was)
+	if src.Channel == channelModel {
+		if err := manage.CheckModelSet(a.cfg, key, v); err != nil { // model_may and its bounds are file keys
+			return nil, "", refused(err)
+		}
+	}
+	if remote(ctx) {
+		configured, err := a.base.Configured()
+		if err != nil {
+			return nil, "", err
+		}
+		if err := manage.CheckRemoteSet(configured, key, v, was); err != nil {
+			return nil, "", err
+		}
+	}
+	stored, err := a.db.Settings()
+	if err != nil {
+		return nil, "", fmt.Errorf("read settings: %w", err)
+	}
+	s := store.Setting{Key: key, Value: v, By: src.String(), At: a.wall().UTC().Round(time.Second)}
+	cfg, err := a.base.With(stored, s)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := a.db.PutSetting(s); err != nil {
+		return nil, "", fmt.Errorf("store setting: %w", err)
+	}
+	a.latest = cfg
+	a.gen++
+	return cfg, was, nil
+}
+
+// current is the config in force; apply replaces it under setMu.
+func (a *App) current() *config.Config {
+	a.setMu.Lock()
+	defer a.setMu.Unlock()
+	return a.cfg
+}
+
+// unset removes one overlay value and applies the config without it.
+func (c *Commands) unset(ctx context.Context, key string) (string, error) {
+	a := c.app
+	src := transport.SourceOf(ctx)
+	if src.Channel == channelModel {
+		return "", fmt.Errorf("%w: the model may not unset %s", transport.ErrNotAllowed, key)
+	}
+	cfg, err := c.remove(key)
+	if err != nil {
+		return "", err
+	}
+	pending := a.applyChange(ctx)
+	now := "(no such key now)"
+	origin := ""
+	if v, err := cfg.Get(key); err == nil {
+		now, origin = v, " ("+manage.OriginText(cfg, key)+")"
+	}
+	text := fmt.Sprintf("%s unset by %s: back to %s%s", key, src, now, origin)
+	c.audit(ctx, "unset "+key, text)
+	return withNote(fmt.Sprintf("%s unset: back to %s%s", key, now, origin), pending), nil
+}
+
+// remove deletes key from the stored overlay and returns the config
+// without it.
+func (c *Commands) remove(key string) (*config.Config, error) {
+	a := c.app
+	a.setMu.Lock()
+	defer a.setMu.Unlock()
+	if a.base == nil {
+		return nil, errors.New("settings cannot be changed here: no config base (a bug)")
+	}
+	found, err := a.db.DeleteSetting(key)
+	if err != nil {
+		return nil, fmt.Errorf("unset %s: %w", key, err)
+	}
+	if !found {
+		if v, err := a.cfg.Get(key); err == nil {
+			return nil, fmt.Errorf("%s: %w (it is %s from %s)", key, manage.ErrNotSet, v, manage.OriginText(a.cfg, key))
+		}
+		return nil, fmt.Errorf("%s: %w", key, manage.ErrNotSet)
+	}
+	a.gen++
+	stored, err := a.db.Settings()
+	if err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	cfg, _, err := a.base.Resolve(stored, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.latest = cfg
+	return cfg, nil
+}
+
+// audit logs an accepted change at INFO with its source, lists it in
+// `vigil status` and queues it as an info system alert.
+func (c *Commands) audit(ctx context.Context, command, text string) {
+	c.auditKind(ctx, command, text, alert.RuleSetting)
+}
+
+func (c *Commands) auditKind(ctx context.Context, command, text, kind string) {
+	src := transport.SourceOf(ctx)
+	level := slog.LevelInfo
+	if src.Channel == transport.ChannelCLI {
+		level = slog.LevelDebug // the CLI on the state file: the person sees the answer
+	}
+	c.app.log.Log(ctx, level, "setting changed", append([]any{"change", text}, src.LogAttrs()...)...)
+	c.app.engine.NoteCommand(src.String(), command)
+	if _, err := c.app.engine.Notice(ctx, kind, text); err != nil {
+		c.app.log.Error("queue the change's info alert", "err", err)
+	}
+}
+
+// checklist shows, sets or resets the checklist set from afar; the caller
+// gated it.
+func (c *Commands) checklist(ctx context.Context, op, text string) (string, error) {
+	cfg := c.app.current()
+	src := transport.SourceOf(ctx)
+	switch op {
+	case transport.ChecklistShow:
+		return manage.ShowChecklist(cfg)
+	case transport.ChecklistSet:
+		out, err := manage.SetChecklist(cfg, text)
+		if err != nil {
+			return "", err
+		}
+		c.auditKind(ctx, "checklist set", fmt.Sprintf("checklist set by %s (%d bytes)", src, len(text)), alert.RuleChecklist)
+		return out, nil
+	case transport.ChecklistReset:
+		out, removed, err := manage.ResetChecklist(cfg)
+		if err != nil || !removed {
+			return out, err
+		}
+		c.auditKind(ctx, "checklist reset", fmt.Sprintf("checklist reset by %s: back to %s", src, cfg.Heartbeat.Checklist), alert.RuleChecklist)
+		return out, nil
+	}
+	return "", fmt.Errorf("checklist: unknown operation %q (want show, set or reset)", op)
+}
+
+// logs lists the last n runs and the commands accepted since start, one
+// line each, in the device's time zone.
+func (c *Commands) logs(ctx context.Context, n int) (string, error) {
+	if n <= 0 {
+		n = 10
+	}
+	n = min(n, 100)
+	var runs []store.Run
+	err := c.app.db.View(func(tx *store.Tx) error {
+		var err error
+		runs, err = tx.Runs(n)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("read runs: %w", err)
+	}
+	st, err := c.app.engine.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	loc := c.app.current().Device.Location
+	var b strings.Builder
+	if len(runs) == 0 {
+		b.WriteString("no runs yet\n")
+	}
+	for _, r := range runs {
+		fmt.Fprintf(&b, "%s run %s", r.Start.In(loc).Format(TimeLayout), r.Outcome)
+		if r.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", r.Reason)
+		}
+		fmt.Fprintf(&b, " %dms", r.DurationMS)
+		if r.Tokens > 0 {
+			fmt.Fprintf(&b, " %d tokens", r.Tokens)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(&b, " error: %s", c.app.red.String(r.Error)) // as Status redacts it
+		}
+		b.WriteByte('\n')
+	}
+	for _, cmd := range st.Commands {
+		fmt.Fprintf(&b, "%s command %s by %s\n", cmd.Time.In(loc).Format(TimeLayout), cmd.Command, cmd.Source)
+	}
+	return b.String(), nil
+}
+
+// notes lists the model's notes with their age, or clears them.
+func (c *Commands) notes(ctx context.Context, clear bool) (string, error) {
+	if clear {
+		n, err := c.app.db.ClearNotes()
+		if err != nil {
+			return "", err
+		}
+		c.auditKind(ctx, "notes clear", fmt.Sprintf("%d notes cleared by %s", n, transport.SourceOf(ctx)), alert.RuleNotes)
+		return fmt.Sprintf("%d notes cleared", n), nil
+	}
+	return NotesText(c.app.db, c.app.current().Device.Location, c.app.wall())
+}
+
+// NotesText lists the model's notes with their age in loc, newest last.
+func NotesText(db *store.DB, loc *time.Location, now time.Time) (string, error) {
+	ns, err := db.Notes()
+	if err != nil {
+		return "", err
+	}
+	if len(ns) == 0 {
+		return "no notes\n", nil
+	}
+	var b strings.Builder
+	for _, n := range ns {
+		fmt.Fprintf(&b, "%s (%s ago) %s\n", n.Time.In(loc).Format(TimeLayout), now.Sub(n.Time).Round(time.Second), n.Text)
+	}
+	return b.String(), nil
+}
+
+// withNote adds note (why a change is not in force yet) on its own line.
+func withNote(answer, note string) string {
+	if note == "" {
+		return answer
+	}
+	return answer + "\n(" + note + ")"
+}

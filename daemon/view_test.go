@@ -1,0 +1,88 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/web"
+)
+
+// TestStatusDeviceAndNextRun: the device line says whether a daemon runs and
+// in which mode, in words; the next-run line is never dropped without a
+// word: it says heartbeats are off and which key turned them off.
+func TestStatusDeviceAndNextRun(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		st      heartbeat.Status
+		running bool
+		want    []string
+	}{
+		{"daemon, llm", heartbeat.Status{Device: "d1", Mode: "llm", Now: now, NextRun: now.Add(time.Minute)}, true,
+			[]string{"device:   d1 (daemon running; LLM mode)\n", "next run: 2026-05-01 12:01:00 +00:00\n"}},
+		{"no daemon, rules only", heartbeat.Status{Device: "d1", Mode: "rules-only", Now: now}, false,
+			[]string{"device:   d1 (daemon not running; rules-only mode)\n", "next run: none (no daemon is running)\n"}},
+		{"no daemon, llm", heartbeat.Status{Device: "d1", Mode: "llm", Now: now}, false,
+			[]string{"device:   d1 (daemon not running; LLM mode)\n"}},
+		{"interval 0", heartbeat.Status{Device: "d1", Mode: "llm", Now: now, HeartbeatsOff: `heartbeat.interval = "0"`}, true,
+			[]string{"next run: heartbeats disabled (heartbeat.interval = \"0\")\n"}},
+		{"enabled false, no daemon", heartbeat.Status{Device: "d1", Mode: "llm", Now: now, HeartbeatsOff: "heartbeat.enabled = false"}, false,
+			[]string{"next run: heartbeats disabled (heartbeat.enabled = false)\n"}},
+		{"daemon, not scheduled yet", heartbeat.Status{Device: "d1", Mode: "llm", Now: now}, true,
+			[]string{"next run: not scheduled yet\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			WriteStatus(&b, tc.st, nil, tc.running, false)
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("status lacks %q:\n%s", w, b.String())
+				}
+			}
+			if strings.Count(b.String(), "(") > strings.Count(b.String(), ")") || strings.Contains(b.String(), "((") || strings.Contains(b.String(), "))") {
+				t.Errorf("nested or unbalanced parentheses:\n%s", b.String())
+			}
+		})
+	}
+}
+
+func TestWriteReadings(t *testing.T) {
+	now := time.Date(2026, 3, 14, 13, 0, 0, 0, time.UTC)
+	temp := heartbeat.Series{Key: "air.temperature", Unit: device.Celsius}
+	for i := range 60 {
+		temp.Points = append(temp.Points, heartbeat.Point{Time: now.Add(time.Duration(i-60) * time.Minute), Value: 20 + 0.2*float64(i)})
+	}
+	st := heartbeat.Status{
+		Snapshot: &device.Snapshot{Readings: map[string]device.Value{
+			"air.temperature": {Value: 31.8, Unit: device.Celsius},
+			"air.pressure":    {Value: 1013.2, Unit: device.HectoPascal},
+		}},
+		Rules: []heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring}},
+	}
+	rules := []web.RuleInfo{{Name: "too_hot", Keys: []string{"air.temperature"}}}
+	tests := []struct {
+		color bool
+		want  string
+	}{
+		{false, `readings: (last hour, 2m0s a bar)
+  air.pressure     1013.2 hPa                                  no history  
+  air.temperature  31.8 °C     ▁▁▁▁▂▂▂▂▃▃▃▄▄▄▄▅▅▅▅▆▆▆▇▇▇▇████  20–31.8     too_hot firing
+`},
+		{true, "\x1b[1;31mtoo_hot firing\x1b[0m\n"},
+	}
+	var b strings.Builder // no daemon: no snapshot, the last stored value
+	WriteReadings(&b, heartbeat.Status{}, []heartbeat.Series{temp}, nil, now, false)
+	if !strings.Contains(b.String(), "air.temperature  31.8 °C") {
+		t.Errorf("without a snapshot:\n%s", b.String())
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		WriteReadings(&b, st, []heartbeat.Series{temp}, rules, now, tt.color)
+		if tt.color && !strings.HasSuffix(b.String(), tt.want) || !tt.color && b.String() != tt.want {
+			t.Errorf("writeReadings(color=%v) =\n%q\nwant (suffix)\n%q", tt.color, b.String(), tt.want)
+		}
+	}
+}

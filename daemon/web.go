@@ -1,0 +1,141 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/web"
+)
+
+// Timeouts of the status page's server: a slow or idle client holds a
+// connection for seconds, not forever.
+const (
+	httpReadHeaderTimeout = 5 * time.Second
+	httpReadTimeout       = 10 * time.Second
+	httpWriteTimeout      = 30 * time.Second // a check runs the LLM within the request
+	httpIdleTimeout       = 60 * time.Second
+)
+
+// webServer is the optional status page: a listener and an http.Server,
+// nothing else running until a request comes in.
+type webServer struct {
+	ln  net.Listener
+	srv *http.Server
+	log *slog.Logger
+}
+
+// WebRules tells the page (and `vigil status`) which readings each rule
+// watches and which thresholds to draw.
+func WebRules(cfg *config.Config) []web.RuleInfo {
+	var out []web.RuleInfo
+	for _, r := range cfg.Rules {
+		spec, err := cfg.RuleSpec(r)
+		if err != nil {
+			continue // Parse has compiled every rule
+		}
+		ri := web.RuleInfo{Name: spec.Name, Keys: spec.When.Keys(), Thresholds: spec.When.Thresholds()}
+		if spec.Clear != nil {
+			ri.Keys = append(ri.Keys, spec.Clear.Keys()...)
+		}
+		slices.Sort(ri.Keys)
+		ri.Keys = slices.Compact(ri.Keys)
+		out = append(out, ri)
+	}
+	return out
+}
+
+// pageHosts are the names the status page answers to besides its IP
+// addresses and localhost: the machine's host name, its first label and
+// that label under .local (as Avahi announces it), then [http]
+// allowed_hosts. A name only the device's own network resolves is no
+// name an attacker's page can be rebound from.
+func pageHosts(host string, allowed []string) []string {
+	var out []string
+	if host = strings.ToLower(strings.TrimSuffix(host, ".")); host != "" {
+		short, _, _ := strings.Cut(host, ".")
+		out = append(out, host, short, short+".local")
+	}
+	out = append(out, allowed...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// listenWeb opens [http] listen, or returns nil when it is not set.
+func listenWeb(cfg *config.Config, a *App, log *slog.Logger) (*webServer, error) {
+	if cfg.HTTP.Listen == "" {
+		return nil, nil
+	}
+	page, err := web.New(a.engine, a.cmds, web.Options{
+		Allowed:  cfg.Manage.Remote,
+		Username: cfg.HTTP.Username,
+		Password: cfg.HTTP.Password.Value(),
+		Location: cfg.Device.Location,
+		Rules:    WebRules(cfg),
+		Now:      a.wall,
+		Clock:    a.clock,
+		Hosts:    pageHosts(hostname(), cfg.HTTP.AllowedHosts),
+		Log:      log,
+		Runtime: func(context.Context) (manage.Runtime, error) {
+			cfg := a.current()
+			rt, err := manage.RuntimeView(cfg, a.db)
+			return manage.ForRemote(rt, cfg.Manage), err
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("status page: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           page,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		ReadTimeout:       httpReadTimeout,
+		WriteTimeout:      httpWriteTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		MaxHeaderBytes:    web.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	auth := "none (loopback)"
+	if cfg.HTTP.Password.Value() != "" {
+		auth = "basic"
+	}
+	log.Info("status page", "url", "http://"+ln.Addr().String()+"/", "auth", auth)
+	return &webServer{ln: ln, srv: srv, log: log}, nil
+}
+
+// Serve serves until ctx ends, then closes the listener and the open
+// connections within shutdownGrace.
+func (w *webServer) Serve(ctx context.Context) error {
+	shut := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(shut)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		_ = w.srv.Shutdown(sctx)
+	})
+	err := w.srv.Serve(w.ln)
+	if !stop() {
+		<-shut // the shutdown began: wait for the connections it closes
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("status page: %w", err)
+}

@@ -1,0 +1,74 @@
+package manage
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-iot/vigil/config"
+)
+
+// Errors of the management verbs.
+var (
+	// ErrNotAllowed is wrapped by a refusal of who asked, not of the
+	// value: [manage] remote lacks the verb, or the model went beyond
+	// heartbeat.model_may or its bounds.
+	ErrNotAllowed = errors.New("not allowed")
+	// ErrNotSet is wrapped by an unset of a key the overlay does not hold.
+	ErrNotSet = errors.New("not set at run time")
+	// ErrRemoteRaise refuses a remote channel's raise of the daily LLM budget.
+	ErrRemoteRaise = errors.New("a remote channel may lower the daily LLM budget, not raise it")
+)
+
+// CheckModelSet bounds what the model may set: only heartbeat.interval,
+// when heartbeat.model_may lists "interval", within interval_min..max.
+func CheckModelSet(cfg *config.Config, key, value string) error {
+	hb := cfg.Heartbeat
+	if key != "heartbeat.interval" || !slices.Contains(hb.ModelMay, "interval") {
+		return fmt.Errorf("%w: the model may not set %s (heartbeat.model_may = %q)", ErrNotAllowed, key, hb.ModelMay)
+	}
+	var d config.Duration
+	if err := d.UnmarshalText([]byte(strings.TrimSpace(value))); err != nil {
+		return fmt.Errorf("heartbeat.interval: %w", err)
+	}
+	if d.Duration < hb.IntervalMin.Duration || d.Duration > hb.IntervalMax.Duration {
+		return fmt.Errorf("%w: heartbeat.interval %s is outside heartbeat.interval_min..interval_max (%s..%s)",
+			ErrNotAllowed, d.Duration, hb.IntervalMin.Duration, hb.IntervalMax.Duration)
+	}
+	return nil
+}
+
+// CheckRemoteSet bounds what a remote channel may set beyond [manage]
+// remote (see the policy in doc.go): heartbeat.max_llm_calls_per_day at
+// most the larger of the configured value (base) and the value in force
+// (was). A value that is no integer is left to the validator.
+func CheckRemoteSet(base *config.Config, key, value, was string) error {
+	if key != "heartbeat.max_llm_calls_per_day" {
+		return nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(value), 0, 64) // as config reads it: 0x7fffffff too
+	if err != nil {
+		return nil
+	}
+	limit, what := int64(base.Heartbeat.MaxLLMCallsPerDay), "the configured value"
+	if now, err := strconv.ParseInt(was, 10, 64); err == nil && now > limit {
+		limit, what = now, "the value in force"
+	}
+	if n <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: at most %d, %s (got %d); raise it on the device with 'vigil set'", key, ErrRemoteRaise, limit, what, n)
+}
+
+// Gate refuses a verb that [manage] remote does not list, for a command
+// from a remote channel (MQTT, Telegram, the status page). The CLI, the
+// control socket and the model are not remote and are not gated here (the
+// model's set has its own bounds, CheckModelSet).
+func Gate(m config.Manage, verb, channel string) error {
+	if m.Allows(verb) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s from %s: [manage] remote does not list %q", ErrNotAllowed, verb, channel, verb)
+}
