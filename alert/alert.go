@@ -103,11 +103,22 @@ type Alert struct {
 	Rule     string    `json:"rule"`   // rule name, or the system alert kind ("llm_unreachable", "heartbeat_failed")
 	State    string    `json:"state"`  // firing | resolved | notice
 	Summary  string    `json:"summary"`
+	// AckedBy and AckedAt say who acknowledged the problem and when (vigil
+	// ack, Telegram's button, MQTT cmd/ack, the page): set on a firing
+	// problem that was acknowledged and on the resolved alert that ends
+	// it; empty otherwise.
+	AckedBy string    `json:"acked_by,omitempty"`
+	AckedAt time.Time `json:"acked_at,omitzero"`
 	// Transport, when set, is the only transport that delivers the alert;
 	// every other one acknowledges it without sending (vigil test-alert
 	// --transport). It is not part of the message.
 	Transport string `json:"-"`
 }
+
+// Key names the problem an alert belongs to: its source and rule
+// ("rule/too_hot", "llm/", "system/llm_unreachable"). A problem's firing,
+// its reminders and its resolved alert share it.
+func (a Alert) Key() string { return a.Source + "/" + a.Rule }
 
 // IsNotice reports whether the alert is a notice: an event that is
 // delivered but never counts as a problem. Besides State "notice" this
