@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
@@ -106,7 +107,12 @@ func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
 			out[i].AckedBy, out[i].AckedAt = ack.By, ack.At
 		}
 	}
-	slices.SortFunc(out, func(a, b alert.Alert) int { return a.Time.Compare(b.Time) })
+	slices.SortFunc(out, func(a, b alert.Alert) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key(), b.Key())
+	})
 	return out, nil
 }
 
