@@ -26,7 +26,6 @@ package heartbeat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -41,16 +40,12 @@ import (
 // because it is acknowledged.
 const ReasonAcknowledged = "acknowledged"
 
-// Errors of Ack, for errors.Is.
+// Errors of Ack, for errors.Is: the refusals every channel shares,
+// declared in package transport so that a transport can tell them apart.
 var (
-	// ErrNotFiring: the name or id given names no problem firing now.
-	ErrNotFiring = errors.New("not firing")
-	// ErrNotice: the id given is a notice's, which has nothing to
-	// acknowledge.
-	ErrNotice = errors.New("a notice is no problem: it has nothing to acknowledge")
-	// ErrAmbiguous: no name was given and several problems fire
-	// unacknowledged.
-	ErrAmbiguous = errors.New("several problems are firing")
+	ErrNotFiring = transport.ErrNotFiring // names no problem firing now
+	ErrNotice    = transport.ErrNotice    // a notice's id
+	ErrAmbiguous = transport.ErrAmbiguous // no name, several firing
 )
 
 // Acked is what Ack did.

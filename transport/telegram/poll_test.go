@@ -328,7 +328,7 @@ func TestAllowedUsersInGroup(t *testing.T) {
 	if got, want := cmds.Calls(), []string{"pause 30m0s", "check"}; !slices.Equal(got, want) {
 		t.Errorf("commands run = %v, want %v (only the allowed user's)", got, want)
 	}
-	want := transport.Source{Channel: transport.ChannelTelegram, Chat: group, User: owner}
+	want := transport.Source{Channel: transport.ChannelTelegram, Chat: group, User: owner, Name: "U"}
 	for i, s := range cmds.Sources() {
 		if s != want {
 			t.Errorf("source of call %d = %+v, want %+v", i, s, want)
