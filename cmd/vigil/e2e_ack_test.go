@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,27 @@ sim = { every = "0s" }
 	}
 	if state, _ := retainedProblem(t, b.URL()); state != "OFF" {
 		t.Errorf("retained problem = %q, want OFF", state)
+	}
+}
+
+// TestAckOfflineE2E: with no daemon running, vigil ack works on the state
+// file (by cli) and says so; the daemon started next keeps the ack.
+func TestAckOfflineE2E(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, t.TempDir(), steadySensors)
+	d := startDaemon(t, cfg)
+	d.waitLog(t, regexp.MustCompile(`msg=rule rule=always event=firing`), 15*time.Second)
+	d.kill()
+	out, errOut, code := runVigil(t, "-c", cfg, "ack")
+	if code != 0 || !strings.HasPrefix(out, "acknowledged always (critical: ") || !strings.Contains(out, " by cli at ") || !strings.HasSuffix(out, "(saved; no daemon running)\n") {
+		t.Fatalf("vigil ack with no daemon: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := runVigil(t, "-c", cfg, "ack", "nothing_here"); code != 1 || !strings.Contains(errOut, `nothing firing is named "nothing_here"`) {
+		t.Errorf("vigil ack nothing_here: exit %d\n%s", code, errOut)
+	}
+	d = startDaemon(t, cfg)
+	d.waitLog(t, regexp.MustCompile(`msg="vigil starting"`), 10*time.Second)
+	if ps := statusProblems(t, cfg); len(ps) != 1 || ps[0].Rule != "always" || ps[0].AckedBy != "cli" {
+		t.Errorf("problems with the daemon started after the ack = %+v, want always acknowledged by cli", ps)
 	}
 }
