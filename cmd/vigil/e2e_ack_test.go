@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -60,7 +58,7 @@ func statusProblems(t *testing.T, cfg string) []struct{ ID, Source, Rule, AckedB
 }
 
 // TestAckStopsRenotifyE2E: a firing rule with renotify = "1m" is
-// acknowledged over the control socket (vigil ack too_hot); for the next
+// acknowledged over the control socket (vigil ack always); for the next
 // 75 s the alert topic gets nothing from it; then it resolves with
 // exactly one message, which carries the ack. Meanwhile the ack shows in
 // vigil status (text and --json), in the retained problem attributes and
@@ -69,19 +67,8 @@ func TestAckStopsRenotifyE2E(t *testing.T) {
 	t.Parallel()
 	b := startMosquitto(t)
 	live := mosquittotest.Subscribe(t, b.URL(), topicAlert, topicProblem, topicStatus)
-	cfg := writeConfig(t, t.TempDir(), `
-[[sensor]]
-name = "air"
-driver = "bme280"
-sim = { every = "0s" }
-
-[[rule]]
-name = "too_hot"
-when = "air.pressure > 0"
-severity = "critical"
-message = "pressure at {air.pressure}"
-renotify = "1m"
-`+mqttConfig(b.URL(), "homeassistant = true"))
+	// always fires, critical, two seconds in; reminders every minute.
+	cfg := writeConfig(t, t.TempDir(), steadySensors+"renotify = \"1m\"\n"+mqttConfig(b.URL(), "homeassistant = true"))
 	d := startDaemon(t, cfg)
 	defer func() {
 		if t.Failed() {
@@ -90,47 +77,47 @@ renotify = "1m"
 	}()
 	live.Wait(topicStatus, 15*time.Second, payloadIs("online"))
 	live.Wait(topicAlert, 15*time.Second, func(m mosquittotest.Message) bool {
-		return strings.Contains(m.Payload, `"rule":"too_hot"`) && strings.Contains(m.Payload, `"state":"firing"`)
+		return strings.Contains(m.Payload, `"rule":"always"`) && strings.Contains(m.Payload, `"state":"firing"`)
 	})
 
-	out, errOut, code := runVigil(t, "-c", cfg, "ack", "too_hot")
-	if code != 0 || !strings.HasPrefix(out, "acknowledged too_hot (critical: pressure at ") || !strings.Contains(out, " by socket at ") {
-		t.Fatalf("vigil ack too_hot: exit %d\n%s%s", code, out, errOut)
+	out, errOut, code := runVigil(t, "-c", cfg, "ack", "always")
+	if code != 0 || !strings.HasPrefix(out, "acknowledged always (critical: pressure at ") || !strings.Contains(out, " by socket at ") {
+		t.Fatalf("vigil ack always: exit %d\n%s%s", code, out, errOut)
 	}
 	ackedAt := time.Now()
-	firing, _ := ackAlerts(t, live, "rule", "too_hot")
+	firing, _ := ackAlerts(t, live, "rule", "always")
 	before := len(firing)
 
 	out, _, _ = runVigil(t, "-c", cfg, "status")
-	if !strings.Contains(out, "problems: too_hot  critical  since ") || !strings.Contains(out, "acknowledged by socket at ") {
+	if !strings.Contains(out, "problems: always  critical  since ") || !strings.Contains(out, "acknowledged by socket at ") {
 		t.Errorf("vigil status does not show the ack:\n%s", out)
 	}
-	if ps := statusProblems(t, cfg); len(ps) != 1 || ps[0].Rule != "too_hot" || ps[0].AckedBy != "socket" {
-		t.Errorf("vigil status --json problems = %+v, want too_hot acknowledged by socket", ps)
+	if ps := statusProblems(t, cfg); len(ps) != 1 || ps[0].Rule != "always" || ps[0].AckedBy != "socket" {
+		t.Errorf("vigil status --json problems = %+v, want always acknowledged by socket", ps)
 	}
 	late := mosquittotest.Subscribe(t, b.URL(), topicProblem+"/attributes")
 	late.Wait(topicProblem+"/attributes", 10*time.Second, func(m mosquittotest.Message) bool {
-		return strings.Contains(m.Payload, `"rule":"too_hot"`) && strings.Contains(m.Payload, `"acked_by":"socket"`) && strings.Contains(m.Payload, `"acked_at":"`)
+		return strings.Contains(m.Payload, `"rule":"always"`) && strings.Contains(m.Payload, `"acked_by":"socket"`) && strings.Contains(m.Payload, `"acked_at":"`)
 	})
 	if f := fleetOnce(t, b.URL())["e2e"].Firing; len(f) != 1 || f[0].AckedBy != "socket" {
-		t.Errorf("vigil fleet: firing %+v, want too_hot acknowledged by socket", f)
+		t.Errorf("vigil fleet: firing %+v, want always acknowledged by socket", f)
 	}
 
 	// No reminder for 75 s (renotify is 1m).
 	time.Sleep(time.Until(ackedAt.Add(75 * time.Second)))
-	if firing, _ := ackAlerts(t, live, "rule", "too_hot"); len(firing) != before {
-		t.Fatalf("%d firing alerts of too_hot 75 s after the ack, want still %d: an acknowledged rule sends no reminder", len(firing), before)
+	if firing, _ := ackAlerts(t, live, "rule", "always"); len(firing) != before {
+		t.Fatalf("%d firing alerts of always 75 s after the ack, want still %d: an acknowledged rule sends no reminder", len(firing), before)
 	}
 
 	// It resolves: one message, with the ack.
-	if out, errOut, code := runVigil(t, "-c", cfg, "set", "rule.too_hot.enabled", "false"); code != 0 {
-		t.Fatalf("vigil set rule.too_hot.enabled false: exit %d\n%s%s", code, out, errOut)
+	if out, errOut, code := runVigil(t, "-c", cfg, "set", "rule.always.enabled", "false"); code != 0 {
+		t.Fatalf("vigil set rule.always.enabled false: exit %d\n%s%s", code, out, errOut)
 	}
 	live.Wait(topicProblem, 15*time.Second, payloadIs("OFF"))
 	quiet(t, live, topicAlert, 2*time.Second)
-	_, resolved := ackAlerts(t, live, "rule", "too_hot")
+	_, resolved := ackAlerts(t, live, "rule", "always")
 	if len(resolved) != 1 || resolved[0]["acked_by"] != "socket" || resolved[0]["acked_at"] == nil {
-		t.Errorf("resolved alerts of too_hot = %v, want exactly one carrying acked_by socket and acked_at", resolved)
+		t.Errorf("resolved alerts of always = %v, want exactly one carrying acked_by socket and acked_at", resolved)
 	}
 	if ps := statusProblems(t, cfg); len(ps) != 0 {
 		t.Errorf("vigil status --json problems after it resolved = %+v, want none", ps)
@@ -199,19 +186,10 @@ func TestLLMAlertResolvesE2E(t *testing.T) {
 	live := mosquittotest.Subscribe(t, b.URL(), topicAlert, topicProblem, topicStatus)
 	model := newModelScript(t, []string{`heartbeat_respond {"outcome":"alert","severity":"warning","summary":"the greenhouse door is open"}`})
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the greenhouse door shut?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := writeConfig(t, dir, `
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-
+	cfg := writeConfig(t, dir, model.llmSection(dir, "Is the greenhouse door shut?")+`
 [[sensor]]
 name = "air"
 driver = "bme280"
-sim = { every = "0s" }
 `+mqttConfig(b.URL(), "homeassistant = true")+telegramConfig(botChat, api.srv.URL))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test", "VIGIL_E2E_TG_TOKEN="+botToken)
 	defer func() {
