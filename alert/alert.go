@@ -115,6 +115,15 @@ type Alert struct {
 	Transport string `json:"-"`
 }
 
+// Name is how a person names what raised the alert: its rule, or its
+// source when it has none ("llm").
+func (a Alert) Name() string {
+	if a.Rule != "" {
+		return a.Rule
+	}
+	return a.Source
+}
+
 // Key names the problem an alert belongs to: its source and rule
 // ("rule/too_hot", "llm/", "system/llm_unreachable"). A problem's firing,
 // its reminders and its resolved alert share it.
@@ -156,10 +165,7 @@ func (a Alert) Normalized() Alert {
 
 // Text renders the alert as one human-readable line for chat and logs.
 func (a Alert) Text() string {
-	what := a.Rule
-	if what == "" {
-		what = a.Source
-	}
+	what := a.Name()
 	switch {
 	case a.State == StateResolved:
 		return fmt.Sprintf("[%s] %s resolved: %s — %s", a.Device, what, a.Summary, a.Severity)

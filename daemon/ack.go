@@ -24,7 +24,7 @@ func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+problemName(res.Problem)) // listed once it acted
+	c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+res.Problem.Name()) // listed once it acted
 	if !res.Already {
 		c.app.acknowledged(res)
 	}
@@ -34,21 +34,12 @@ func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
 // AckText is the answer to an ack, with times in loc.
 func AckText(res heartbeat.Acked, loc *time.Location) string {
 	p := res.Problem
-	name := problemName(p)
+	name := p.Name()
 	at := p.AckedAt.In(loc).Format(TimeLayout)
 	if res.Already {
 		return fmt.Sprintf("%s was acknowledged already, by %s at %s", name, p.AckedBy, at)
 	}
 	return fmt.Sprintf("acknowledged %s (%s: %s) by %s at %s: no reminders until it resolves", name, p.Severity, p.Summary, p.AckedBy, at)
-}
-
-// problemName is how a person names a problem: its rule, or its source
-// ("llm").
-func problemName(p alert.Alert) string {
-	if p.Rule != "" {
-		return p.Rule
-	}
-	return p.Source
 }
 
 // acknowledger is a transport that shows an ack where it told of the

@@ -196,7 +196,7 @@ func writeProblems(w io.Writer, ps []alert.Alert, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	label := "problems:"
 	for _, p := range ps {
-		name := problemName(p)
+		name := p.Name()
 		ack := "not acknowledged"
 		if p.AckedBy != "" {
 			ack = "acknowledged by " + p.AckedBy + " at " + sinceText(p.AckedAt, now)

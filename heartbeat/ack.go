@@ -95,13 +95,13 @@ func (e *Engine) Ack(ctx context.Context, target string) (Acked, error) {
 			return err
 		}
 		if !firing {
-			return fmt.Errorf("%s resolved just now: %w", problemName(p), ErrNotFiring)
+			return fmt.Errorf("%s resolved just now: %w", p.Name(), ErrNotFiring)
 		}
 		ack.AlertID = id
 		return tx.PutProblemAck(p.Key(), ack)
 	})
 	if err != nil {
-		return Acked{}, fmt.Errorf("ack %s: %w", problemName(p), err)
+		return Acked{}, fmt.Errorf("ack %s: %w", p.Name(), err)
 	}
 	e.acks[p.Key()] = ack
 	out.Problem.AckedBy, out.Problem.AckedAt = ack.By, ack.At
@@ -123,7 +123,7 @@ func (e *Engine) ackTarget(target string, ps []alert.Alert, logged []alert.Alert
 		case len(open) > 1:
 			names := make([]string, len(open))
 			for i, p := range open {
-				names[i] = fmt.Sprintf("%s (%s, %s)", problemName(p), p.Severity, p.ID)
+				names[i] = fmt.Sprintf("%s (%s, %s)", p.Name(), p.Severity, p.ID)
 			}
 			return alert.Alert{}, fmt.Errorf("%w: name the one to acknowledge: %s", ErrAmbiguous, strings.Join(names, ", "))
 		case len(ps) > 0:
@@ -132,7 +132,7 @@ func (e *Engine) ackTarget(target string, ps []alert.Alert, logged []alert.Alert
 		return alert.Alert{}, fmt.Errorf("nothing to acknowledge: no problem is firing: %w", ErrNotFiring)
 	}
 	for _, p := range ps {
-		if target == problemName(p) || target == p.ID {
+		if target == p.Name() || target == p.ID {
 			return p, nil
 		}
 	}
@@ -148,7 +148,7 @@ func (e *Engine) ackTarget(target string, ps []alert.Alert, logged []alert.Alert
 				return p, nil
 			}
 		}
-		return alert.Alert{}, fmt.Errorf("alert %s (%s) is no longer firing: it resolved: %w", target, problemName(a), ErrNotFiring)
+		return alert.Alert{}, fmt.Errorf("alert %s (%s) is no longer firing: it resolved: %w", target, a.Name(), ErrNotFiring)
 	}
 	e.mu.Lock()
 	_, isRule := e.rules[target]
@@ -157,15 +157,6 @@ func (e *Engine) ackTarget(target string, ps []alert.Alert, logged []alert.Alert
 		return alert.Alert{}, fmt.Errorf("rule %s is not firing: %w", target, ErrNotFiring)
 	}
 	return alert.Alert{}, fmt.Errorf("nothing firing is named %q (name a rule, llm, or an alert id: vigil status lists the problems firing): %w", target, ErrNotFiring)
-}
-
-// problemName is how a person names a problem: its rule, or its source
-// ("llm").
-func problemName(a alert.Alert) string {
-	if a.Rule != "" {
-		return a.Rule
-	}
-	return a.Source
 }
 
 // firingAlerts returns the ids of the alerts sent for p's firing, newest

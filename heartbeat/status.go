@@ -97,6 +97,9 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	if st.Problems, err = e.Problems(ctx); err != nil {
 		return st, err
 	}
+	if st.Problems == nil {
+		st.Problems = []alert.Alert{}
+	}
 	for i := range st.Problems {
 		p := &st.Problems[i]
 		p.Time = p.Time.In(loc)

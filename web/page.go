@@ -329,10 +329,7 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 		CanPause: s.allowed("pause"), CanResume: s.allowed("resume"), CanCheck: s.allowed("check"),
 		CanTestAlert: s.allowed("test-alert"), CanAck: s.allowed("ack")}
 	for _, p := range st.Problems {
-		pv := problemView{Since: when(p.Time), Severity: p.Severity.String(), Name: p.Rule, Summary: p.Summary, Target: p.ID, AckedBy: p.AckedBy}
-		if pv.Name == "" {
-			pv.Name = p.Source
-		}
+		pv := problemView{Since: when(p.Time), Severity: p.Severity.String(), Name: p.Name(), Summary: p.Summary, Target: p.ID, AckedBy: p.AckedBy}
 		if pv.Target == "" {
 			pv.Target = pv.Name
 		}

@@ -7,7 +7,7 @@
 //     part: at most 64 bytes), when the bot takes commands (allowed_chats
 //     is set) from the alert chat: a button nobody may press is none. The
 //     bot remembers, in the state file, which message carried which
-//     alert (Config.Messages).
+//     firing problem's alert (Config.Messages), button or not.
 //   - A press obeys allowed_chats and allowed_users exactly as a command
 //     does: one from elsewhere is answered "not allowed" (in the popup
 //     Telegram shows) and changes nothing. Every press is answered

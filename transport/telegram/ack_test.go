@@ -140,6 +140,15 @@ func TestAcknowledgeButton(t *testing.T) {
 	if got := keyboardData(t, f2.Sent()[0]); got != nil {
 		t.Errorf("buttons with the alert chat not in allowed_chats = %q, want none", got)
 	}
+	// An ack from another channel edits the message all the same.
+	p := testAlert("hot")
+	p.AckedBy, p.AckedAt = "cli", time.Date(2025, 3, 1, 12, 5, 0, 0, time.UTC)
+	if err := b2.Acknowledged(context.Background(), p, []string{"a1"}); err != nil {
+		t.Fatal(err)
+	}
+	if e := f2.Calls("editMessageText"); len(e) != 1 || num(e[0].Body, "message_id") != 1 || !strings.Contains(fmt.Sprint(e[0].Body["text"]), "acknowledged by cli at 2025-03-01 12:05:00 +00:00") {
+		t.Errorf("edits after an ack from the CLI = %v, want message 1 saying so", e)
+	}
 }
 
 // TestAcknowledgePress: a press of the button, posted by the Bot API as a

@@ -103,10 +103,10 @@ type Config struct {
 	MaxPerHour       int
 	Digests          Digests
 
-	// Messages remembers which message carried which alert (ack.go): a
-	// firing problem's message then has an Acknowledge button, as long as
-	// the alert chat is an allowed chat the bot takes commands from, and
-	// an ack edits it. Nil: no button.
+	// Messages remembers which message carried which firing problem
+	// (ack.go), so that an ack from any channel edits it; the message has
+	// an Acknowledge button too when the alert chat is an allowed chat the
+	// bot takes commands from. Nil: no button and no edit.
 	Messages Messages
 }
 
@@ -198,8 +198,8 @@ func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 }
 
 // sendAlert sends one alert as its own message; a firing problem's has
-// an Acknowledge button (when buttons are on), and the bot remembers the
-// message.
+// an Acknowledge button (when buttons are on), and the bot remembers its
+// message, for an ack to edit.
 func (b *Bot) sendAlert(ctx context.Context, a alert.Alert) error {
 	htmlText, plain := formatAlert(a, b.cfg.Location)
 	var markup *inlineKeyboard
@@ -207,7 +207,7 @@ func (b *Bot) sendAlert(ctx context.Context, a alert.Alert) error {
 		markup = ackKeyboard(a)
 	}
 	chat, msg, err := b.deliver(ctx, "alert "+a.ID, htmlText, plain, markup)
-	if err != nil || markup == nil {
+	if err != nil || !a.IsProblem() || b.cfg.Messages == nil {
 		return err
 	}
 	if err := b.cfg.Messages.PutTelegramMessage(a, chat, msg); err != nil {
