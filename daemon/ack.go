@@ -9,6 +9,8 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/transport/mqtt"
+	"github.com/vigil-iot/vigil/transport/telegram"
 )
 
 // Ack acknowledges a firing problem (heartbeat.Engine.Ack: target is a
@@ -48,6 +50,11 @@ func AckText(res heartbeat.Acked, loc *time.Location) string {
 type acknowledger interface {
 	Acknowledged(ctx context.Context, p alert.Alert, ids []string) error
 }
+
+var (
+	_ acknowledger = (*mqtt.Client)(nil)
+	_ acknowledger = (*telegram.Bot)(nil)
+)
 
 // acknowledged tells every transport that shows acks, each in the
 // background (a slow Telegram must not hold the answer); Close waits.
