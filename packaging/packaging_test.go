@@ -395,7 +395,7 @@ func TestInstallSurvivesFailedUpdate(t *testing.T) {
 		{"make test-deps", append([]string{mk, "test-deps"}, stamps...), []string{"qemu-user-static", "chromium", "prometheus"}},
 		{"make proof-deps", append([]string{mk, "proof-deps"}, stamps...), []string{"mosquitto-clients", "strace", "qemu-user-static"}},
 		{"make test-systemd", append([]string{mk, "test-systemd"}, stamps...), []string{"systemd"}},
-		{"test-board.sh tools", []string{"sh", "packaging/test-board.sh", "tools"}, []string{"mmdebstrap", "qemu-system-arm", "qemu-utils"}},
+		{"test-board.sh tools", []string{"sh", "packaging/test-board.sh", "tools"}, []string{"mmdebstrap", "arch-test", "qemu-system-arm", "qemu-utils"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, calls := fakeApt(t, 100, 0)
