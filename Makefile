@@ -1,7 +1,7 @@
 # vigil — build, run, test, cross-compile.
 #
 #   make run    the daemon on the simulated board with ./config.toml (no network needed)
-#   make test   install what the tests need (mosquitto, qemu-user-static) and run every test
+#   make test   install what the tests need (mosquitto, rabbitmq-server, qemu-user-static, chromium, ...) and run every test
 #   make test-board  boot the arm64 .deb on Debian under real systemd (qemu-system; mk/dist.mk)
 
 GO       ?= go
