@@ -1,7 +1,7 @@
 # vigil — build, run, test, cross-compile.
 #
 #   make run    the daemon on the simulated board with ./config.toml (no network needed)
-#   make test   install what the tests need (mosquitto, qemu-user-static) and run every test
+#   make test   install what the tests need (mosquitto, rabbitmq-server, qemu-user-static, chromium, ...) and run every test
 #   make test-board  boot the arm64 .deb on Debian under real systemd (qemu-system; mk/dist.mk)
 
 GO       ?= go
@@ -77,7 +77,7 @@ test-deps:
 test: test-deps lint
 	@echo "== go test: every package but cmd/vigil"
 	PATH="$$PATH:/usr/sbin" $(GO) test -count=1 $$($(GO) list ./... | grep -v '/cmd/vigil$$')
-	@echo "== go test: cmd/vigil (the end-to-end tests, about 4 minutes)"
+	@echo "== go test: cmd/vigil (the end-to-end tests, about 6 minutes)"
 	PATH="$$PATH:/usr/sbin" $(GO) run ./scripts/testprogress -count=1 ./cmd/vigil
 	@echo "== qemu-user: the hardware-facing packages on arm64, arm6, riscv64"
 	$(MAKE) --no-print-directory test-qemu

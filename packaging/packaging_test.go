@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -395,7 +396,7 @@ func TestInstallSurvivesFailedUpdate(t *testing.T) {
 		{"make test-deps", append([]string{mk, "test-deps"}, stamps...), []string{"qemu-user-static", "chromium", "prometheus"}},
 		{"make proof-deps", append([]string{mk, "proof-deps"}, stamps...), []string{"mosquitto-clients", "strace", "qemu-user-static"}},
 		{"make test-systemd", append([]string{mk, "test-systemd"}, stamps...), []string{"systemd"}},
-		{"test-board.sh tools", []string{"sh", "packaging/test-board.sh", "tools"}, []string{"mmdebstrap", "qemu-system-arm", "qemu-utils"}},
+		{"test-board.sh tools", []string{"sh", "packaging/test-board.sh", "tools"}, []string{"mmdebstrap", "arch-test", "qemu-system-arm", "qemu-utils"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, calls := fakeApt(t, 100, 0)
@@ -523,4 +524,45 @@ func checkManSections(t *testing.T, src string) {
 			t.Errorf("vigil.1's REMOTE COMMANDS section ([manage] remote) does not mention %s", w)
 		}
 	}
+}
+
+// TestModuleFloors: no module is built at a release known to carry
+// published advisories. Each floor names why; raise it (never lower it) when
+// a new advisory is published, and bring go.mod up to a release past it.
+func TestModuleFloors(t *testing.T) {
+	floors := []struct{ mod, min, why string }{
+		{"golang.org/x/net", "v0.45.0", "v0.44.0 and earlier have published advisories"},
+	}
+	for _, file := range []string{"../go.mod", "../tools/go.mod"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range floors {
+			m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?` + regexp.QuoteMeta(f.mod) + `\s+(v\d+\.\d+\.\d+)`).FindSubmatch(data)
+			if m == nil {
+				continue // not required by this module
+			}
+			if got := string(m[1]); semverLess(got, f.min) {
+				t.Errorf("%s: %s %s, want at least %s: %s", file, f.mod, got, f.min, f.why)
+			}
+		}
+	}
+}
+
+// semverLess compares two vMAJOR.MINOR.PATCH versions.
+func semverLess(a, b string) bool {
+	parse := func(v string) (n [3]int) {
+		for i, p := range strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3) {
+			n[i], _ = strconv.Atoi(p)
+		}
+		return n
+	}
+	x, y := parse(a), parse(b)
+	for i := range x {
+		if x[i] != y[i] {
+			return x[i] < y[i]
+		}
+	}
+	return false
 }

@@ -35,6 +35,10 @@ set -eu
 install_tools() {
 	missing=""
 	command -v mmdebstrap >/dev/null 2>&1 || missing="$missing mmdebstrap"
+	# mmdebstrap only recommends arch-test, and --no-install-recommends
+	# leaves it out; without it a foreign-architecture root fails with
+	# "install arch-test for foreign architecture support".
+	command -v arch-test >/dev/null 2>&1 || missing="$missing arch-test"
 	command -v qemu-system-aarch64 >/dev/null 2>&1 || missing="$missing qemu-system-arm"
 	command -v qemu-img >/dev/null 2>&1 || missing="$missing qemu-utils"
 	[ -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || missing="$missing qemu-user-static"
