@@ -220,3 +220,37 @@ func TestAckHoldsLLMAlert(t *testing.T) {
 		t.Errorf("Problems() after the critical = %+v, want it firing unacknowledged", ps)
 	}
 }
+
+// TestAckSystemFault: llm_unreachable may be acknowledged by its kind; it
+// re-notifies nothing anyway, and its resolution carries the ack and ends
+// it, so the next outage is unacknowledged.
+func TestAckSystemFault(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxQuiet = time.Minute; c.FailureAlertAfter = 0 })
+	down := func() {
+		h.thinker.err = errors.Join(agent.ErrUnreachable, errors.New("connection refused"))
+		h.clock.Advance(time.Hour)
+		h.sample()
+		h.tick()
+	}
+	down()
+	if got, err := h.ack("llm_unreachable"); err != nil || got.Problem.Source != alert.SourceSystem {
+		t.Fatalf("Ack(llm_unreachable) = %+v, %v", got.Problem, err)
+	}
+	h.thinker.err = nil
+	h.clock.Advance(time.Hour)
+	h.sample()
+	h.tick()
+	var resolved []alert.Alert
+	for _, e := range h.outbox() {
+		if e.Alert.Rule == "llm_unreachable" && e.Alert.State == alert.StateResolved {
+			resolved = append(resolved, e.Alert)
+		}
+	}
+	if len(resolved) != 1 || resolved[0].AckedBy != "socket" {
+		t.Fatalf("resolved llm_unreachable = %+v, want one carrying the ack", resolved)
+	}
+	down()
+	if _, ps := problemKeys(t, h.e); len(ps) != 1 || ps[0].Rule != "llm_unreachable" || ps[0].AckedBy != "" {
+		t.Errorf("Problems() in the next outage = %+v, want llm_unreachable unacknowledged", ps)
+	}
+}

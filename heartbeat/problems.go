@@ -97,13 +97,15 @@ func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
 	}
 	out = append(out, raised...)
 	for i, p := range out {
-		ack, ok := acks[p.Key()]
-		switch {
-		case !ok:
-		case p.Source == alert.SourceRule && ack.AlertID != ruleIDs[p.Key()]:
-			// an ack of an earlier firing (the rule was removed and came back)
-		case p.Source == alert.SourceLLM && ack.AlertID != p.ID:
-		default:
+		// An ack names the firing it acknowledged: a rule's by the alert
+		// that opened it (its reminders have ids of their own), the others
+		// by their alert. One of an earlier firing (a rule removed while
+		// firing and back, a state_lost of an earlier process) is no ack.
+		id := p.ID
+		if p.Source == alert.SourceRule {
+			id = ruleIDs[p.Key()]
+		}
+		if ack, ok := acks[p.Key()]; ok && ack.AlertID == id {
 			out[i].AckedBy, out[i].AckedAt = ack.By, ack.At
 		}
 	}
