@@ -103,11 +103,31 @@ type Alert struct {
 	Rule     string    `json:"rule"`   // rule name, or the system alert kind ("llm_unreachable", "heartbeat_failed")
 	State    string    `json:"state"`  // firing | resolved | notice
 	Summary  string    `json:"summary"`
+	// AckedBy and AckedAt say who acknowledged the problem and when (vigil
+	// ack, Telegram's button, MQTT cmd/ack, the page): set on a firing
+	// problem that was acknowledged and on the resolved alert that ends
+	// it; empty otherwise.
+	AckedBy string    `json:"acked_by,omitempty"`
+	AckedAt time.Time `json:"acked_at,omitzero"`
 	// Transport, when set, is the only transport that delivers the alert;
 	// every other one acknowledges it without sending (vigil test-alert
 	// --transport). It is not part of the message.
 	Transport string `json:"-"`
 }
+
+// Name is how a person names what raised the alert: its rule, or its
+// source when it has none ("llm").
+func (a Alert) Name() string {
+	if a.Rule != "" {
+		return a.Rule
+	}
+	return a.Source
+}
+
+// Key names the problem an alert belongs to: its source and rule
+// ("rule/too_hot", "llm/", "system/llm_unreachable"). A problem's firing,
+// its reminders and its resolved alert share it.
+func (a Alert) Key() string { return a.Source + "/" + a.Rule }
 
 // IsNotice reports whether the alert is a notice: an event that is
 // delivered but never counts as a problem. Besides State "notice" this
@@ -145,10 +165,7 @@ func (a Alert) Normalized() Alert {
 
 // Text renders the alert as one human-readable line for chat and logs.
 func (a Alert) Text() string {
-	what := a.Rule
-	if what == "" {
-		what = a.Source
-	}
+	what := a.Name()
 	switch {
 	case a.State == StateResolved:
 		return fmt.Sprintf("[%s] %s resolved: %s — %s", a.Device, what, a.Summary, a.Severity)

@@ -235,14 +235,15 @@ type HTTP struct {
 // Manage is the [manage] section.
 type Manage struct {
 	// Remote lists the commands a remote channel (the status page) may
-	// run; default status, pause, resume and check.
+	// run; default status, pause, resume, check and ack.
 	Remote []string `toml:"remote"`
 }
 
 // RemoteVerbs are the commands [manage] remote may allow. "set" also
 // covers Telegram's /toggle (it sets rule.<name>.enabled); "checklist"
-// covers showing, setting and resetting the checklist.
-var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert", "get", "set", "unset", "checklist", "logs", "notes"}
+// covers showing, setting and resetting the checklist; "ack" acknowledging
+// a firing problem (Telegram's Acknowledge button too).
+var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert", "get", "set", "unset", "checklist", "logs", "notes", "ack"}
 
 // ModelMayValues are what heartbeat.model_may may list.
 var ModelMayValues = []string{"pause", "interval", "notes"}

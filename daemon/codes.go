@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -19,6 +20,9 @@ const (
 	CodeNotAllowed Code = "not_allowed" // transport.ErrNotAllowed
 	CodeNotFound   Code = "not_found"   // manage.ErrNotSet: an unset of a key the overlay does not hold
 	CodeUsage      Code = "usage"       // transport.ErrPauseRange: the CLI exits 2
+	CodeNotFiring  Code = "not_firing"  // heartbeat.ErrNotFiring: an ack of what is not firing
+	CodeNotice     Code = "notice"      // heartbeat.ErrNotice: an ack of a notice
+	CodeAmbiguous  Code = "ambiguous"   // heartbeat.ErrAmbiguous: an ack without a name, several firing
 )
 
 // codeOf is the code of err ("" for any other error).
@@ -33,6 +37,12 @@ func codeOf(err error) Code {
 		return CodeNotFound
 	case errors.Is(err, transport.ErrPauseRange):
 		return CodeUsage
+	case errors.Is(err, heartbeat.ErrNotFiring):
+		return CodeNotFiring
+	case errors.Is(err, heartbeat.ErrNotice):
+		return CodeNotice
+	case errors.Is(err, heartbeat.ErrAmbiguous):
+		return CodeAmbiguous
 	}
 	return ""
 }
@@ -58,6 +68,12 @@ func (e *RemoteError) Unwrap() error {
 		return manage.ErrNotSet
 	case CodeUsage:
 		return transport.ErrPauseRange
+	case CodeNotFiring:
+		return heartbeat.ErrNotFiring
+	case CodeNotice:
+		return heartbeat.ErrNotice
+	case CodeAmbiguous:
+		return heartbeat.ErrAmbiguous
 	}
 	return nil
 }

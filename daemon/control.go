@@ -34,7 +34,7 @@ const ctlMaxRequest = 8 * config.MaxChecklistSize
 
 // Request is one command to the daemon.
 type Request struct {
-	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history | get | set | unset | settings | checklist | notes
+	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history | get | set | unset | settings | checklist | notes | ack
 	Minutes   int    `json:"minutes,omitempty"`
 	SinceS    int64  `json:"since_s,omitempty"` // history: the window in seconds
 	DryRun    bool   `json:"dry_run,omitempty"`
@@ -45,6 +45,7 @@ type Request struct {
 	Op        string `json:"op,omitempty"`        // checklist: show, set, reset
 	Body      string `json:"body,omitempty"`      // checklist set: the text
 	Clear     bool   `json:"clear,omitempty"`     // notes clear
+	Target    string `json:"target,omitempty"`    // ack: a rule, llm, an alert id, or "" (the only one firing)
 	// StateDir is the state directory the CLI's config names. A daemon
 	// watching another one answers OtherState and does nothing, so a
 	// shared socket location (/run/vigil) never reaches the wrong daemon.
@@ -265,6 +266,8 @@ func (s *ctlServer) doManage(ctx context.Context, req Request) Response {
 		return text(c.Checklist(ctx, req.Op, req.Body))
 	case "notes":
 		return text(c.Notes(ctx, req.Clear))
+	case "ack":
+		return text(c.Ack(ctx, req.Target))
 	}
 	return Response{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
 }

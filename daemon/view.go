@@ -145,6 +145,7 @@ func WriteStatus(w io.Writer, st heartbeat.Status, rt *manage.Runtime, running, 
 	} else {
 		fmt.Fprintf(w, "firing:   none\n")
 	}
+	writeProblems(w, st.Problems, st.Now)
 	if rt != nil {
 		writeRuntime(w, *rt, st.Now)
 	}
@@ -187,6 +188,23 @@ func WriteStatus(w io.Writer, st heartbeat.Status, rt *manage.Runtime, running, 
 		}
 		tw.Flush()
 	}
+}
+
+// writeProblems lists the problems firing (rules, the LLM's alert, system
+// faults) with their acks, one a line.
+func writeProblems(w io.Writer, ps []alert.Alert, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	label := "problems:"
+	for _, p := range ps {
+		name := p.Name()
+		ack := "not acknowledged"
+		if p.AckedBy != "" {
+			ack = "acknowledged by " + p.AckedBy + " at " + sinceText(p.AckedAt, now)
+		}
+		fmt.Fprintf(tw, "%-10s%s\t%s\tsince %s\t%s\n", label, name, p.Severity, sinceText(p.Time, now), ack)
+		label = ""
+	}
+	tw.Flush()
 }
 
 // modeText names the engine's mode for a person: "LLM mode", "rules-only

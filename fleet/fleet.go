@@ -83,13 +83,17 @@ type Heartbeat struct {
 	Age     Duration  `json:"age"`
 }
 
-// Firing is one alert that is firing on a device.
+// Firing is one alert that is firing on a device, with who acknowledged
+// it and when (from the problem attributes), if someone did.
 type Firing struct {
 	Severity alert.Severity `json:"severity"`
 	Source   string         `json:"source"`
 	Rule     string         `json:"rule,omitempty"`
 	Summary  string         `json:"summary"`
 	Time     time.Time      `json:"time"`
+	ID       string         `json:"id,omitempty"` // what cmd/ack may name
+	AckedBy  string         `json:"acked_by,omitempty"`
+	AckedAt  time.Time      `json:"acked_at,omitzero"`
 }
 
 // Duration is a time.Duration that reads and writes as a Go duration
@@ -233,7 +237,7 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 		if a.State == alert.StateResolved {
 			delete(e.firing, key)
 		} else {
-			e.firing[key] = Firing{a.Severity, a.Source, a.Rule, a.Summary, a.Time}
+			e.firing[key] = Firing{a.Severity, a.Source, a.Rule, a.Summary, a.Time, a.ID, a.AckedBy, a.AckedAt}
 		}
 		if e.lastAlert == nil || !a.Time.Before(e.lastAlert.Time) {
 			e.lastAlert = &a
@@ -287,7 +291,9 @@ func (v *View) Devices() []Device {
 }
 
 // Compare orders devices for a person who has a thousand of them: the
-// firing ones first, the most severe problem first, then the offline, the
+// firing ones first, the most severe problem first (those with a problem
+// nobody acknowledged before those whose every problem is acknowledged),
+// then the offline, the
 // stale, the unknown and last the online ones; within each, by id in
 // natural order (dev-9 before dev-10). It depends on nothing but the
 // devices, so the order is the same at every redraw and only a device
@@ -302,12 +308,19 @@ func Compare(a, b Device) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// rank is a device's place in Compare: firing by severity, then by state.
+// rank is a device's place in Compare: firing unacknowledged by
+// severity, firing acknowledged by severity, then by state.
 func rank(d Device) int {
 	if len(d.Firing) > 0 {
-		worst := alert.Severity(0)
+		worst, open := alert.Severity(0), alert.Severity(0)
 		for _, f := range d.Firing {
 			worst = max(worst, f.Severity)
+			if f.AckedBy == "" {
+				open = max(open, f.Severity)
+			}
+		}
+		if open > 0 {
+			return -int(open) - int(alert.Critical)
 		}
 		return -int(worst)
 	}
@@ -354,7 +367,8 @@ func digitRun(s string) int {
 }
 
 // Summary counts a fleet: the devices in each state, and those with a
-// problem firing (in any state).
+// problem firing (in any state), of which Acked have had every problem
+// acknowledged.
 type Summary struct {
 	Devices int `json:"devices"`
 	Online  int `json:"online"`
@@ -362,6 +376,7 @@ type Summary struct {
 	Stale   int `json:"stale"`
 	Unknown int `json:"unknown"`
 	Firing  int `json:"firing"`
+	Acked   int `json:"acknowledged"`
 }
 
 // Summarize counts devs.
@@ -380,9 +395,23 @@ func Summarize(devs []Device) Summary {
 		}
 		if len(d.Firing) > 0 {
 			s.Firing++
+			if d.Acked() {
+				s.Acked++
+			}
 		}
 	}
 	return s
+}
+
+// Acked reports whether d has a problem firing and every one of them was
+// acknowledged.
+func (d Device) Acked() bool {
+	for _, f := range d.Firing {
+		if f.AckedBy == "" {
+			return false
+		}
+	}
+	return len(d.Firing) > 0
 }
 
 // Filter picks the devices to show: those firing, offline or stale, any of

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jonboulle/clockwork"
 
@@ -275,5 +276,49 @@ func TestWriteTableAndJSON(t *testing.T) {
 	var all Snapshot
 	if err := json.Unmarshal(buf.Bytes(), &all); err != nil || len(all.Devices) != 2 || all.Devices[1].Interval != Duration(30*time.Minute) || all.Filter != nil {
 		t.Errorf("json round trip without a filter = %+v (%v)", all, err)
+	}
+}
+
+// TestAcknowledgedInTable: a problem acknowledged on its device (the
+// problem attributes' acked_by) is marked ✓ after its name; a device whose
+// every problem is acknowledged comes after those with one nobody
+// acknowledged, and the summary counts it; --json has who and when. No
+// line is wider than 80 columns.
+func TestAcknowledgedInTable(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := New("vigil", clock)
+	feed(t, v,
+		msg{"vigil/barn/status", "online", true},
+		msg{"vigil/barn/problem/attributes", `{"firing":[{"id":"barn-1","severity":"critical","source":"rule","rule":"too_warm","summary":"-12 °C","time":"2026-11-26T11:50:00Z","acked_by":"telegram chat 1 user 2 (@ann)","acked_at":"2026-11-26T11:55:00Z"}]}`, true},
+		msg{"vigil/coop/status", "online", true},
+		msg{"vigil/coop/problem/attributes", `{"firing":[{"severity":"warning","source":"llm","summary":"door open","time":"2026-11-26T11:40:00Z"},{"severity":"warning","source":"rule","rule":"damp","summary":"91 %","time":"2026-11-26T11:41:00Z","acked_by":"cli","acked_at":"2026-11-26T11:42:00Z"}]}`, true},
+	)
+	var buf bytes.Buffer
+	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := "2 devices: 2 online, 0 offline, 0 stale, 2 firing (1 acknowledged)  12:00:00Z\n" +
+		"DEVICE  STATE   SINCE  HEARTBEAT  FIRING\n" +
+		"coop    online  -      -          warning llm,damp✓\n" +
+		"barn    online  -      -          critical too_warm✓\n"
+	if got := buf.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if n := utf8.RuneCountInString(l); n > Width {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+	buf.Reset()
+	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var snap Snapshot
+	if err := json.Unmarshal(buf.Bytes(), &snap); err != nil {
+		t.Fatal(err)
+	}
+	barn := snap.Devices[1].Firing[0]
+	if snap.Summary.Acked != 1 || barn.ID != "barn-1" || barn.AckedBy != "telegram chat 1 user 2 (@ann)" || !barn.AckedAt.Equal(time.Date(2026, 11, 26, 11, 55, 0, 0, time.UTC)) {
+		t.Errorf("json: summary %+v, barn's problem %+v; want it acknowledged, with who and when", snap.Summary, barn)
 	}
 }

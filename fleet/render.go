@@ -63,6 +63,9 @@ const (
 
 var tableHeader = []string{"DEVICE", "STATE", "SINCE", "HEARTBEAT", "FIRING"}
 
+// ackMark follows the name of an acknowledged problem in FIRING.
+const ackMark = "✓"
+
 // WriteTable writes the snapshot for a person: a summary line (the whole
 // fleet), a line naming the filter when one is set, then one line per
 // device shown. No line is wider than Width.
@@ -91,10 +94,15 @@ func (s Snapshot) WriteTable(w io.Writer) error {
 }
 
 // summaryLine is "1000 devices: 990 online, 5 offline, 3 stale, 2 firing"
-// (", 1 unknown" when there is one) and the time, when it fits.
+// (" (1 acknowledged)" when every problem of some firing device was
+// acknowledged, ", 1 unknown" when there is one) and the time, when it
+// fits.
 func (s Snapshot) summaryLine() string {
 	c := s.Summary
 	line := fmt.Sprintf("%d devices: %d online, %d offline, %d stale, %d firing", c.Devices, c.Online, c.Offline, c.Stale, c.Firing)
+	if c.Acked > 0 {
+		line += fmt.Sprintf(" (%d acknowledged)", c.Acked)
+	}
 	if c.Unknown > 0 {
 		line += fmt.Sprintf(", %d unknown", c.Unknown)
 	}
@@ -118,6 +126,9 @@ func (s Snapshot) row(d Device) []string {
 			names[i] = f.Rule
 			if names[i] == "" {
 				names[i] = f.Source
+			}
+			if f.AckedBy != "" {
+				names[i] += ackMark
 			}
 		}
 		firing = worst.String() + " " + strings.Join(names, ",")

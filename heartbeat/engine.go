@@ -135,9 +135,10 @@ type Engine struct {
 	pubAt        time.Time
 	sensorsOut   *latest[device.Snapshot]
 	heartbeatOut *latest[transport.Heartbeat]
-	lost         *store.Lost            // a reset whose state_lost alert is not queued yet (sample loop only)
-	raised       map[string]alert.Alert // system faults that never resolve (state_lost), raised by this process (Problems)
-	reconf       chan struct{}          // closed and replaced by Reconfigure: the loops re-read their timing
+	lost         *store.Lost                 // a reset whose state_lost alert is not queued yet (sample loop only)
+	raised       map[string]alert.Alert      // system faults that never resolve (state_lost), raised by this process (Problems)
+	acks         map[string]store.ProblemAck // acknowledged problems by key, as in the state file (ack.go)
+	reconf       chan struct{}               // closed and replaced by Reconfigure: the loops re-read their timing
 }
 
 type ruleRun struct {
@@ -187,6 +188,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		rules:        map[string]*ruleRun{},
 		lastGood:     map[string]time.Time{},
 		raised:       map[string]alert.Alert{},
+		acks:         map[string]store.ProblemAck{},
 		hist:         newHistory(cfg.MemHistory),
 		start:        deps.Clock.Now(),
 		sensorsOut:   newLatest[device.Snapshot](),
@@ -203,6 +205,9 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 			return err
 		}
 		if persisted, err = tx.RuleStates(); err != nil {
+			return err
+		}
+		if e.acks, err = tx.ProblemAcks(); err != nil {
 			return err
 		}
 		p, ok, err := tx.Pause()

@@ -99,6 +99,9 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 			rr.state.PendingSince = next.PendingSince // in-memory only
 			continue
 		}
+		if _, acked := e.ruleAck(r.Spec.Name, rr.alertID); acked && ev == rule.Renotify {
+			continue // acknowledged: no reminder until it resolves (ack.go)
+		}
 		c := change{rr: rr, next: next, alertID: rr.alertID, event: ev}
 		summary := rule.Render(r.Message, env.format)
 		if r.Message == "" {
@@ -116,6 +119,9 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 			a = e.newAlert(r.Severity, alert.SourceRule, r.Spec.Name, alert.StateFiring, "still firing: "+summary)
 		case rule.Resolve:
 			a = e.newAlert(r.Severity, alert.SourceRule, r.Spec.Name, alert.StateResolved, summary)
+			if ack, ok := e.ruleAck(r.Spec.Name, rr.alertID); ok {
+				a.AckedBy, a.AckedAt = ack.By, ack.At
+			}
 			c.alertID = ""
 		}
 		admitted := e.admit(a, mono)
@@ -160,6 +166,11 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 			} else if err := tx.DeleteRuleState(name); err != nil {
 				return err
 			}
+			if c.event != rule.Renotify { // a firing or a resolution ends an ack
+				if err := tx.DeleteProblemAck(alert.SourceRule + "/" + name); err != nil {
+					return err
+				}
+			}
 		}
 		if err := e.enqueue(tx, alerts, &st); err != nil {
 			return err
@@ -179,6 +190,7 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		c.rr.alertID = c.alertID
 		if c.event != rule.Renotify { // a reminder is not news for the LLM
 			e.ruleChanged = true
+			delete(e.acks, alert.SourceRule+"/"+c.rr.rule.Spec.Name)
 		}
 		e.log.Info("rule", "rule", c.rr.rule.Spec.Name, "event", eventName(c.event), "alert", c.sent)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/store"
@@ -33,6 +34,7 @@ type Status struct {
 	OutboxDropped  uint64            `json:"outbox_dropped"`
 	Held           *Held             `json:"held,omitempty"` // what Telegram holds for its digest
 	Firing         []string          `json:"rules_firing"`
+	Problems       []alert.Alert     `json:"problems"` // every problem firing (rules, the LLM's alert, system faults), oldest first, with its ack
 	Rules          []RuleStatus      `json:"rules"`
 	Runs           []store.Run       `json:"runs"`
 	Counters       map[string]uint64 `json:"counters"`
@@ -91,6 +93,19 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	})
 	if err != nil {
 		return st, fmt.Errorf("read status: %w", err)
+	}
+	if st.Problems, err = e.Problems(ctx); err != nil {
+		return st, err
+	}
+	if st.Problems == nil {
+		st.Problems = []alert.Alert{}
+	}
+	for i := range st.Problems {
+		p := &st.Problems[i]
+		p.Time = p.Time.In(loc)
+		if !p.AckedAt.IsZero() {
+			p.AckedAt = p.AckedAt.In(loc)
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

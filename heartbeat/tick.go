@@ -565,21 +565,51 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 		return e.finishDry(res, queue, wall)
 	}
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
+		open, err := openLLM(tx) // the LLM's alert this run may hold back or resolve
+		if err != nil {
+			return err
+		}
 		var kept []alert.Alert
 		for _, a := range queue {
 			if a.Source == alert.SourceLLM {
-				key := fingerprint(a)
-				if at, ok, err := tx.Fingerprint(key); err != nil {
+				reason, escalates, err := e.holdLLM(tx, a, open, wall)
+				if err != nil {
 					return err
-				} else if ok && e.cfg.AlertCooldown > 0 && wall.Sub(at) < e.cfg.AlertCooldown && !wall.Before(at) {
-					run.Outcome, run.Reason = OutcomeAlert, ReasonDuplicate
+				}
+				if escalates { // news: the LLM's alert is unacknowledged again
+					if err := tx.DeleteProblemAck(open.Key()); err != nil {
+						return err
+					}
+				}
+				if reason != "" {
+					run.Outcome, run.Reason = OutcomeAlert, reason
 					continue
 				}
-				if err := tx.PutFingerprint(key, wall.UTC()); err != nil {
+				if err := tx.PutFingerprint(fingerprint(a), wall.UTC()); err != nil {
 					return err
 				}
 			}
 			kept = append(kept, a)
+		}
+		if run.Outcome == OutcomeOK && open != nil {
+			// An ok heartbeat resolves the LLM's alert, with one message.
+			kept = append(kept, e.newAlert(open.Severity, alert.SourceLLM, open.Rule, alert.StateResolved, open.Summary))
+		}
+		for i, a := range kept {
+			if a.State != alert.StateResolved {
+				continue
+			}
+			// A resolution carries the problem's ack and ends it.
+			ack, ok, err := tx.ProblemAck(a.Key())
+			if err != nil {
+				return err
+			}
+			if ok {
+				kept[i].AckedBy, kept[i].AckedAt = ack.By, ack.At
+				if err := tx.DeleteProblemAck(a.Key()); err != nil {
+					return err
+				}
+			}
 		}
 		for _, a := range kept {
 			run.Alerts = append(run.Alerts, a.ID)
@@ -641,6 +671,41 @@ func (e *Engine) redactResult(res *Result) {
 	}
 }
 
+// holdLLM decides whether the LLM's alert a is held back, with the reason
+// the run records, given the LLM's alert open before this run (nil: none).
+//
+// Policy: the LLM's alert is firing until a heartbeat ends ok (which
+// resolves it). While it fires, the same alert (fingerprint: source,
+// severity and summary with the digits folded) within alert_cooldown of
+// its last sending is a duplicate, not sent; past the cooldown it is sent
+// again as a reminder, unless the open alert was acknowledged
+// (ReasonAcknowledged: until it resolves). A more severe alert escalates:
+// it is sent whatever the cooldown, and the ack ends (escalates). Once resolved, the next alert
+// is a new one, sent whatever the cooldown.
+func (e *Engine) holdLLM(tx *store.Tx, a alert.Alert, open *alert.Alert, wall time.Time) (reason string, escalates bool, err error) {
+	if open == nil {
+		return "", false, nil
+	}
+	ack, acked, err := tx.ProblemAck(open.Key())
+	if err != nil {
+		return "", false, err
+	}
+	if acked && ack.AlertID == open.ID {
+		if a.Severity <= open.Severity {
+			return ReasonAcknowledged, false, nil
+		}
+		return "", true, nil
+	}
+	at, ok, err := tx.Fingerprint(fingerprint(a))
+	if err != nil {
+		return "", false, err
+	}
+	if ok && e.cfg.AlertCooldown > 0 && wall.Sub(at) < e.cfg.AlertCooldown && !wall.Before(at) {
+		return ReasonDuplicate, false, nil
+	}
+	return "", false, nil
+}
+
 // finishDry reports what a run would have queued and writes nothing: no
 // fingerprint, no run, no history, no state, no published heartbeat. An LLM
 // alert within the cooldown of a sent one is reported as a duplicate, as a
@@ -649,15 +714,18 @@ func (e *Engine) finishDry(res Result, queue []alert.Alert, wall time.Time) (Res
 	run := &res.Run
 	res.Alerts = nil // delivered nowhere, queued nowhere
 	err := e.deps.DB.View(func(tx *store.Tx) error {
+		open, err := openLLM(tx)
+		if err != nil {
+			return err
+		}
 		for _, a := range queue {
 			if a.Source == alert.SourceLLM {
-				at, ok, err := tx.Fingerprint(fingerprint(a))
+				reason, _, err := e.holdLLM(tx, a, open, wall)
 				if err != nil {
 					return err
 				}
-				if ok && e.cfg.AlertCooldown > 0 && wall.Sub(at) < e.cfg.AlertCooldown && !wall.Before(at) {
-					run.Outcome, run.Reason = OutcomeAlert, ReasonDuplicate
-					continue
+				if reason != "" {
+					run.Outcome, run.Reason = OutcomeAlert, reason
 				}
 			}
 		}

@@ -147,6 +147,42 @@ func (tx *Tx) setDue(due time.Time, why string) error {
 	return nil
 }
 
+// AckTelegramHeld marks the held alerts among ids as acknowledged by by at
+// at, so that the digest's line for each says so: an acknowledged alert
+// that waits for the digest has no message of its own to edit.
+func (db *DB) AckTelegramHeld(ids []string, by string, at time.Time) error {
+	return db.Update(func(tx *Tx) error {
+		b, err := tx.wbucket(bucketTelegramHeld)
+		if err != nil {
+			return err
+		}
+		type put struct{ k, v []byte }
+		var puts []put
+		err = b.ForEach(func(k, v []byte) error {
+			var r alertRecord
+			if err := json.Unmarshal(v, &r); err != nil || !slices.Contains(ids, r.ID) {
+				return nil
+			}
+			r.AckedBy, r.AckedAt = by, at
+			raw, err := json.Marshal(r)
+			if err != nil {
+				return fmt.Errorf("ack held alert %q: encode: %w", r.ID, err)
+			}
+			puts = append(puts, put{append([]byte(nil), k...), raw})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range puts {
+			if err := b.Put(p.k, p.v); err != nil {
+				return fmt.Errorf("ack held alert: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
 // TelegramPending returns, in one read transaction, the held alerts
 // (oldest first), how many were dropped from the full ring, and the
 // recorded send times (oldest first).

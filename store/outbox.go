@@ -22,10 +22,12 @@ type alertRecord struct {
 	State    string    `json:"state"`
 	Summary  string    `json:"summary"`
 	Only     string    `json:"transport,omitempty"` // alert.Alert.Transport
+	AckedBy  string    `json:"acked_by,omitempty"`
+	AckedAt  time.Time `json:"acked_at,omitzero"`
 }
 
 func toRecord(a alert.Alert) alertRecord {
-	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary, a.Transport}
+	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary, a.Transport, a.AckedBy, a.AckedAt}
 }
 
 // alert decodes the record. A notice queued by a vigil from before
@@ -33,7 +35,8 @@ func toRecord(a alert.Alert) alertRecord {
 // a notice, so it never turns a problem indicator on after an upgrade.
 func (r alertRecord) alert() alert.Alert {
 	return alert.Alert{ID: r.ID, Device: r.Device, Time: r.Time, Severity: alert.Severity(r.Severity),
-		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary, Transport: r.Only}.Normalized()
+		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary, Transport: r.Only,
+		AckedBy: r.AckedBy, AckedAt: r.AckedAt}.Normalized()
 }
 
 // Enqueue appends an alert to the outbox. When the outbox holds OutboxCap

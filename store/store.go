@@ -59,10 +59,13 @@ var (
 	// and when its alert messages went out.
 	bucketTelegramHeld = []byte("telegram_held") // seq -> alert (JSON), a ring of HeldCap
 	bucketTelegramSent = []byte("telegram_sent") // seq -> time (time.MarshalBinary), the newest max_per_hour
+	// Acknowledged problems, and Telegram's alert messages (acks.go).
+	bucketAcks         = []byte("acks")          // problem key -> ProblemAck (JSON)
+	bucketTelegramMsgs = []byte("telegram_msgs") // seq -> alert, chat and message id (JSON), a ring of MaxTelegramMessages
 
 	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
 		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog,
-		bucketSettings, bucketNotes, bucketTelegramHeld, bucketTelegramSent}
+		bucketSettings, bucketNotes, bucketTelegramHeld, bucketTelegramSent, bucketAcks, bucketTelegramMsgs}
 )
 
 // Keys in the meta and telegram buckets.

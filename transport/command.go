@@ -44,6 +44,7 @@ type Source struct {
 	Topic   string // mqtt: the command topic
 	Chat    int64  // telegram: the chat
 	User    int64  // telegram: the sender (0 when Telegram gave none)
+	Name    string // telegram: the sender's @username, or first and last name
 }
 
 // String is the source as `vigil status` shows it:
@@ -58,6 +59,15 @@ func (s Source) String() string {
 		return s.Channel + " chat " + strconv.FormatInt(s.Chat, 10) + " user " + strconv.FormatInt(s.User, 10)
 	}
 	return s.Channel
+}
+
+// Who is the source as an ack records it: String, and the sender's name
+// when Telegram gave one ("telegram chat -100123 user 42 (@ann)").
+func (s Source) Who() string {
+	if s.Name != "" {
+		return s.String() + " (" + s.Name + ")"
+	}
+	return s.String()
 }
 
 // LogAttrs are the slog attributes naming the source.

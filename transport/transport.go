@@ -43,3 +43,17 @@ const (
 // ErrNotAllowed is wrapped by the daemon's refusal of a verb that [manage]
 // remote does not allow on the channel that sent it.
 var ErrNotAllowed = errors.New("not allowed")
+
+// The refusals of an ack, whichever channel asks (the heartbeat engine
+// returns them; a transport tells them apart with errors.Is).
+var (
+	// ErrNotFiring: the name or id given names no problem firing now
+	// (unknown, not firing, or resolved since).
+	ErrNotFiring = errors.New("not firing")
+	// ErrNotice: the id given is a notice's, which has nothing to
+	// acknowledge.
+	ErrNotice = errors.New("a notice is no problem: it has nothing to acknowledge")
+	// ErrAmbiguous: no name was given and several problems fire
+	// unacknowledged.
+	ErrAmbiguous = errors.New("several problems are firing")
+)

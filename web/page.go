@@ -145,6 +145,7 @@ func writePage(b *bytes.Buffer, d *pageData) {
 		}
 		w("</ul>\n")
 	}
+	writeProblems(w, d)
 	w(`<h2>Alerts</h2>
 <div class="scroll"><table id="alerts"><tr><th>time</th><th>severity</th><th class="hide-s">source</th><th>alert</th></tr>
 `)
@@ -174,6 +175,33 @@ func writePage(b *bytes.Buffer, d *pageData) {
 <footer>vigil · rendered `, esc(d.Now), ` · charts show the last 24 hours (since the first reading when that is later); dashed lines are rule thresholds, shading is a rule firing</footer>
 </body></html>
 `)
+}
+
+// writeProblems writes the problems firing now, each with who
+// acknowledged it, or its Acknowledge button when [manage] remote allows
+// "ack".
+func writeProblems(w func(...string), d *pageData) {
+	esc := html.EscapeString
+	w(`<h2>Problems</h2>
+<div class="scroll"><table id="problems"><tr><th>since</th><th>severity</th><th>problem</th><th>acknowledged</th></tr>
+`)
+	tok := `<input type="hidden" name="csrf" value="` + esc(d.Token) + `">`
+	for _, p := range d.Problems {
+		w("<tr><td>", esc(p.Since), `</td><td class="firing">`, esc(p.Severity), "</td><td>", esc(p.Name), ": ", esc(p.Summary), "</td><td>")
+		switch {
+		case p.AckedBy != "":
+			w(esc(p.AckedBy), " at ", esc(p.AckedAt))
+		case d.CanAck:
+			w(`<form method="post" action="/do/ack">`, tok, `<input type="hidden" name="target" value="`, esc(p.Target), `"><button class="ack">Acknowledge</button></form>`)
+		default:
+			w(`<span class="mute">no</span>`)
+		}
+		w("</td></tr>\n")
+	}
+	if len(d.Problems) == 0 {
+		w("<tr><td colspan=\"4\">Nothing firing.</td></tr>\n")
+	}
+	w("</table></div>\n")
 }
 
 // writeRuntime writes the run-time settings (with the checklist in force)
@@ -225,6 +253,10 @@ type readingView struct {
 
 type alertView struct{ Time, Severity, Class, Source, Text string }
 
+// problemView is a problem firing: Target is what its Acknowledge button
+// names (its alert id, or its name when it has none).
+type problemView struct{ Since, Severity, Name, Summary, Target, AckedBy, AckedAt string }
+
 type noteView struct{ Time, Age, Text string }
 
 type runView struct {
@@ -240,6 +272,8 @@ type pageData struct {
 	CanPause, CanResume       bool
 	CanCheck                  bool
 	CanTestAlert              bool
+	CanAck                    bool
+	Problems                  []problemView
 	Token, Done               string
 	Readings, Board           []readingView
 	SensorErrors              []string
@@ -256,6 +290,7 @@ var doneText = map[string]string{
 	"pause":  "Heartbeats paused; the rules keep running.",
 	"resume": "Heartbeats resumed.",
 	"check":  "Check ran: see the runs below.",
+	"ack":    "Acknowledged: no reminders until it resolves.",
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
@@ -292,7 +327,17 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 	d := pageData{St: st, Now: now.In(loc).Format("2006-01-02 15:04 MST"),
 		Token: s.csrf, Done: doneText[done],
 		CanPause: s.allowed("pause"), CanResume: s.allowed("resume"), CanCheck: s.allowed("check"),
-		CanTestAlert: s.allowed("test-alert")}
+		CanTestAlert: s.allowed("test-alert"), CanAck: s.allowed("ack")}
+	for _, p := range st.Problems {
+		pv := problemView{Since: when(p.Time), Severity: p.Severity.String(), Name: p.Name(), Summary: p.Summary, Target: p.ID, AckedBy: p.AckedBy}
+		if pv.Target == "" {
+			pv.Target = pv.Name
+		}
+		if p.AckedBy != "" {
+			pv.AckedAt = when(p.AckedAt)
+		}
+		d.Problems = append(d.Problems, pv)
+	}
 	if !st.NextRun.IsZero() {
 		d.NextRun = when(st.NextRun)
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jonboulle/clockwork"
 
@@ -45,10 +46,18 @@ type Checker interface {
 	TestAlert(ctx context.Context) (string, error)
 }
 
+// Acker runs the page's Acknowledge buttons: target is a problem's alert
+// id (or its name). It refuses with transport.ErrNotFiring when the
+// problem resolved meanwhile.
+type Acker interface {
+	Ack(ctx context.Context, target string) (string, error)
+}
+
 // Controller runs the page's buttons.
 type Controller interface {
 	Pauser
 	Checker
+	Acker
 }
 
 // RuleInfo is what the page knows of a configured rule.
@@ -84,6 +93,7 @@ const (
 	chartWindow    = 24 * time.Hour
 	sparkWindow    = time.Hour
 	timelineLen    = 20
+	maxTarget      = 128 // an ack's target: an alert id is at most 81 bytes
 )
 
 // StatusView is `vigil status --json` and /api/status: the engine's status
@@ -273,7 +283,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 // page (303), so the page needs no script.
 func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 	verb := r.PathValue("verb")
-	if !slices.Contains([]string{"pause", "resume", "check", "test-alert"}, verb) {
+	if !slices.Contains([]string{"pause", "resume", "check", "test-alert", "ack"}, verb) {
 		http.NotFound(w, r)
 		return
 	}
@@ -311,9 +321,20 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 		msg, err = s.ctl.Check(ctx)
 	case "test-alert":
 		msg, err = s.ctl.TestAlert(ctx)
+	case "ack":
+		target := r.PostForm.Get("target")
+		if target == "" || len(target) > maxTarget || strings.ContainsFunc(target, unicode.IsSpace) {
+			http.Error(w, fmt.Sprintf("target must be one problem's alert id or name (got %q)", target), http.StatusBadRequest)
+			return
+		}
+		msg, err = s.ctl.Ack(ctx, target)
 	}
-	if errors.Is(err, transport.ErrPauseRange) {
+	switch {
+	case errors.Is(err, transport.ErrPauseRange), errors.Is(err, transport.ErrNotice), errors.Is(err, transport.ErrAmbiguous):
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	case errors.Is(err, transport.ErrNotFiring): // it resolved while the page was open
+		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
 	if err != nil {

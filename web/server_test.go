@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,10 @@ type fakeEngine struct {
 	paused time.Time
 	calls  []string
 	rules  []heartbeat.RuleStatus // beside too_hot firing
+	// problems are the problems firing; Ack refuses the ids in resolved
+	// with transport.ErrNotFiring.
+	problems []alert.Alert
+	resolved []string
 }
 
 func newFake(now time.Time, readings int) *fakeEngine {
@@ -59,7 +64,7 @@ func (f *fakeEngine) Status(ctx context.Context) (heartbeat.Status, error) {
 		snap.Readings[s.Key] = device.Value{Value: s.Points[len(s.Points)-1].Value, Unit: s.Unit}
 	}
 	return heartbeat.Status{Device: "fake", Mode: "rules-only", Now: f.now, PausedUntil: f.paused, Snapshot: snap,
-		Outbox: map[string]int{"log": 0}, BudgetMax: 96,
+		Outbox: map[string]int{"log": 0}, BudgetMax: 96, Problems: f.problems,
 		Rules: append([]heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring, Since: f.now.Add(-time.Hour)}}, f.rules...)}, nil
 }
 
@@ -97,6 +102,17 @@ func (f *fakeEngine) TestAlert(ctx context.Context) (string, error) {
 	}
 	f.calls = append(f.calls, "test-alert")
 	return "test alert queued", nil
+}
+
+func (f *fakeEngine) Ack(ctx context.Context, target string) (string, error) {
+	if transport.SourceOf(ctx).Channel != transport.ChannelWeb {
+		return "", errors.New("the page's commands must carry the web source")
+	}
+	if slices.Contains(f.resolved, target) {
+		return "", fmt.Errorf("alert %s is no longer firing: %w", target, transport.ErrNotFiring)
+	}
+	f.calls = append(f.calls, "ack "+target)
+	return "acknowledged", nil
 }
 
 func newTestServer(t testing.TB, f *fakeEngine, opts Options) *Server {
@@ -433,5 +449,63 @@ func TestPageWithheldSections(t *testing.T) {
 		if strings.Contains(body, gone) {
 			t.Errorf("page says %q for a withheld section", gone)
 		}
+	}
+}
+
+// TestAckButton: the page lists the problems firing, each with who
+// acknowledged it or, when [manage] remote allows "ack", its Acknowledge
+// button, a POST with the form token naming the problem's alert id; one
+// that resolved meanwhile is answered 409.
+func TestAckButton(t *testing.T) {
+	f := newFake(t0, 1)
+	f.problems = []alert.Alert{
+		{ID: "fake-01", Time: t0.Add(-time.Hour), Severity: alert.Critical, Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring, Summary: "air at 40 °C"},
+		{ID: "fake-02", Time: t0.Add(-time.Minute), Severity: alert.Warning, Source: alert.SourceLLM, State: alert.StateFiring, Summary: "door <open>",
+			AckedBy: "telegram chat 1 user 2 (@ann)", AckedAt: t0.Add(-30 * time.Second)},
+	}
+	s := newTestServer(t, f, Options{Allowed: []string{"status", "ack"}})
+	body, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
+	for _, want := range []string{`<table id="problems">`, "too_hot: air at 40 °C", "llm: door &lt;open&gt;",
+		`<form method="post" action="/do/ack"><input type="hidden" name="csrf" value="` + s.Token() + `"><input type="hidden" name="target" value="fake-01"><button class="ack">Acknowledge</button></form>`,
+		"telegram chat 1 user 2 (@ann) at 11:59"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(body), `action="/do/ack"`); n != 1 {
+		t.Errorf("%d Acknowledge buttons, want 1 (the other is acknowledged)", n)
+	}
+
+	tok := func(target string) url.Values { return url.Values{"csrf": {s.Token()}, "target": {target}} }
+	resp := do(t, s, "POST", "/do/ack", tok("fake-01"), "", "")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?done=ack" || !slices.Equal(f.calls, []string{"ack fake-01"}) {
+		t.Errorf("POST /do/ack = %d to %q, calls %v; want 303 to /?done=ack and the ack run", resp.StatusCode, resp.Header.Get("Location"), f.calls)
+	}
+	f.resolved = []string{"fake-03"}
+	for _, tt := range []struct {
+		name string
+		form url.Values
+		code int
+	}{
+		{"no target", tok(""), http.StatusBadRequest},
+		{"two words", tok("too hot"), http.StatusBadRequest},
+		{"resolved meanwhile", tok("fake-03"), http.StatusConflict},
+		{"no token", url.Values{"target": {"fake-01"}}, http.StatusForbidden},
+	} {
+		if resp := do(t, s, "POST", "/do/ack", tt.form, "", ""); resp.StatusCode != tt.code {
+			t.Errorf("%s: POST /do/ack = %d, want %d", tt.name, resp.StatusCode, tt.code)
+		}
+	}
+	if len(f.calls) != 1 {
+		t.Errorf("calls = %v, want only the first ack", f.calls)
+	}
+
+	s2 := newTestServer(t, f, Options{Allowed: []string{"status"}})
+	body, _ = io.ReadAll(do(t, s2, "GET", "/", nil, "", "").Body)
+	if strings.Contains(string(body), `action="/do/ack"`) {
+		t.Error("the page shows an Acknowledge button [manage] remote does not allow")
+	}
+	if resp := do(t, s2, "POST", "/do/ack", url.Values{"csrf": {s2.Token()}, "target": {"fake-01"}}, "", ""); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /do/ack without ack in [manage] remote = %d, want 403", resp.StatusCode)
 	}
 }

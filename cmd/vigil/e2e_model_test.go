@@ -39,6 +39,17 @@ func newModelScript(t *testing.T, steps ...[]string) *modelScript {
 	return m
 }
 
+// llmSection writes a checklist of one item into dir (so that heartbeats
+// ask the model) and returns the [llm] section for m; the key comes from
+// VIGIL_TEST_KEY (start the daemon with "VIGIL_TEST_KEY=sk-test").
+func (m *modelScript) llmSection(dir, item string) string {
+	m.t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- "+item+"\n"), 0o644); err != nil {
+		m.t.Fatal(err)
+	}
+	return "\n[llm]\nbase_url = \"" + m.srv.URL + "/v1\"\napi_key_env = \"VIGIL_TEST_KEY\"\ntimeout = \"5s\"\n"
+}
+
 func (m *modelScript) handle(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {

@@ -14,7 +14,9 @@ import (
 
 const botToken = "4242:e2e-SECRET_token"
 
-// botAPI is a local Bot API server for getMe, sendMessage and getUpdates.
+// botAPI is a local Bot API server for getMe, sendMessage and getUpdates,
+// and editMessageText, editMessageReplyMarkup and answerCallbackQuery,
+// which it records.
 // Unlike Telegram it never forgets an update: getUpdates returns every
 // update at or after the offset asked for, so a daemon that lost its offset
 // would see (and execute) old commands again.
@@ -27,18 +29,30 @@ type botAPI struct {
 	updates []botUpdate
 	offsets []int64       // offset of every getUpdates, in order
 	added   chan struct{} // closed and replaced when an update is added
+	edits   []botSent     // editMessageText and editMessageReplyMarkup
+	answers []string      // the texts of answerCallbackQuery
 }
 
 type botSent struct {
 	Chat      int64
 	Text      string
 	ParseMode string
+	Markup    string // reply_markup as sent; "" without one
+	ID        int64  // the message's id (sent) or the one edited
 }
 
+// botUpdate is a message from Chat, as Chat (a private chat), or with
+// Data a press of the button with that callback_data on message MsgID by
+// user From (@User).
 type botUpdate struct {
 	ID   int64
 	Chat int64
 	Text string
+
+	Data  string
+	MsgID int64
+	From  int64
+	User  string
 }
 
 // telegramConfig is a [telegram] section talking to the fake Bot API at
@@ -74,11 +88,14 @@ func (b *botAPI) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body struct {
-		ChatID    int64  `json:"chat_id"`
-		Text      string `json:"text"`
-		ParseMode string `json:"parse_mode"`
-		Offset    int64  `json:"offset"`
-		Timeout   int64  `json:"timeout"`
+		ChatID    int64           `json:"chat_id"`
+		Text      string          `json:"text"`
+		ParseMode string          `json:"parse_mode"`
+		Offset    int64           `json:"offset"`
+		Timeout   int64           `json:"timeout"`
+		MessageID int64           `json:"message_id"`
+		Markup    json.RawMessage `json:"reply_markup"`
+		QueryID   string          `json:"callback_query_id"`
 	}
 	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&body) != nil {
 		botReply(w, 400, map[string]any{"ok": false, "error_code": 400, "description": "Bad Request: expected a JSON POST"})
@@ -94,13 +111,23 @@ func (b *botAPI) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		b.mu.Lock()
-		b.sent = append(b.sent, botSent{body.ChatID, body.Text, body.ParseMode})
-		n := len(b.sent)
+		n := int64(len(b.sent) + 1)
+		b.sent = append(b.sent, botSent{body.ChatID, body.Text, body.ParseMode, string(body.Markup), n})
 		b.mu.Unlock()
 		botReply(w, 200, map[string]any{"ok": true, "result": map[string]any{
 			"message_id": n, "date": time.Now().Unix(), "chat": map[string]any{"id": body.ChatID, "type": "private"}, "text": body.Text}})
 	case "getUpdates":
 		b.getUpdates(w, r, body.Offset, body.Timeout)
+	case "editMessageText", "editMessageReplyMarkup":
+		b.mu.Lock()
+		b.edits = append(b.edits, botSent{body.ChatID, body.Text, body.ParseMode, string(body.Markup), body.MessageID})
+		b.mu.Unlock()
+		botReply(w, 200, map[string]any{"ok": true, "result": true})
+	case "answerCallbackQuery":
+		b.mu.Lock()
+		b.answers = append(b.answers, body.QueryID+": "+body.Text)
+		b.mu.Unlock()
+		botReply(w, 200, map[string]any{"ok": true, "result": true})
 	default:
 		botReply(w, 404, map[string]any{"ok": false, "error_code": 404, "description": "Not Found"})
 	}
@@ -117,7 +144,12 @@ func (b *botAPI) getUpdates(w http.ResponseWriter, r *http.Request, offset, time
 		b.mu.Lock()
 		var res []map[string]any
 		for _, u := range b.updates {
-			if u.ID >= offset {
+			if u.ID >= offset && u.Data != "" {
+				res = append(res, map[string]any{"update_id": u.ID, "callback_query": map[string]any{
+					"id": fmt.Sprint("cb", u.ID), "data": u.Data, "chat_instance": "1",
+					"from":    map[string]any{"id": u.From, "is_bot": false, "first_name": "Ann", "username": u.User},
+					"message": map[string]any{"message_id": u.MsgID, "date": time.Now().Unix(), "chat": map[string]any{"id": u.Chat, "type": "private"}}}})
+			} else if u.ID >= offset {
 				res = append(res, map[string]any{"update_id": u.ID, "message": map[string]any{
 					"message_id": u.ID, "date": time.Now().Unix(), "text": u.Text,
 					"chat": map[string]any{"id": u.Chat, "type": "private"},
@@ -252,5 +284,37 @@ func TestTelegramAlertsCommandsAndOffset(t *testing.T) {
 	}
 	if logs += d.logText(); strings.Contains(logs, botToken) || strings.Contains(logs, "SECRET") {
 		t.Errorf("the bot token appears in the log:\n%s", logs)
+	}
+}
+
+// editsOf returns the edits of message id in chat.
+func (b *botAPI) editsOf(chat, id int64) []botSent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []botSent
+	for _, e := range b.edits {
+		if e.Chat == chat && e.ID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// waitAnswers waits until n button presses were answered and returns
+// the answers ("cb<update id>: text").
+func (b *botAPI) waitAnswers(n int, timeout time.Duration) []string {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		b.mu.Lock()
+		got := append([]string(nil), b.answers...)
+		b.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%d button presses answered within %v, want %d: %q", len(got), timeout, n, got)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,6 +1,6 @@
 package main
 
-// The verbs about heartbeats and alerts: pause, resume and test-alert.
+// The verbs about heartbeats and alerts: pause, resume, test-alert and ack.
 
 import (
 	"context"
@@ -46,6 +46,23 @@ func (e *env) cmdResume(ctx context.Context, args []string) error {
 	}
 	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "resume"}, note: " (saved; no daemon running)",
 		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Resume(ctx) }})
+}
+
+// cmdAck acknowledges a firing problem (daemon.Commands.Ack).
+func (e *env) cmdAck(ctx context.Context, args []string) error {
+	pos, err := e.flags("ack", args, nil, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageErr("ack: want at most one ID or RULE, got %d (see 'vigil help ack')", len(pos))
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "ack", Target: firstOr(pos, "")}, note: " (saved; no daemon running)",
+		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Ack(ctx, firstOr(pos, "")) }})
 }
 
 // cmdTestAlert queues a test alert through the real outbox: the running

@@ -180,6 +180,8 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 		return e.cmdResume(ctx, rest)
 	case "test-alert":
 		return e.cmdTestAlert(ctx, rest)
+	case "ack":
+		return e.cmdAck(ctx, rest)
 	case "config":
 		// Global flags may come before the verb: vigil config -c x check.
 		for i, a := range rest {

@@ -146,15 +146,18 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 		b := telegram.New(telegram.Config{
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
 			UserAgent: "vigil/" + version, Location: cfg.Device.Location,
-			Quiet: tg.Quiet, QuietMinSeverity: quietSev, MaxPerHour: tg.MaxPerHour, Digests: db,
+			Quiet: tg.Quiet, QuietMinSeverity: quietSev, MaxPerHour: tg.MaxPerHour, Digests: db, Messages: db,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
 		w = append(w, daemon.Transport{Notifier: b, Run: b.Run})
 	}
 	return w, nil
 }
 
-// The state file keeps what Telegram holds for its digest.
-var _ telegram.Digests = (*store.DB)(nil)
+// The state file keeps what Telegram holds for its digest and its alert messages.
+var (
+	_ telegram.Digests  = (*store.DB)(nil)
+	_ telegram.Messages = (*store.DB)(nil)
+)
 
 // telegramState keeps the bot's update offset and chat migration in the state file.
 type telegramState struct{ db *store.DB }

@@ -23,7 +23,7 @@ import (
 //	pause d  "paused for " + d, or transport.CheckPause's error
 //	resume   "resumed"
 //	sensors  SensorsReply, or "air.temperature 21.4 °C" when that is empty
-//	get, set, unset, toggle, checklist, logs, notes: see each method
+//	get, set, unset, toggle, checklist, logs, notes, ack: see each method
 //
 // Err, when set, may refuse a call as the real commands do (for instance
 // with an error wrapping transport.ErrNotAllowed): a refused call is not
@@ -33,7 +33,7 @@ type Commands struct {
 	SensorsReply string
 	// Err, when not nil, is asked before each call with the method's verb
 	// ("status", "check", "pause", "resume", "sensors", "get", "set",
-	// "unset", "toggle", "checklist", "logs", "notes"); a non-nil error is
+	// "unset", "toggle", "checklist", "logs", "notes", "ack"); a non-nil error is
 	// returned instead of running it.
 	Err func(verb string) error
 
@@ -207,4 +207,12 @@ func (f *Commands) Notes(ctx context.Context, clear bool) (string, error) {
 	}
 	f.record(ctx, "notes")
 	return "no notes", nil
+}
+
+func (f *Commands) Ack(ctx context.Context, target string) (string, error) {
+	if err := f.refused("ack"); err != nil {
+		return "", err
+	}
+	f.record(ctx, "ack "+target)
+	return "acknowledged " + target, nil
 }

@@ -26,6 +26,7 @@ const (
 	cmdSet      = "set"
 	cmdUnset    = "unset"
 	cmdList     = "checklist"
+	cmdAck      = "ack"
 	resultLeaf  = "result"
 	cmdRunLimit = 5 * time.Minute // a check runs the LLM; bounded anyway
 	// maxChecklist is the checklist's own limit (config.MaxChecklistSize,
@@ -39,12 +40,13 @@ const (
 
 // command is a validated inbound command.
 type command struct {
-	Name    string // check | pause | resume | get | set | unset | checklist
+	Name    string // check | pause | resume | get | set | unset | checklist | ack
 	Minutes int    // pause only; its range is the commands' to check
 	Key     string // get ("" for every key), set, unset
 	Value   string // set
 	Op      string // checklist: transport.ChecklistShow, ChecklistSet or ChecklistReset
 	Text    string // checklist set
+	Target  string // ack: a rule, llm, an alert id, or "" (the only problem firing)
 }
 
 // parseCommand validates the payload of <p>/<id>/cmd/<name>. check and
@@ -101,8 +103,10 @@ func parseCommand(name string, payload []byte) (command, error) {
 		return parseSet(p)
 	case cmdList:
 		return parseChecklist(p)
+	case cmdAck:
+		return parseAck(p)
 	}
-	return command{}, fmt.Errorf("unknown command %q (want check, pause, resume, get, set, unset or checklist)", truncate(name, 32))
+	return command{}, fmt.Errorf("unknown command %q (want check, pause, resume, get, set, unset, checklist or ack)", truncate(name, 32))
 }
 
 // parseKey reads the payload of cmd/get (empty: every key) and cmd/unset:
@@ -142,6 +146,27 @@ func checkKey(key string) error {
 		return fmt.Errorf("key %q is not one word", truncate(key, 32))
 	}
 	return nil
+}
+
+// parseAck reads the payload of cmd/ack: what to acknowledge (a rule,
+// llm, an alert id) as text or as {"target": "..."}; empty (or {}) for
+// the only problem firing.
+func parseAck(p []byte) (command, error) {
+	const want = `nothing (the only problem firing), a rule, llm or an alert id as text, or {"target": "..."}`
+	target := string(p)
+	if len(p) > 0 && p[0] == '{' {
+		var v struct {
+			Target string `json:"target"`
+		}
+		if err := decodeStrict(p, &v); err != nil {
+			return command{}, fmt.Errorf("cmd/ack: want %s: %w", want, err)
+		}
+		target = strings.TrimSpace(v.Target)
+	}
+	if err := checkKey(target); err != nil {
+		return command{}, fmt.Errorf("cmd/ack: %w (want %s)", err, want)
+	}
+	return command{Name: cmdAck, Target: target}, nil
 }
 
 // parseSet reads the payload of cmd/set: "KEY VALUE" as text (the value is
@@ -262,8 +287,9 @@ func (c *Client) onCommand(_ paho.Client, m paho.Message) {
 // commandResult is the payload of <p>/<id>/cmd/result.
 type commandResult struct {
 	Command string `json:"command"`
-	Key     string `json:"key,omitempty"` // get, set, unset: the key asked about
-	Op      string `json:"op,omitempty"`  // checklist: show, set or reset
+	Key     string `json:"key,omitempty"`    // get, set, unset: the key asked about
+	Op      string `json:"op,omitempty"`     // checklist: show, set or reset
+	Target  string `json:"target,omitempty"` // ack: what was named
 	OK      bool   `json:"ok"`
 	Message string `json:"message,omitempty"`
 	Error   string `json:"error,omitempty"`
@@ -319,8 +345,10 @@ func (c *Client) execute(ctx context.Context, name string, payload []byte) comma
 		msg, err = c.cmds.Unset(ctx, cmd.Key)
 	case cmdList:
 		msg, err = c.cmds.Checklist(ctx, cmd.Op, cmd.Text)
+	case cmdAck:
+		msg, err = c.cmds.Ack(ctx, cmd.Target)
 	}
-	res := commandResult{Command: cmd.Name, Key: cmd.Key, Op: cmd.Op}
+	res := commandResult{Command: cmd.Name, Key: cmd.Key, Op: cmd.Op, Target: cmd.Target}
 	switch {
 	case errors.Is(err, transport.ErrNotAllowed):
 		// The verb names are [manage] remote's: cmd/<name> is <name> there.

@@ -645,6 +645,10 @@ func TestManagementCommands(t *testing.T) {
 		{"checklist", string(body), true, "checklist set " + strconv.Itoa(len(checklist)), "checklist set", ""},
 		{"checklist", "- Is the fan on?", false, "", "cmd/checklist: want", ""},
 		{"checklist", `{"op":"set","text":"` + strings.Repeat("x", 17<<10) + `"}`, false, "", "more than the checklist's 16 KiB", ""},
+		{"ack", "too_hot", true, "ack too_hot", "acknowledged too_hot", ""},
+		{"ack", `{"target":"llm"}`, true, "ack llm", "acknowledged llm", ""},
+		{"ack", "", true, "ack ", "acknowledged", ""},
+		{"ack", "too hot", false, "", `cmd/ack: key "too hot" is not one word`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.leaf+"/"+truncate(tt.payload, 40), func(t *testing.T) {
@@ -682,6 +686,7 @@ func TestManagementNotAllowed(t *testing.T) {
 		{"get", "", "get"},
 		{"unset", "heartbeat.interval", "unset"},
 		{"checklist", "show", "checklist"},
+		{"ack", "too_hot", "ack"},
 	} {
 		res := roundTrip(t, sub, tt.leaf, tt.payload)
 		want := `not allowed: add "` + tt.verb + `" to [manage] remote`

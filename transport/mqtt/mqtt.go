@@ -623,7 +623,32 @@ func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duratio
 	return nil
 }
 
-func problemKey(a alert.Alert) string { return a.Source + "/" + a.Rule }
+func problemKey(a alert.Alert) string { return a.Key() }
+
+// Acknowledged shows an ack in the problem sensor's attributes (acked_by,
+// acked_at of the problem): rebuilt from Config.Problems, which has it,
+// or without one by marking the problem this client delivered.
+func (c *Client) Acknowledged(ctx context.Context, p alert.Alert, _ []string) error {
+	if !c.cfg.HomeAssistant {
+		return nil
+	}
+	if c.cfg.Problems != nil {
+		c.rebuildProblem(ctx)
+		return nil
+	}
+	c.problemMu.Lock()
+	defer c.problemMu.Unlock()
+	c.mu.Lock()
+	if a, ok := c.active[p.Key()]; ok {
+		a.AckedBy, a.AckedAt = p.AckedBy, p.AckedAt
+		c.active[p.Key()] = a
+	}
+	c.mu.Unlock()
+	if err := c.publishProblem(ctx); err != nil {
+		return fmt.Errorf("mqtt: %w", err)
+	}
+	return nil
+}
 
 // rebuildProblem replaces what the problem sensor holds with what
 // Config.Problems says is firing now, and publishes it, retained: after a
@@ -679,13 +704,17 @@ func (c *Client) problemsNow(ctx context.Context) map[string]alert.Alert {
 	return maps.Clone(c.active)
 }
 
-// problemAlert is one firing alert in the problem sensor's attributes.
+// problemAlert is one firing alert in the problem sensor's attributes,
+// with who acknowledged it and when, if someone did.
 type problemAlert struct {
+	ID       string         `json:"id,omitempty"` // what cmd/ack may name
 	Severity alert.Severity `json:"severity"`
 	Source   string         `json:"source"`
 	Rule     string         `json:"rule,omitempty"`
 	Summary  string         `json:"summary"`
 	Time     time.Time      `json:"time"`
+	AckedBy  string         `json:"acked_by,omitempty"`
+	AckedAt  time.Time      `json:"acked_at,omitzero"`
 }
 
 // problemPayloads are the problem binary sensor's state (ON while any
@@ -693,7 +722,7 @@ type problemAlert struct {
 func problemPayloads(active map[string]alert.Alert) (state, attrs []byte, err error) {
 	firing := make([]problemAlert, 0, len(active))
 	for _, a := range active {
-		firing = append(firing, problemAlert{a.Severity, a.Source, a.Rule, a.Summary, a.Time})
+		firing = append(firing, problemAlert{a.ID, a.Severity, a.Source, a.Rule, a.Summary, a.Time, a.AckedBy, a.AckedAt})
 	}
 	slices.SortFunc(firing, func(a, b problemAlert) int {
 		if c := a.Time.Compare(b.Time); c != 0 {

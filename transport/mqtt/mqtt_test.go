@@ -100,6 +100,15 @@ func TestParseCommand(t *testing.T) {
 		{"checklist", `{"op": "drop"}`, command{}, `unknown op "drop"`},
 		{"checklist", `{"op": "set", "text": "` + strings.Repeat("x", 16<<10+1) + `"}`, command{}, "text is 16385 bytes, more than the checklist's 16 KiB"},
 		{"checklist", strings.Repeat(" ", 40<<10), command{}, "payload is 40960 bytes, more than 33024 (the checklist itself may be at most 16 KiB)"},
+		{"ack", "", command{Name: "ack"}, ""},
+		{"ack", " too_hot\n", command{Name: "ack", Target: "too_hot"}, ""},
+		{"ack", "e2e-3f2a9c0d11b4e5f6", command{Name: "ack", Target: "e2e-3f2a9c0d11b4e5f6"}, ""},
+		{"ack", `{"target": " llm "}`, command{Name: "ack", Target: "llm"}, ""},
+		{"ack", `{}`, command{Name: "ack"}, ""},
+		{"ack", "too hot", command{}, `cmd/ack: key "too hot" is not one word`},
+		{"ack", `{"rule": "too_hot"}`, command{}, "unknown field"},
+		{"ack", `{"target": 7}`, command{}, "cmd/ack: want"},
+		{"ack", strings.Repeat("x", 300), command{}, "longer than 256"},
 		{"reboot", "", command{}, `unknown command "reboot"`},
 		{"result", `{"ok":true}`, command{}, "unknown command"},
 	}
@@ -121,8 +130,9 @@ func TestParseCommand(t *testing.T) {
 
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"", "{}", "30", `{"minutes":5}`, "0", "1441", `{"minutes":1e3}`, "\x00", "null",
-		"heartbeat.interval 10m", `{"key":"k","value":"v"}`, `{"key":"k"}`, "show", `{"op":"set","text":"a\nb"}`, `{"op":"reset"}`} {
-		for _, name := range []string{"check", "pause", "resume", "get", "set", "unset", "checklist", "x"} {
+		"heartbeat.interval 10m", `{"key":"k","value":"v"}`, `{"key":"k"}`, "show", `{"op":"set","text":"a\nb"}`, `{"op":"reset"}`,
+		"too_hot", `{"target":"llm"}`} {
+		for _, name := range []string{"check", "pause", "resume", "get", "set", "unset", "checklist", "ack", "x"} {
 			f.Add(name, []byte(s))
 		}
 	}
@@ -144,8 +154,12 @@ func FuzzParseCommand(f *testing.F) {
 			t.Fatalf("parseCommand(%q, %q).Key = %q, not one word", name, payload, cmd.Key)
 		}
 		switch cmd.Name {
+		case cmdAck:
+			if cmd.Key != "" || cmd.Value != "" || cmd.Op != "" || strings.ContainsFunc(cmd.Target, unicode.IsSpace) {
+				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
+			}
 		case cmdPause, cmdCheck, cmdResume:
-			if cmd.Key != "" || cmd.Value != "" || cmd.Op != "" || cmd.Text != "" {
+			if cmd.Key != "" || cmd.Value != "" || cmd.Op != "" || cmd.Text != "" || cmd.Target != "" {
 				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
 			}
 		case cmdGet, cmdUnset:

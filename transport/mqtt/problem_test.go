@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -227,5 +228,49 @@ func TestReadyAtFirstConnect(t *testing.T) {
 	case <-c.Ready():
 	case <-time.After(10 * time.Second):
 		t.Fatal("Ready not closed 10s after the broker started")
+	}
+}
+
+// TestAckInProblemAttributes: an ack shows in the problem sensor's
+// attributes (id, acked_by, acked_at of the firing problem), from the
+// owner's problems, or, without a source, from the problem delivered.
+func TestAckInProblemAttributes(t *testing.T) {
+	ackedAt := time.Date(2025, 3, 1, 12, 5, 0, 0, time.UTC)
+	for _, withSource := range []bool{true, false} {
+		t.Run(map[bool]string{true: "source", false: "delivered"}[withSource], func(t *testing.T) {
+			b := mosquittotest.Start(t, mosquittotest.Options{})
+			rule := testAlert("r1", alert.Critical)
+			cfg := Config{HomeAssistant: true}
+			src := &problems{}
+			if withSource {
+				src.set([]alert.Alert{rule}, nil)
+				cfg.Problems = src
+			}
+			c := newTestClient(t, b.URL(), cfg, nil)
+			runClient(t, c)
+			waitConnected(t, c)
+			ctx, cancel := context.WithTimeout(context.Background(), wait5)
+			defer cancel()
+			if err := c.Notify(ctx, rule); err != nil {
+				t.Fatal(err)
+			}
+			acked := rule
+			acked.AckedBy, acked.AckedAt = "telegram chat 1 user 2 (@ann)", ackedAt
+			src.set([]alert.Alert{acked}, nil)
+			sub := mosquittotest.Subscribe(t, b.URL(), topicAttrs)
+			if err := c.Acknowledged(ctx, acked, []string{"r1"}); err != nil {
+				t.Fatalf("Acknowledged() = %v", err)
+			}
+			m := sub.Wait(topicAttrs, wait5, func(m mosquittotest.Message) bool { return strings.Contains(m.Payload, "acked_by") })
+			var p struct {
+				Firing []problemAlert `json:"firing"`
+			}
+			if err := json.Unmarshal([]byte(m.Payload), &p); err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Firing) != 1 || p.Firing[0].ID != "r1" || p.Firing[0].AckedBy != acked.AckedBy || !p.Firing[0].AckedAt.Equal(ackedAt) {
+				t.Errorf("problem attributes after the ack = %s, want too_hot with id r1, acked_by and acked_at", m.Payload)
+			}
+		})
 	}
 }

@@ -35,10 +35,17 @@ type Checklister interface {
 	Checklist(ctx context.Context, op, text string) (string, error)
 }
 
+// Acker acknowledges a firing problem (cmd/ack): target is a rule, "llm",
+// an alert id, or "" for the only one firing.
+type Acker interface {
+	Ack(ctx context.Context, target string) (string, error)
+}
+
 // Commands is every role the cmd topics call.
 type Commands interface {
 	Checker
 	Pauser
 	Settings
 	Checklister
+	Acker
 }

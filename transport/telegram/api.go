@@ -166,16 +166,50 @@ func decodeResponse(raw []byte) (response, error) {
 
 // update is the part of a getUpdates entry vigil reads.
 type update struct {
-	UpdateID int64    `json:"update_id"`
-	Message  *message `json:"message"`
+	UpdateID      int64          `json:"update_id"`
+	Message       *message       `json:"message"`
+	CallbackQuery *callbackQuery `json:"callback_query"` // a press of a message's button
+}
+
+// user is a message's sender or the one who pressed a button.
+type user struct {
+	ID        int64  `json:"id"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Username  string `json:"username"`
+}
+
+// name is how an ack names the user: @username, or the first and last
+// name ("" when Telegram gave neither).
+func (u *user) name() string {
+	if u == nil {
+		return ""
+	}
+	if u.Username != "" {
+		return "@" + u.Username
+	}
+	return strings.TrimSpace(u.FirstName + " " + u.LastName)
+}
+
+// callbackQuery is a press of an inline keyboard's button: who pressed it
+// (From), on which message (absent for a message sent via inline mode,
+// which vigil never sends) and the button's callback_data.
+type callbackQuery struct {
+	ID      string `json:"id"`
+	From    user   `json:"from"`
+	Message *struct {
+		MessageID int64 `json:"message_id"`
+		Chat      struct {
+			ID int64 `json:"id"`
+		} `json:"chat"`
+	} `json:"message"`
+	Data string `json:"data"`
 }
 
 type message struct {
 	MessageID int64 `json:"message_id"`
-	From      *struct {
-		ID int64 `json:"id"`
-	} `json:"from"` // the sender; absent in channels
-	Chat struct {
+	From      *user `json:"from"` // the sender; absent in channels
+	Chat      struct {
 		ID   int64  `json:"id"`
 		Type string `json:"type"`
 	} `json:"chat"`

@@ -65,6 +65,8 @@ type Digests interface {
 	// TelegramSent records a message sent at at, keeping the newest keep
 	// send times, and releases the held alerts it carried.
 	TelegramSent(at time.Time, keep int, release []string) error
+	// AckTelegramHeld marks the held alerts among ids acknowledged.
+	AckTelegramHeld(ids []string, by string, at time.Time) error
 }
 
 // Window is the quiet hours' daily span of local time.
@@ -329,7 +331,7 @@ func (b *Bot) flush(ctx context.Context, p pending) error {
 		if len(parts) > 1 {
 			what = fmt.Sprintf("digest %d/%d", i+1, len(parts))
 		}
-		err := b.deliver(ctx, what, part.html, part.plain)
+		_, _, err := b.deliver(ctx, what, part.html, part.plain, nil)
 		if errors.Is(err, transport.ErrPermanent) {
 			b.log.Error("telegram rejected a digest: dropping it (MQTT and the log have every alert)", keyAlert, what, keyErr, err)
 		} else if err != nil {
@@ -472,10 +474,14 @@ func openLine(lines []*digestLine, src string) *digestLine {
 }
 
 // digestText is an alert's line in a digest: its time, severity, what
-// raised it and its summary.
+// raised it and its summary, and who acknowledged it while it was held.
 func digestText(a alert.Alert, loc *time.Location) string {
 	head, what := headOf(a)
-	return clockOf(a.Time, loc) + " " + head + " " + what + ": " + truncate16(a.Summary, lineSummary)
+	line := clockOf(a.Time, loc) + " " + head + " " + what + ": " + truncate16(a.Summary, lineSummary)
+	if a.AckedBy != "" && a.IsProblem() {
+		line += " · ☑️ acknowledged by " + a.AckedBy + " " + clockOf(a.AckedAt, loc)
+	}
+	return line
 }
 
 func clockOf(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.TimeOnly) }

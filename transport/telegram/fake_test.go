@@ -19,7 +19,9 @@ const testToken = "123456789:AAE-secret_TOKEN-value"
 
 // fakeAPI is an httptest server speaking the Bot API's wire format for the
 // methods vigil uses: getMe, sendMessage (with HTML entity parsing and the
-// 4096-character limit) and getUpdates (offset and long-poll timeout).
+// 4096-character limit), getUpdates (offset and long-poll timeout), and
+// editMessageText, editMessageReplyMarkup and answerCallbackQuery, which
+// it answers ok and records (Calls).
 type fakeAPI struct {
 	t   *testing.T
 	srv *httptest.Server
@@ -44,6 +46,7 @@ type sentMessage struct {
 	Text      string // as sent
 	ParseMode string
 	Rendered  string // what the user sees after entity parsing
+	Markup    any    // reply_markup as sent, nil without one
 }
 
 type apiCall struct {
@@ -107,6 +110,8 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		apiReply(w, st, b)
 	case "getUpdates":
 		f.getUpdates(w, r, body)
+	case "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery":
+		apiReply(w, 200, `{"ok":true,"result":true}`)
 	default:
 		apiReplyPair(w, apiErrPair(http.StatusNotFound, "Not Found"))
 	}
@@ -149,7 +154,7 @@ func (f *fakeAPI) sendMessage(body map[string]any) (int, string) {
 		return apiErr(400, "Bad Request: message is too long")
 	}
 	f.mu.Lock()
-	f.sent = append(f.sent, sentMessage{chat, text, mode, rendered})
+	f.sent = append(f.sent, sentMessage{chat, text, mode, rendered, body["reply_markup"]})
 	id := len(f.sent)
 	f.mu.Unlock()
 	return 200, fmt.Sprintf(`{"ok":true,"result":{"message_id":%d,"chat":{"id":%d,"type":"private"},"date":1700000000,"text":%q}}`, id, chat, rendered)
@@ -194,6 +199,17 @@ func (f *fakeAPI) addUpdate(id, chat int64, text string) {
 	u := fmt.Sprintf(`{"update_id":%d,"message":{"message_id":%d,"from":{"id":%d,"is_bot":false,"first_name":"A"},"chat":{"id":%d,"type":"private"},"date":1700000000,"text":%q}}`,
 		id, id, chat, chat, text)
 	f.addRawUpdate(id, u)
+}
+
+// addCallback queues a press of a button with data on message msg in
+// chat, by user (with the @username given, if any).
+func (f *fakeAPI) addCallback(id, chat, msg, user int64, username, data string) {
+	from := fmt.Sprintf(`{"id":%d,"is_bot":false,"first_name":"Ann","username":%q}`, user, username)
+	if username == "" {
+		from = fmt.Sprintf(`{"id":%d,"is_bot":false,"first_name":"Ann","last_name":"Lee"}`, user)
+	}
+	f.addRawUpdate(id, fmt.Sprintf(`{"update_id":%d,"callback_query":{"id":"cb%d","from":%s,"message":{"message_id":%d,"chat":{"id":%d,"type":"private"},"date":1700000000,"text":"alert"},"chat_instance":"1","data":%q}}`,
+		id, id, from, msg, chat, data))
 }
 
 func (f *fakeAPI) addRawUpdate(id int64, raw string) {

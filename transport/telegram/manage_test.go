@@ -90,7 +90,7 @@ func TestManagementCommands(t *testing.T) {
 	if got, want := cmds.ChecklistText(), checklist+"\n"; got != want {
 		t.Errorf("/checklist set passed %q, want the lines after the command, %q", got, want)
 	}
-	want := transport.Source{Channel: transport.ChannelTelegram, Chat: allowedChat, User: allowedChat}
+	want := transport.Source{Channel: transport.ChannelTelegram, Chat: allowedChat, User: allowedChat, Name: "A"} // the sender's first name
 	for i, s := range cmds.Sources() {
 		if s != want {
 			t.Errorf("source of call %d = %+v, want %+v", i, s, want)

@@ -27,6 +27,7 @@ const help = `vigil commands:
 /checklist set – with the new checklist on the next lines of the message
 /logs [N] – the last N runs and commands (1..50, default 10)
 /notes – the model's notes; /notes clear drops them
+/ack [RULE|ID] – acknowledge a firing problem: no reminders until it resolves (or press Acknowledge on its message)
 
 Which of these a chat may use is [manage] remote's to say.`
 
@@ -39,6 +40,7 @@ const (
 	usageChecklist = "usage: /checklist [show|reset], or /checklist set with the new checklist on the next lines of the same message"
 	usageLogs      = "usage: /logs [N] (N 1..50, default 10)"
 	usageNotes     = "usage: /notes, or /notes clear"
+	usageAck       = "usage: /ack [RULE|ID], e.g. /ack too_hot, /ack llm; /ack alone acknowledges the only problem firing"
 )
 
 // Limits of /logs.
@@ -129,7 +131,7 @@ type getUpdates struct {
 // next offset. It returns the offset for the next poll.
 func (b *Bot) poll(ctx context.Context, offset int64) (int64, error) {
 	var ups []update
-	req := getUpdates{Offset: offset, Timeout: int64(b.cfg.PollTimeout / time.Second), AllowedUpdates: []string{"message"}}
+	req := getUpdates{Offset: offset, Timeout: int64(b.cfg.PollTimeout / time.Second), AllowedUpdates: []string{"message", "callback_query"}}
 	if err := b.call(ctx, "getUpdates", req, &ups, b.cfg.PollTimeout+15*time.Second); err != nil {
 		return offset, fmt.Errorf("telegram: %w", err)
 	}
@@ -151,21 +153,17 @@ func (b *Bot) poll(ctx context.Context, offset int64) (int64, error) {
 
 // handle answers one update.
 func (b *Bot) handle(ctx context.Context, u update) {
+	if u.CallbackQuery != nil {
+		b.handleCallback(ctx, u.CallbackQuery)
+		return
+	}
 	m := u.Message
 	if m == nil {
 		return
 	}
 	chat := m.Chat.ID
 	if !b.allowed(chat) {
-		b.mu.Lock()
-		first := !b.unknown[chat] && len(b.unknown) < maxUnknownLog
-		if first {
-			b.unknown[chat] = true
-		}
-		b.mu.Unlock()
-		if first {
-			b.log.Warn("telegram message from a chat not in allowed_chats ignored", keyChat, chat)
-		}
+		b.logOnce(b.unknown, chat, "telegram message from a chat not in allowed_chats ignored", keyChat, chat)
 		return
 	}
 	if m.MigrateToChatID != 0 {
@@ -190,22 +188,14 @@ func (b *Bot) handle(ctx context.Context, u update) {
 		user = m.From.ID
 	}
 	if len(b.cfg.AllowedUsers) > 0 && !slices.Contains(b.cfg.AllowedUsers, user) {
-		b.mu.Lock()
-		first := !b.strange[user] && len(b.strange) < maxUnknownLog
-		if first {
-			b.strange[user] = true
-		}
-		b.mu.Unlock()
-		if first {
-			b.log.Warn("telegram command from a user not in allowed_users ignored", keyChat, chat, keyUser, user, keyCommand, name)
-		}
+		b.logOnce(b.strange, user, "telegram command from a user not in allowed_users ignored", keyChat, chat, keyUser, user, keyCommand, name)
 		return
 	}
 	b.log.Info("telegram command", keyChat, chat, keyUser, user, keyCommand, name)
-	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelTelegram, Chat: chat, User: user})
+	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelTelegram, Chat: chat, User: user, Name: m.From.name()})
 	reply := b.execute(ctx, name, arg)
 	for _, part := range replyParts(reply) {
-		if err := b.send(ctx, chat, part, "", false); err != nil {
+		if _, _, err := b.send(ctx, sendMessage{ChatID: chat, Text: part}, false); err != nil {
 			b.log.Warn("telegram reply", keyChat, chat, keyErr, err)
 			return
 		}
@@ -342,6 +332,11 @@ func (b *Bot) execute(ctx context.Context, name, arg string) string {
 			return usageNotes
 		}
 		out, err = b.cmds.Notes(ctx, arg == "clear")
+	case "ack":
+		if arg != "" && !oneWord(arg) {
+			return usageAck
+		}
+		out, err = b.cmds.Ack(ctx, arg)
 	case "start", "help":
 		return help
 	default:

@@ -266,6 +266,7 @@ func FuzzUpdates(f *testing.F) {
 	f.Add([]byte(`{"ok":false,"error_code":409,"description":"Conflict"}`))
 	f.Add([]byte(`{"ok":true,"result":[{"update_id":1e3}]}`))
 	f.Add([]byte(`<html>502 Bad Gateway</html>`))
+	f.Add([]byte(`{"ok":true,"result":[{"update_id":8,"callback_query":{"id":"q","from":{"id":7,"username":"ann"},"message":{"message_id":3,"chat":{"id":42}},"data":"ack:0123"}},{"update_id":9,"callback_query":{"id":"r","from":{"id":8}}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ups, err := decodeUpdates(body)
 		if err != nil {
@@ -278,6 +279,11 @@ func FuzzUpdates(f *testing.F) {
 			t.Fatalf("decodeUpdates accepted invalid JSON %q", body)
 		}
 		for _, u := range ups {
+			if q := u.CallbackQuery; q != nil {
+				if n := q.From.name(); n != strings.TrimSpace(n) {
+					t.Fatalf("callback from %+v: name %q not trimmed", q.From, n)
+				}
+			}
 			if u.Message == nil {
 				continue
 			}
@@ -328,7 +334,7 @@ func TestAllowedUsersInGroup(t *testing.T) {
 	if got, want := cmds.Calls(), []string{"pause 30m0s", "check"}; !slices.Equal(got, want) {
 		t.Errorf("commands run = %v, want %v (only the allowed user's)", got, want)
 	}
-	want := transport.Source{Channel: transport.ChannelTelegram, Chat: group, User: owner}
+	want := transport.Source{Channel: transport.ChannelTelegram, Chat: group, User: owner, Name: "U"}
 	for i, s := range cmds.Sources() {
 		if s != want {
 			t.Errorf("source of call %d = %+v, want %+v", i, s, want)

@@ -54,6 +54,13 @@ type Notebook interface {
 	Notes(ctx context.Context, clear bool) (string, error)
 }
 
+// Acker acknowledges a firing problem (/ack and the Acknowledge button):
+// target is a rule, "llm", an alert id, or "" for the only one firing.
+// It refuses with transport.ErrNotFiring, ErrNotice or ErrAmbiguous.
+type Acker interface {
+	Ack(ctx context.Context, target string) (string, error)
+}
+
 // Commands is every role the bot's commands call.
 type Commands interface {
 	Reporter
@@ -63,4 +70,5 @@ type Commands interface {
 	Toggler
 	Checklister
 	Notebook
+	Acker
 }

@@ -2,8 +2,11 @@
 // API and answers commands from the allowed chats by long polling
 // getUpdates: /status, /check, /pause, /resume and /sensors, and the
 // management verbs /get, /set, /unset, /toggle, /checklist, /logs and
-// /notes, which [manage] remote gates (the daemon behind the bot
-// refuses what it does not allow, and the reply names the entry).
+// /notes, and /ack, which [manage] remote gates (the daemon behind the bot
+// refuses what it does not allow, and the reply names the entry). A firing
+// problem's message carries an Acknowledge button; an ack, from any
+// channel, edits the problem's messages to say who acknowledged it
+// (ack.go).
 //
 // Alerts go out as HTML with the text escaped (never MarkdownV2, which LLM
 // text breaks); if Telegram still cannot parse the entities the alert is
@@ -99,6 +102,12 @@ type Config struct {
 	QuietMinSeverity alert.Severity
 	MaxPerHour       int
 	Digests          Digests
+
+	// Messages remembers which message carried which firing problem
+	// (ack.go), so that an ack from any channel edits it; the message has
+	// an Acknowledge button too when the alert chat is an allowed chat the
+	// bot takes commands from. Nil: no button and no edit.
+	Messages Messages
 }
 
 // State persists what the bot learns: the getUpdates offset and chat
@@ -188,38 +197,52 @@ func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 	return b.sendAlert(ctx, a)
 }
 
-// sendAlert sends one alert as its own message.
+// sendAlert sends one alert as its own message; a firing problem's has
+// an Acknowledge button (when buttons are on), and the bot remembers its
+// message, for an ack to edit.
 func (b *Bot) sendAlert(ctx context.Context, a alert.Alert) error {
 	htmlText, plain := formatAlert(a, b.cfg.Location)
-	return b.deliver(ctx, "alert "+a.ID, htmlText, plain)
+	var markup *inlineKeyboard
+	if a.IsProblem() && b.buttons() {
+		markup = ackKeyboard(a)
+	}
+	chat, msg, err := b.deliver(ctx, "alert "+a.ID, htmlText, plain, markup)
+	if err != nil || !a.IsProblem() || b.cfg.Messages == nil {
+		return err
+	}
+	if err := b.cfg.Messages.PutTelegramMessage(a, chat, msg); err != nil {
+		// Delivered all the same: only an edit on ack is lost.
+		b.log.Warn("telegram remember the message of an alert", keyAlert, a.ID, keyErr, err)
+	}
+	return nil
 }
 
 // deliver sends one message (what names it in errors: "alert <id>") to
 // the alert chat as HTML, and once more as plain text if Telegram cannot
-// parse the HTML. Rejected as plain text too, the error wraps
-// transport.ErrPermanent.
-func (b *Bot) deliver(ctx context.Context, what, htmlText, plain string) error {
-	chat, err := b.state.Chat(b.cfg.ChatID)
+// parse the HTML, and returns the chat and the message id it went out as.
+// Rejected as plain text too, the error wraps transport.ErrPermanent.
+func (b *Bot) deliver(ctx context.Context, what, htmlText, plain string, markup *inlineKeyboard) (chat, msg int64, err error) {
+	chat, err = b.state.Chat(b.cfg.ChatID)
 	if err != nil {
-		return fmt.Errorf("telegram: read chat migration: %w", err)
+		return 0, 0, fmt.Errorf("telegram: read chat migration: %w", err)
 	}
-	err = b.send(ctx, chat, htmlText, "HTML", true)
+	chat, msg, err = b.send(ctx, sendMessage{ChatID: chat, Text: htmlText, ParseMode: "HTML", ReplyMarkup: markup}, true)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Code == statusBadRequest && !chatNotFound(ae) {
 		b.log.Warn("telegram rejected the HTML, sending plain text", keyAlert, what, keyErr, err)
 		chat, _ = b.state.Chat(b.cfg.ChatID) // a migration may have happened
-		err = b.send(ctx, chat, plain, "", true)
+		chat, msg, err = b.send(ctx, sendMessage{ChatID: chat, Text: plain, ReplyMarkup: markup}, true)
 		if errors.As(err, &ae) && ae.Code == statusBadRequest && !chatNotFound(ae) {
-			return fmt.Errorf("telegram: send %s: %w: %w", what, transport.ErrPermanent, err)
+			return 0, 0, fmt.Errorf("telegram: send %s: %w: %w", what, transport.ErrPermanent, err)
 		}
 	}
 	switch {
 	case err == nil:
-		return nil
+		return chat, msg, nil
 	case errors.As(err, &ae) && ae.Code == statusForbidden:
-		return fmt.Errorf("telegram: send %s to chat %d: %w (unblock the bot or add it back; alerts wait): %w", what, chat, ErrForbidden, err)
+		return 0, 0, fmt.Errorf("telegram: send %s to chat %d: %w (unblock the bot or add it back; alerts wait): %w", what, chat, ErrForbidden, err)
 	}
-	return fmt.Errorf("telegram: send %s: %w", what, err)
+	return 0, 0, fmt.Errorf("telegram: send %s: %w", what, err)
 }
 
 func chatNotFound(e *APIError) bool {
@@ -228,21 +251,28 @@ func chatNotFound(e *APIError) bool {
 
 // sendMessage is the body of a sendMessage request.
 type sendMessage struct {
-	ChatID    int64  `json:"chat_id"`
-	Text      string `json:"text"`
-	ParseMode string `json:"parse_mode,omitempty"`
+	ChatID      int64           `json:"chat_id"`
+	Text        string          `json:"text"`
+	ParseMode   string          `json:"parse_mode,omitempty"`
+	ReplyMarkup *inlineKeyboard `json:"reply_markup,omitempty"`
 }
 
-// send sends one message. It waits out 429 answers (up to maxRateRetries)
-// and follows a chat migration once; with persist set, the migration of the
-// configured alert chat is saved.
-func (b *Bot) send(ctx context.Context, chat int64, text, mode string, persist bool) error {
+// send sends one message and returns the chat it went to and its id. It
+// waits out 429 answers (up to maxRateRetries) and follows a chat
+// migration once; with persist set, the migration of the configured alert
+// chat is saved.
+func (b *Bot) send(ctx context.Context, m sendMessage, persist bool) (chat, msg int64, err error) {
 	migrated := false
+	chat = m.ChatID
 	for attempt := 0; ; attempt++ {
-		err := b.call(ctx, "sendMessage", sendMessage{ChatID: chat, Text: text, ParseMode: mode}, nil, sendTimeout)
+		m.ChatID = chat
+		var sent struct {
+			MessageID int64 `json:"message_id"`
+		}
+		err := b.call(ctx, "sendMessage", m, &sent, sendTimeout)
 		var ae *APIError
 		if !errors.As(err, &ae) {
-			return err
+			return chat, sent.MessageID, err
 		}
 		switch {
 		case ae.MigrateTo != 0 && !migrated:
@@ -256,18 +286,27 @@ func (b *Bot) send(ctx context.Context, chat int64, text, mode string, persist b
 			chat = ae.MigrateTo
 			continue
 		case ae.Code == statusTooManyRequests:
-			if attempt >= maxRateRetries {
-				return fmt.Errorf("%w: %w", ErrRateLimited, err)
-			}
-			wait := max(ae.RetryAfter, minBackoff)
-			b.log.Info("telegram rate limited", keyRetryIn, wait)
-			if err := b.sleep(ctx, wait); err != nil {
-				return fmt.Errorf("%w: %w: %w", ErrRateLimited, ae, err)
+			if err := b.rateWait(ctx, attempt, ae); err != nil {
+				return chat, 0, err
 			}
 			continue
 		}
-		return err
+		return chat, 0, err
 	}
+}
+
+// rateWait waits out a 429 answer's retry_after, or returns an error
+// wrapping ErrRateLimited after maxRateRetries attempts or when ctx ends.
+func (b *Bot) rateWait(ctx context.Context, attempt int, ae *APIError) error {
+	if attempt >= maxRateRetries {
+		return fmt.Errorf("%w: %w", ErrRateLimited, ae)
+	}
+	wait := max(ae.RetryAfter, minBackoff)
+	b.log.Info("telegram rate limited", keyRetryIn, wait)
+	if err := b.sleep(ctx, wait); err != nil {
+		return fmt.Errorf("%w: %w: %w", ErrRateLimited, ae, err)
+	}
+	return nil
 }
 
 // sleep waits d on the clock or until ctx ends.
@@ -283,18 +322,23 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // formatAlert renders an alert as escaped HTML and as plain text, with the
-// summary shortened so that either fits one message; its time reads in loc.
+// summary shortened so that either fits one message; its time reads in
+// loc. An acknowledged alert ends with who acknowledged it and when.
 func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
 	head, what := headOf(a)
 	foot := a.Device
 	if a.Time.Year() >= 2020 { // a Pi without RTC may stamp 1970
 		foot += " · " + a.Time.In(loc).Format(transport.TimeLayout)
 	}
+	ack := ""
+	if a.AckedBy != "" {
+		ack = "\n" + ackLine(a, loc)
+	}
 	// After entity parsing the HTML is as long as the plain text.
-	overhead := len16(head + " · " + what + "\n" + "\n" + foot)
+	overhead := len16(head + " · " + what + "\n" + "\n" + foot + ack)
 	summary := truncate16(a.Summary, maxText-overhead)
-	plain = head + " · " + what + "\n" + summary + "\n" + foot
-	htmlText = "<b>" + esc(head) + "</b> · " + esc(what) + "\n" + esc(summary) + "\n<i>" + esc(foot) + "</i>"
+	plain = head + " · " + what + "\n" + summary + "\n" + foot + ack
+	htmlText = "<b>" + esc(head) + "</b> · " + esc(what) + "\n" + esc(summary) + "\n<i>" + esc(foot) + "</i>" + esc(ack)
 	return htmlText, plain
 }
 

@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/transport"
+	"github.com/vigil-iot/vigil/transport/mqtt"
+	"github.com/vigil-iot/vigil/transport/telegram"
+)
+
+// Ack acknowledges a firing problem (heartbeat.Engine.Ack: target is a
+// rule, "llm", an alert id, or "" for the only one firing): no reminder
+// until it resolves. The transports show it in the background: Telegram
+// edits the problem's messages, MQTT republishes its problem sensor.
+func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
+	if err := c.gate(ctx, "ack"); err != nil {
+		return "", err
+	}
+	c.accept(ctx, strings.TrimSpace("ack "+target), false)
+	res, err := c.app.engine.Ack(ctx, target)
+	if err != nil {
+		return "", err
+	}
+	c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+res.Problem.Name()) // listed once it acted
+	if !res.Already {
+		c.app.acknowledged(res)
+	}
+	return AckText(res, c.app.current().Device.Location), nil
+}
+
+// AckText is the answer to an ack, with times in loc.
+func AckText(res heartbeat.Acked, loc *time.Location) string {
+	p := res.Problem
+	name := p.Name()
+	at := p.AckedAt.In(loc).Format(TimeLayout)
+	if res.Already {
+		return fmt.Sprintf("%s was acknowledged already, by %s at %s", name, p.AckedBy, at)
+	}
+	return fmt.Sprintf("acknowledged %s (%s: %s) by %s at %s: no reminders until it resolves", name, p.Severity, p.Summary, p.AckedBy, at)
+}
+
+// acknowledger is a transport that shows an ack where it told of the
+// problem: Telegram edits the messages of the alerts (ids) sent for it,
+// MQTT republishes its problem sensor with the ack.
+type acknowledger interface {
+	Acknowledged(ctx context.Context, p alert.Alert, ids []string) error
+}
+
+var (
+	_ acknowledger = (*mqtt.Client)(nil)
+	_ acknowledger = (*telegram.Bot)(nil)
+)
+
+// acknowledged tells every transport that shows acks, each in the
+// background (a slow Telegram must not hold the answer); Close waits.
+func (a *App) acknowledged(res heartbeat.Acked) {
+	ctx := a.runCtx
+	if ctx == nil { // the CLI on the state file: no transport runs
+		return
+	}
+	for _, lt := range a.live {
+		ack, ok := lt.current().Notifier.(acknowledger)
+		if !ok {
+			continue
+		}
+		a.bg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			if err := ack.Acknowledged(ctx, res.Problem, res.Alerts); err != nil && ctx.Err() == nil {
+				a.log.Warn("show an ack", "transport", lt.name, "err", err)
+			}
+		})
+	}
+}
