@@ -229,7 +229,8 @@ func TestStateLostWhileRunning(t *testing.T) {
 	// What lived only in the file is named: the stored run-time settings
 	// (still in force until a restart), the model's notes, the Telegram
 	// update offset.
-	for _, what := range []string{"run-time settings", "until the daemon restarts", "the model's notes", "Telegram update offset"} {
+	for _, what := range []string{"run-time settings", "until the daemon restarts", "the model's notes", "Telegram update offset",
+		"alerts held for the Telegram digest", "the Telegram cap's count", "Telegram's alert messages", "acknowledgements were kept from memory"} {
 		if s := out[0].Alert.Summary; !strings.Contains(s, what) {
 			t.Errorf("state_lost summary %q does not name %q", s, what)
 		}
@@ -275,5 +276,60 @@ func TestDryRunWritesNothing(t *testing.T) {
 	res = h.tick()
 	if res.Run.Reason == ReasonDuplicate || len(res.Alerts) == 0 {
 		t.Fatalf("real run after a dry run = %+v: the dry run's alert made it a duplicate", res.Run)
+	}
+}
+
+// TestStateLostWhileRunningKeepsAcks: a reset while running writes the
+// acknowledgements the engine holds to the fresh file, as it does the rule
+// states, so an acknowledged problem stays quiet after the reset.
+func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
+	h := newHarness(t, nil)
+	h.db.Close()
+	db, err := store.Open(h.path, store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h.db = db
+	e, err := New(h.cfg, Deps{Clock: h.clock, Wall: h.wall.Now, DB: db, Thinker: h.thinker,
+		Sensors: []device.Named{{Name: "air", Sensor: h.sensor}}, Notifiers: []Notifier{h.notes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.e = e
+	h.sensor.set(40)
+	h.sample() // fires too_hot
+	if _, err := e.Ack(context.Background(), "too_hot"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// A write meets the damage; the next sample raises state_lost.
+	if _, err := e.Pause(context.Background(), time.Hour, "cli"); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("pause over a damaged file = %v, want ErrCorrupt", err)
+	}
+	h.clock.Advance(h.cfg.SampleInterval)
+	h.sample()
+	if out := h.outbox(); len(out) == 0 || out[0].Alert.Rule != RuleStateLost {
+		t.Fatalf("outbox after the reset = %+v, want state_lost", out)
+	}
+	if err := db.View(func(tx *store.Tx) error {
+		acks, err := tx.ProblemAcks()
+		if len(acks) != 1 {
+			t.Errorf("acks in the fresh file = %v, %v; want too_hot's, kept from memory", acks, err)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/vigil-iot/vigil/alert"
@@ -55,10 +56,16 @@ func (e *Engine) noteLost() {
 		p := *e.pause
 		pause = &p
 	}
+	acks := maps.Clone(e.acks)
 	e.mu.Unlock()
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
 		for name, rs := range rules {
 			if err := tx.PutRuleState(name, rs); err != nil {
+				return err
+			}
+		}
+		for key, ack := range acks {
+			if err := tx.PutProblemAck(key, ack); err != nil {
 				return err
 			}
 		}
@@ -88,13 +95,16 @@ func (e *Engine) noteLost() {
 func lostSummary(l store.Lost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "state file %s was corrupt and was replaced by an empty one; ", l.Path)
+	// What lives only in the file, whichever way it was lost.
+	const telegram = "the Telegram update offset, alerts held for the Telegram digest (quiet hours, max_per_hour) and the Telegram cap's count, " +
+		"Telegram's alert messages (an ack no longer edits them)"
 	if l.AtOpen {
-		b.WriteString("lost: queued alerts not yet delivered, pause, counters, rule states, alert cooldowns, run and sensor history, " +
-			"run-time settings (vigil set: the config file's values apply again), the model's notes, the Telegram update offset")
+		b.WriteString("lost: queued alerts not yet delivered, pause, counters, rule states, acknowledgements, alert cooldowns, run and sensor history, " +
+			"run-time settings (vigil set: the config file's values apply again), the model's notes, " + telegram)
 	} else {
-		b.WriteString("lost: queued alerts not yet delivered, alert cooldowns, run and sensor history, the model's notes, the Telegram update offset, " +
+		b.WriteString("lost: queued alerts not yet delivered, alert cooldowns, run and sensor history, the model's notes, " + telegram + ", " +
 			"and the stored run-time settings (vigil set: still in force until the daemon restarts, then the config file's values apply; set them again) " +
-			"(pause, counters and rule states were kept from memory)")
+			"(pause, counters, rule states and acknowledgements were kept from memory)")
 	}
 	if l.MovedTo != "" {
 		fmt.Fprintf(&b, "; the damaged file is %s", l.MovedTo)

@@ -33,6 +33,21 @@ func TestStateLostNamesWhatWasLost(t *testing.T) {
 	if err := h.db.Update(func(tx *store.Tx) error { return tx.SetTelegramOffset(4711) }); err != nil {
 		t.Fatal(err)
 	}
+	// What issue 22 keeps: an ack, an alert held for the Telegram digest
+	// with the cap's send times, and a Telegram alert message to edit.
+	if _, err := h.e.Ack(context.Background(), "too_hot"); err != nil {
+		t.Fatal(err)
+	}
+	held := alert.Alert{ID: "held-1", Device: "d", Time: t0, Severity: alert.Warning, Source: alert.SourceRule, Rule: "damp", State: alert.StateFiring, Summary: "damp"}
+	if err := h.db.HoldTelegram(held, t0.Add(time.Hour), "quiet hours end"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.db.TelegramSent(t0, 20, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.db.PutTelegramMessage(held, 1001, 42); err != nil {
+		t.Fatal(err)
+	}
 	h.db.Close()
 	b, err := os.ReadFile(h.path)
 	if err != nil {
@@ -67,6 +82,15 @@ func TestStateLostNamesWhatWasLost(t *testing.T) {
 	if off != 0 {
 		t.Errorf("Telegram offset in the fresh file = %d, want 0 (lost)", off)
 	}
+	if h, _, sends, err := db.TelegramPending(); err != nil || len(h) != 0 || len(sends) != 0 {
+		t.Errorf("Telegram held alerts and sends in the fresh file = %v, %v, %v; want none (lost)", h, sends, err)
+	}
+	db.View(func(tx *store.Tx) error {
+		if acks, err := tx.ProblemAcks(); err != nil || len(acks) != 0 {
+			t.Errorf("acks in the fresh file = %v, %v; want none (lost)", acks, err)
+		}
+		return nil
+	})
 
 	if err := e.SampleOnce(context.Background()); err != nil {
 		t.Fatal(err)
@@ -85,7 +109,8 @@ func TestStateLostNamesWhatWasLost(t *testing.T) {
 		t.Fatal("no state_lost alert queued")
 	}
 	for _, what := range []string{"queued alerts", "pause", "counters", "rule states", "alert cooldowns", "run and sensor history",
-		"run-time settings", "the model's notes", "Telegram update offset"} {
+		"run-time settings", "the model's notes", "Telegram update offset",
+		"acknowledgements", "alerts held for the Telegram digest", "the Telegram cap's count", "Telegram's alert messages"} {
 		if !strings.Contains(lost.Summary, what) {
 			t.Errorf("state_lost summary does not name %q:\n%s", what, lost.Summary)
 		}
