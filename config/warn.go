@@ -23,15 +23,30 @@ func (c *Config) Warnings() []*Error {
 		out = append(out, &Error{File: c.file, Key: key, Line: c.lines[key], Err: fmt.Errorf(format, args...)})
 	}
 	m := c.MQTT
-	if u, err := url.Parse(m.Broker); err == nil && m.Broker != "" {
-		plain := !slices.Contains([]string{"ssl", "mqtts", "wss"}, u.Scheme)
-		remote := !LoopbackHost(u.Hostname())
-		if plain && remote && m.Password.value != "" {
-			warn("mqtt.broker", "sends the MQTT password in clear text to %s (%s://, not TLS): use ssl://, mqtts:// or wss://", u.Hostname(), u.Scheme)
+	key, urls := "mqtt.broker", []string{m.Broker}
+	if len(m.Brokers) > 0 {
+		key, urls = "mqtt.brokers", m.Brokers
+	}
+	var clear, scheme []string // the hosts reached without TLS off this machine, and how
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || raw == "" {
+			continue
+		}
+		if !slices.Contains([]string{"ssl", "mqtts", "wss"}, u.Scheme) && !LoopbackHost(u.Hostname()) {
+			clear = append(clear, u.Hostname())
+			if !slices.Contains(scheme, u.Scheme+"://") {
+				scheme = append(scheme, u.Scheme+"://")
+			}
+		}
+	}
+	if c.MQTTEnabled() {
+		if len(clear) > 0 && m.Password.value != "" {
+			warn(key, "sends the MQTT password in clear text to %s (%s, not TLS): use ssl://, mqtts:// or wss://", strings.Join(clear, ", "), strings.Join(scheme, ", "))
 		}
 		if m.Commands {
 			var how, fix []string
-			if plain && remote {
+			if len(clear) > 0 {
 				how = append(how, "without TLS")
 				fix = append(fix, "use ssl://, mqtts:// or wss://")
 			}
@@ -44,8 +59,12 @@ func (c *Config) Warnings() []*Error {
 				if id == "" {
 					id = "<id>"
 				}
-				warn("mqtt.commands", "is on, but the broker %s is reached %s: anyone who can publish to %s/%s/cmd/# may command this device (pause it, change its settings); %s",
-					m.Broker, strings.Join(how, " and "), m.TopicPrefix, id, strings.Join(fix, ", and "))
+				what := "the broker " + urls[0] + " is"
+				if len(urls) > 1 {
+					what = "the brokers " + strings.Join(urls, ", ") + " are"
+				}
+				warn("mqtt.commands", "is on, but %s reached %s: anyone who can publish to %s/%s/cmd/# may command this device (pause it, change its settings); %s",
+					what, strings.Join(how, " and "), m.TopicPrefix, id, strings.Join(fix, ", and "))
 			}
 		}
 	}

@@ -38,6 +38,15 @@ broker = "ws://broker.lan:9001/mqtt"
 username = "vigil"
 password_env = "MQTT_PASS"
 `, []string{`config.toml:2: mqtt.broker: sends the MQTT password in clear text to broker.lan (ws://, not TLS): use ssl://, mqtts:// or wss://`}},
+		{"a cluster's nodes: the password in clear", `[mqtt]
+brokers = ["tcp://a.lan:1883", "tcp://b.lan:1883", "tcp://127.0.0.1:1883"]
+username = "vigil"
+password_env = "MQTT_PASS"
+`, []string{`config.toml:2: mqtt.brokers: sends the MQTT password in clear text to a.lan, b.lan (tcp://, not TLS): use ssl://, mqtts:// or wss://`}},
+		{"a cluster's nodes: commands without TLS or a username", `[mqtt]
+brokers = ["tcp://a.lan:1883", "tcp://127.0.0.1:1883"]
+commands = true
+`, []string{`config.toml:3: mqtt.commands: is on, but the brokers tcp://a.lan:1883, tcp://127.0.0.1:1883 are reached without TLS and without a username or client certificate: anyone who can publish to vigil/d1/cmd/# may command this device (pause it, change its settings); use ssl://, mqtts:// or wss://, and set mqtt.username with a broker ACL that lets only vigil write there`}},
 		{"LLM key over http", `[llm]
 base_url = "http://ollama.lan:11434/v1"
 api_key_env = "KEY"
