@@ -58,8 +58,14 @@ when = "air.humidity < 30"
 severity = "warning"
 message = "air at {air.humidity}"
 
+[[rule]]
+name = "soc_warm"
+when = "board.soc_temperature > 40"
+severity = "warning"
+message = "SoC at {board.soc_temperature}"
+
 [manage]
-remote = ["status", "pause", "resume", "check", "get", "notes"]  # the page shows settings and notes
+remote = ["status", "pause", "resume", "check", "get", "notes", "ack"]  # the page shows settings and notes, and acknowledges
 `, port)
 	path := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -315,6 +321,13 @@ func TestStatusPageInChromium(t *testing.T) {
 	b.Eval(`document.querySelectorAll('#notes b, script').length`, &bold)
 	if bold != 0 {
 		t.Errorf("a note's markup became %d elements", bold)
+	}
+
+	// A problem firing (soc_warm: the sim SoC runs above 40 °C) has its
+	// Acknowledge button on screen.
+	b.WaitFor(`!!document.querySelector('#problems button.ack')`, 10*time.Second)
+	if problems := visible("#problems"); !strings.Contains(problems, "soc_warm") || !strings.Contains(problems, "Acknowledge") {
+		t.Errorf("the problems table does not show soc_warm with its Acknowledge button:\n%s", problems)
 	}
 
 	shots := t.TempDir()
