@@ -180,20 +180,7 @@ func startOnDamaged(t *testing.T, i int, name, path string, queued int) (reset b
 // the next sample fails, the one after raises state_lost on a fresh file
 // that keeps the pause and the firing rule, and rules go on.
 func TestStateLostWhileRunning(t *testing.T) {
-	h := newHarness(t, nil)
-	h.db.Close()
-	db, err := store.Open(h.path, store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	h.db = db
-	e, err := New(h.cfg, Deps{Clock: h.clock, Wall: h.wall.Now, DB: db, Thinker: h.thinker,
-		Sensors: []device.Named{{Name: "air", Sensor: h.sensor}}, Notifiers: []Notifier{h.notes}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.e = e
+	h, db, e := resettingHarness(t)
 	if _, err := e.Pause(context.Background(), time.Hour, "cli"); err != nil {
 		t.Fatal(err)
 	}
@@ -279,17 +266,17 @@ func TestDryRunWritesNothing(t *testing.T) {
 	}
 }
 
-// TestStateLostWhileRunningKeepsAcks: a reset while running writes the
-// acknowledgements the engine holds to the fresh file, as it does the rule
-// states, so an acknowledged problem stays quiet after the reset.
-func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
+// resettingHarness is a harness whose state file, like the daemon's, is
+// replaced by a fresh one when it is found corrupt (Options.Reset).
+func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
+	t.Helper()
 	h := newHarness(t, nil)
 	h.db.Close()
 	db, err := store.Open(h.path, store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	h.db = db
 	e, err := New(h.cfg, Deps{Clock: h.clock, Wall: h.wall.Now, DB: db, Thinker: h.thinker,
 		Sensors: []device.Named{{Name: "air", Sensor: h.sensor}}, Notifiers: []Notifier{h.notes}})
@@ -297,6 +284,14 @@ func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.e = e
+	return h, db, e
+}
+
+// TestStateLostWhileRunningKeepsAcks: a reset while running writes the
+// acknowledgements the engine holds to the fresh file, as it does the rule
+// states, so an acknowledged problem stays quiet after the reset.
+func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
+	h, db, e := resettingHarness(t)
 	h.sensor.set(40)
 	h.sample() // fires too_hot
 	if _, err := e.Ack(context.Background(), "too_hot"); err != nil {
