@@ -77,7 +77,7 @@ test-deps:
 test: test-deps lint
 	@echo "== go test: every package but cmd/vigil"
 	PATH="$$PATH:/usr/sbin" $(GO) test -count=1 $$($(GO) list ./... | grep -v '/cmd/vigil$$')
-	@echo "== go test: cmd/vigil (the end-to-end tests, about 6 minutes)"
+	@echo "== go test: cmd/vigil (the end-to-end tests, about 7 minutes)"
 	PATH="$$PATH:/usr/sbin" $(GO) run ./scripts/testprogress -count=1 ./cmd/vigil
 	@echo "== qemu-user: the hardware-facing packages on arm64, arm6, riscv64"
 	$(MAKE) --no-print-directory test-qemu
