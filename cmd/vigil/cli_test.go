@@ -36,18 +36,32 @@ func TestHelpExitsZero(t *testing.T) {
 			t.Errorf("vigil %v: exit %d, stdout:\n%s\nstderr:\n%s", args, code, out, errOut)
 		}
 	}
-	// The command table's descriptions start in one column.
+	// The command table's descriptions start in one column (on the usage's
+	// line, or on the next one when the usage is too long for its column),
+	// and every line fits an 80-column terminal.
 	out, _, _ := runIn(t, dir, nil, "help")
+	lines := strings.Split(out, "\n")
 	col := -1
-	for _, line := range strings.Split(out, "\n") {
+	for i, line := range lines {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("help line %d is %d columns wide, want at most 80: %q", i+1, n, line)
+		}
 		for _, d := range commandDocs {
-			if strings.HasPrefix(line, "  "+strings.TrimSpace(d.name+" "+d.args)+" ") {
-				c := strings.Index(line, d.summary)
-				if col == -1 {
-					col = c
-				} else if c != col {
-					t.Errorf("usage column of %q at %d, want %d:\n%s", d.name, c, col, out)
-				}
+			usage := "  " + strings.TrimSpace(d.name+" "+d.args)
+			if line != usage && !strings.HasPrefix(line, usage+" ") {
+				continue
+			}
+			first := strings.Fields(d.summary)[0]
+			c := strings.Index(line[len(usage):], " "+first)
+			if c >= 0 {
+				c = len([]rune(line[:len(usage)+c+1]))
+			} else if i+1 < len(lines) {
+				c = len([]rune(lines[i+1])) - len([]rune(strings.TrimLeft(lines[i+1], " ")))
+			}
+			if col == -1 {
+				col = c
+			} else if c != col {
+				t.Errorf("usage column of %q at %d, want %d:\n%s", d.name, c, col, out)
 			}
 		}
 	}
@@ -68,6 +82,13 @@ func TestPerCommandHelp(t *testing.T) {
 			want := "usage: vigil " + strings.TrimSpace(d.name+" "+d.args)
 			if code != 0 || !strings.HasPrefix(out, want) || !strings.Contains(out, "example:\n  "+d.example) {
 				t.Errorf("vigil %v: exit %d, want %q and the example; stdout:\n%s\nstderr:\n%s", args, code, want, out, errOut)
+			}
+			// It fits an 80-column terminal, but for the usage line and
+			// the example, which are the command as typed.
+			for _, line := range strings.Split(out, "\n") {
+				if n := len([]rune(line)); n > 80 && !strings.HasPrefix(line, "usage: ") && line != "  "+d.example {
+					t.Errorf("vigil %v: a line %d columns wide, want at most 80: %q", args, n, line)
+				}
 			}
 		}
 	}

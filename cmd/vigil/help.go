@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/vigil-iot/vigil/config"
 )
@@ -74,7 +73,7 @@ var commandDocs = []cmdDoc{
 	{"version", "[--boards]", "version, commit, Go version, GOARCH/GOARM",
 		"Prints the version, commit, build date, Go version and architecture. --boards lists the board profiles. Needs no config file.",
 		"vigil version --boards"},
-	{"fleet", "--broker URL[,URL...] [--prefix P] [--json] [--once] [--firing] [--offline] [--stale]", "every device on a broker: online/offline/stale, heartbeat, firing rules",
+	{"fleet", "--broker URL [--json] [--once] [--firing|--offline|--stale]", "every device on a broker: online/offline/stale, heartbeat, firing rules",
 		"Subscribes to the topics the daemons publish on a broker and calls the roll (P/fleet/rollcall: every device answers with its status, info, last heartbeat and problems, so brokers that keep no retained messages for wildcards work too), then shows every device: online, offline or stale (silent for 3x its heartbeat interval while the broker still says online), since when, the last heartbeat and its age, the problems firing; --json adds the last alert, board and version. A summary line counts the devices online, offline, stale and firing; the table lists firing devices first, then offline, stale and online ones, and fits 80 columns; --firing, --offline and --stale show only those (any of them). Live on a terminal, with a roll call every --rollcall (5m); --once prints one snapshot once the retained messages and the answers are in, and exits 1 with a message when no device came. Connects as the daemon does (TLS, ws://, wss://, the nodes of a cluster as a list); needs no config file and no state.",
 		"vigil fleet --broker tcp://broker.lan:1883 --once --firing"},
 	{"help", "[COMMAND]", "this text, or one command's help",
@@ -93,7 +92,8 @@ func lookupDoc(name string) (cmdDoc, bool) {
 }
 
 const globalFlagsHelp = `global flags (anywhere on the line):
-  -c, --config PATH  config file (default $VIGIL_CONFIG or /etc/vigil/config.toml)
+  -c, --config PATH  config file (default $VIGIL_CONFIG or
+                     /etc/vigil/config.toml)
   -v, --verbose      debug logging: each sample's readings and rule evaluations,
                      each delivery attempt, each LLM request's size and latency
   -h, --help         help
@@ -102,12 +102,32 @@ const globalFlagsHelp = `global flags (anywhere on the line):
 // writeUsage prints the global usage with the command table aligned.
 func writeUsage(w io.Writer) {
 	fmt.Fprint(w, "vigil — an on-device watch agent for single-board computers\n\nusage: vigil [-c CONFIG] COMMAND [flags]\n\ncommands:\n")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, d := range commandDocs {
-		fmt.Fprintf(tw, "  %s\t%s\n", strings.TrimSpace(d.name+" "+d.args), d.summary)
+	rows := make([][2]string, len(commandDocs))
+	for i, d := range commandDocs {
+		rows[i] = [2]string{strings.TrimSpace(d.name + " " + d.args), d.summary}
 	}
-	tw.Flush()
+	writeTable(w, rows, 30)
 	fmt.Fprint(w, "\n"+globalFlagsHelp+"\nexit codes: 0 ok, 1 runtime failure, 2 usage, 78 config error\nrun 'vigil help COMMAND' for a command's flags and an example\n")
+}
+
+// writeTable prints rows of a name and its text, indented by two: the texts
+// start in column col and are folded to fit 80 columns; a name too long for
+// its column gets a line of its own.
+func writeTable(w io.Writer, rows [][2]string, col int) {
+	const width = 80
+	pad := strings.Repeat(" ", col)
+	for _, r := range rows {
+		lines := strings.Split(wrap(r[1], width-col), "\n")
+		if n := len([]rune(r[0])); n <= col-4 {
+			fmt.Fprintf(w, "  %s%s%s\n", r[0], strings.Repeat(" ", col-2-n), lines[0])
+			lines = lines[1:]
+		} else {
+			fmt.Fprintf(w, "  %s\n", r[0])
+		}
+		for _, l := range lines {
+			fmt.Fprintf(w, "%s%s\n", pad, l)
+		}
+	}
 }
 
 // writeCommandHelp prints one command's usage, description, flags (from
@@ -123,11 +143,11 @@ func writeCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	}
 	if fl := commandFlags(fs); len(fl) > 0 {
 		fmt.Fprintln(w, "flags:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		col := 0
 		for _, f := range fl {
-			fmt.Fprintf(tw, "  %s\t%s\n", f[0], f[1])
+			col = max(col, len([]rune(f[0]))+4)
 		}
-		tw.Flush()
+		writeTable(w, fl, min(col, 30))
 		fmt.Fprintln(w)
 	}
 	if d.example != "" {
