@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -52,4 +55,38 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCommandLineStaysThin holds the line drawn when the daemon got its
+// own package: the command line is flags, help and wiring, at most 3,500
+// lines of non-test Go. Behaviour that pushes it over belongs in daemon or
+// manage, where it can be tested without building a binary.
+func TestCommandLineStaysThin(t *testing.T) {
+	const limit = 3500
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	var sizes []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := bytes.Count(b, []byte("\n"))
+		total += n
+		sizes = append(sizes, fmt.Sprintf("%s %d", name, n))
+	}
+	if total == 0 {
+		t.Fatal("found no Go files in cmd/vigil")
+	}
+	if total > limit {
+		t.Errorf("cmd/vigil holds %d non-test lines, over %d; move behaviour into daemon or manage (%s)", total, limit, strings.Join(sizes, ", "))
+	}
+	t.Logf("cmd/vigil: %d non-test lines (limit %d)", total, limit)
 }
