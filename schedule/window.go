@@ -52,9 +52,9 @@ func ParseWindow(s string) (*Window, error) {
 	if !ok {
 		return nil, fmt.Errorf(`must be "HH:MM-HH:MM" (got %q)`, s)
 	}
-	a, errA := windowClock(strings.TrimSpace(start), false)
-	b, errB := windowClock(strings.TrimSpace(end), true)
-	if errA != nil || errB != nil {
+	a, okA := parseClock(strings.TrimSpace(start))
+	b, okB := windowEnd(strings.TrimSpace(end))
+	if !okA || !okB {
 		return nil, fmt.Errorf(`must be "HH:MM-HH:MM" on a 24-hour clock (got %q)`, s)
 	}
 	if a == b {
@@ -63,20 +63,11 @@ func ParseWindow(s string) (*Window, error) {
 	return &Window{Start: a, End: b}, nil
 }
 
-func windowClock(s string, allow24 bool) (time.Duration, error) {
-	if len(s) != 5 || s[2] != ':' {
-		return 0, fmt.Errorf("bad clock %q", s)
+// windowEnd reads a window's end: a time of day, or "24:00" for midnight
+// at the end of the day.
+func windowEnd(s string) (time.Duration, bool) {
+	if s == "24:00" {
+		return 24 * time.Hour, true
 	}
-	digit := func(c byte) bool { return c >= '0' && c <= '9' }
-	for _, i := range []int{0, 1, 3, 4} {
-		if !digit(s[i]) {
-			return 0, fmt.Errorf("bad clock %q", s)
-		}
-	}
-	h := int(s[0]-'0')*10 + int(s[1]-'0')
-	m := int(s[3]-'0')*10 + int(s[4]-'0')
-	if m > 59 || h > 24 || (h == 24 && (m != 0 || !allow24)) {
-		return 0, fmt.Errorf("bad clock %q", s)
-	}
-	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute, nil
+	return parseClock(s)
 }
