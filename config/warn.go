@@ -23,9 +23,9 @@ func (c *Config) Warnings() []*Error {
 		out = append(out, &Error{File: c.file, Key: key, Line: c.lines[key], Err: fmt.Errorf(format, args...)})
 	}
 	m := c.MQTT
-	key, urls := "mqtt.broker", []string{m.Broker}
+	key, urls := "mqtt.broker", m.BrokerURLs()
 	if len(m.Brokers) > 0 {
-		key, urls = "mqtt.brokers", m.Brokers
+		key = "mqtt.brokers"
 	}
 	var clear, scheme []string // the hosts reached without TLS off this machine, and how
 	for _, raw := range urls {
@@ -33,7 +33,7 @@ func (c *Config) Warnings() []*Error {
 		if err != nil || raw == "" {
 			continue
 		}
-		if !slices.Contains([]string{"ssl", "mqtts", "wss"}, u.Scheme) && !LoopbackHost(u.Hostname()) {
+		if !tlsScheme(u.Scheme) && !LoopbackHost(u.Hostname()) {
 			clear = append(clear, u.Hostname())
 			if !slices.Contains(scheme, u.Scheme+"://") {
 				scheme = append(scheme, u.Scheme+"://")
