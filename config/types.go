@@ -129,21 +129,11 @@ func floatPair(m map[string]any, key string) ([]float64, error) {
 	if !ok {
 		return nil, nil
 	}
-	a, ok := v.([]any)
-	if ok && len(a) == 2 {
-		out := make([]float64, 2)
-		for i, x := range a {
-			switch x := x.(type) {
-			case int64:
-				out[i] = float64(x)
-			case float64:
-				out[i] = x
-			default:
-				ok = false
-			}
-		}
-		if ok {
-			return out, nil
+	if a, ok := v.([]any); ok && len(a) == 2 {
+		x, okX := number(a[0])
+		y, okY := number(a[1])
+		if okX && okY {
+			return []float64{x, y}, nil
 		}
 	}
 	return nil, fmt.Errorf("%s: must be two numbers like [0.0, 3.3]", key)

@@ -613,7 +613,7 @@ func (p *parser) validateChannels(path []seg, chans Channels, maxCh int, vref fl
 			}
 		}
 		for _, x := range ch.Values {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
+			if !finite(x) {
 				p.bad(path, "channel %d: values must be numbers (got %v)", ch.Channel, ch.Values)
 				break
 			}
