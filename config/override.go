@@ -138,14 +138,9 @@ func envNames() []string {
 // password_env, token_env): secrets, not settings.
 func (c *Config) envSecrets() []string {
 	var names []string
-	root := reflect.ValueOf(c).Elem()
-	for _, sec := range envSections {
-		s, _ := structField(root, sec)
-		for i := range s.NumField() {
-			key, _, _ := strings.Cut(s.Type().Field(i).Tag.Get("toml"), ",")
-			if strings.HasSuffix(key, "_env") && s.Field(i).Kind() == reflect.String && s.Field(i).String() != "" {
-				names = append(names, s.Field(i).String())
-			}
+	for _, k := range c.secretKeys() {
+		if k.env != "" {
+			names = append(names, k.env)
 		}
 	}
 	return names
