@@ -139,10 +139,9 @@ func (c *Config) LLMEnabled() bool {
 }
 
 // HeartbeatEnabled reports whether the heartbeat loop runs at all
-// (heartbeat.enabled and a schedule or a non-zero interval).
-func (c *Config) HeartbeatEnabled() bool {
-	return c.Heartbeat.Enabled && (len(c.Heartbeat.Schedule) > 0 || c.Heartbeat.Interval.Duration > 0)
-}
+// (heartbeat.enabled and a schedule or a non-zero interval; Parse refuses
+// a negative one): HeartbeatsOff names no key.
+func (c *Config) HeartbeatEnabled() bool { return c.HeartbeatsOff() == "" }
 
 // HeartbeatsOff names the key that keeps the heartbeat loop from running
 // ("heartbeat.enabled = false", `heartbeat.interval = "0"`), or "" when it
