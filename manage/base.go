@@ -45,8 +45,8 @@ func (b *Base) Configured() (*config.Config, error) {
 	return b.configured, b.err
 }
 
-// Overrides turns overlay entries into config overrides.
-func Overrides(overlay []store.Setting) []config.Override {
+// overlayOverrides turns overlay entries into config overrides.
+func overlayOverrides(overlay []store.Setting) []config.Override {
 	out := make([]config.Override, len(overlay))
 	for i, s := range overlay {
 		out[i] = config.Override{Key: s.Key, Value: s.Value, Origin: config.OriginSet, By: s.By, At: s.At}
@@ -59,7 +59,7 @@ func Overrides(overlay []store.Setting) []config.Override {
 // file. Its errors are *config.Error.
 func (b *Base) Parse(overlay []store.Setting) (*config.Config, error) {
 	opts := b.Options
-	opts.Overrides = append(slices.Clone(b.Env), Overrides(overlay)...)
+	opts.Overrides = append(slices.Clone(b.Env), overlayOverrides(overlay)...)
 	cfg, err := config.ParseWith(bytes.NewReader(b.Data), b.Name, opts)
 	if err != nil {
 		return nil, err

@@ -29,13 +29,13 @@ func InForce(cfg *config.Config) (path string, override bool) {
 	return cfg.Heartbeat.Checklist, false
 }
 
-// ReadChecklist reads the checklist at path, through OpenOverride when it
+// readChecklist reads the checklist at path, through openOverride when it
 // is the one set from afar.
-func ReadChecklist(path string, override bool) ([]byte, error) {
+func readChecklist(path string, override bool) ([]byte, error) {
 	if !override {
 		return os.ReadFile(path)
 	}
-	f, err := OpenOverride(path)
+	f, err := openOverride(path)
 	if err != nil {
 		return nil, err
 	}
@@ -49,9 +49,9 @@ func FileExists(p string) bool {
 	return err == nil
 }
 
-// WriteAtomic writes data to path so that a power cut leaves the old file
+// writeAtomic writes data to path so that a power cut leaves the old file
 // or the new one: a temporary file, fsync, rename, fsync of the directory.
-func WriteAtomic(path string, data []byte, mode os.FileMode) error {
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
@@ -81,11 +81,11 @@ func WriteAtomic(path string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	ok = true
-	return SyncDir(dir)
+	return syncDir(dir)
 }
 
-// SyncDir fsyncs a directory, so a rename or a removal in it is durable.
-func SyncDir(dir string) error {
+// syncDir fsyncs a directory, so a rename or a removal in it is durable.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)
@@ -105,7 +105,7 @@ func ChecklistFunc(cfg *config.Config) func() (string, bool, error) {
 	over, path := OverridePath(cfg), cfg.Heartbeat.Checklist
 	return func() (string, bool, error) {
 		p := over
-		f, err := OpenOverride(over)
+		f, err := openOverride(over)
 		if errors.Is(err, fs.ErrNotExist) {
 			p = path
 			f, err = os.Open(path)
@@ -122,11 +122,11 @@ func ChecklistFunc(cfg *config.Config) func() (string, bool, error) {
 	}
 }
 
-// OpenOverride opens the checklist set from afar. `vigil checklist set`
+// openOverride opens the checklist set from afar. `vigil checklist set`
 // writes a regular file there; a symbolic link (or a FIFO, a device)
 // planted in the state directory is refused, never followed, so the daemon
 // never reads, and `checklist show` never prints, a file it was not given.
-func OpenOverride(path string) (*os.File, error) {
+func openOverride(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("checklist %s is a symbolic link, which vigil does not follow: remove it ('vigil checklist reset') and use 'vigil checklist set'", path)
@@ -165,7 +165,7 @@ func ShowChecklist(cfg *config.Config) (string, error) {
 	if isOver {
 		which = "set from afar; 'vigil checklist reset' goes back to " + cfg.Heartbeat.Checklist
 	}
-	b, err := ReadChecklist(path, isOver)
+	b, err := readChecklist(path, isOver)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Sprintf("checklist in force: %s (%s): does not exist yet; 'vigil run' writes a template there\n", path, which), nil
 	}
@@ -186,7 +186,7 @@ func SetChecklist(cfg *config.Config, text string) (string, error) {
 		return "", fmt.Errorf("create state dir: %w", err)
 	}
 	over := OverridePath(cfg)
-	if err := WriteAtomic(over, []byte(text), 0o644); err != nil {
+	if err := writeAtomic(over, []byte(text), 0o644); err != nil {
 		return "", err
 	}
 	note := ""
@@ -207,7 +207,7 @@ func ResetChecklist(cfg *config.Config) (answer string, removed bool, err error)
 	if err != nil {
 		return "", false, fmt.Errorf("reset checklist: %w", err)
 	}
-	if err := SyncDir(filepath.Dir(over)); err != nil {
+	if err := syncDir(filepath.Dir(over)); err != nil {
 		return "", false, err
 	}
 	return fmt.Sprintf("checklist reset: %s is in force again", cfg.Heartbeat.Checklist), true, nil
