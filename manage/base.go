@@ -139,12 +139,16 @@ func logIgnored(log *slog.Logger, s store.Setting, err error) {
 // validator's, about s.
 func (b *Base) With(stored []store.Setting, s store.Setting) (*config.Config, error) {
 	others := slices.DeleteFunc(slices.Clone(stored), func(o store.Setting) bool { return o.Key == s.Key })
-	if cfg, err := b.Parse(append(slices.Clone(others), s)); err == nil {
+	cfg, err := b.Parse(append(slices.Clone(others), s))
+	if err == nil {
 		return cfg, nil
 	}
-	_, used, err := b.Resolve(others, slog.New(slog.DiscardHandler)) // said at load
-	if err != nil {
-		return nil, err
+	_, used, rerr := b.Resolve(others, slog.New(slog.DiscardHandler)) // said at load
+	if rerr != nil {
+		return nil, rerr
+	}
+	if len(used) == len(others) {
+		return nil, err // every stored entry validates: s is refused as it stands
 	}
 	return b.Parse(append(used, s))
 }
