@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/internal/configtest"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 )
@@ -21,15 +22,7 @@ state_dir = "state"
 [heartbeat]
 interval = "30m"
 checklist = "HEARTBEAT.md"
-
-[[sensor]]
-name = "air"
-driver = "bme280"
-
-[[rule]]
-name = "too_hot"
-when = "air.temperature > 100"
-`
+` + configtest.OverlayRules
 
 func testBase(t *testing.T, src string) *Base {
 	t.Helper()
