@@ -1,11 +1,11 @@
 package config
 
 import (
-	"github.com/vigil-iot/vigil/schedule"
 	"time"
 	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
 
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/schedule"
 )
 
 // Config is the whole resolved configuration, defaults applied.
