@@ -6,10 +6,7 @@ import (
 )
 
 func TestWindow(t *testing.T) {
-	loc, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	loc := mustLoc(t, "Europe/Berlin")
 	at := func(m time.Month, d, h, min int) time.Time { return time.Date(2026, m, d, h, min, 0, 0, loc) }
 	night := Window{Start: 22 * time.Hour, End: 7 * time.Hour}
 	day := Window{Start: 13 * time.Hour, End: 24 * time.Hour}
