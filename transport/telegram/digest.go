@@ -42,13 +42,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigil-iot/vigil/schedule"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -207,13 +207,6 @@ func (b *Bot) due(held []alert.Alert, sends []time.Time, now time.Time) (time.Ti
 		t, why = free, whyCap
 	}
 	return t, why
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // hold commits a as held, with the digest's new due time.
