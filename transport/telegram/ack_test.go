@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/internal/transporttest"
+	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -270,7 +271,7 @@ func TestAckCommand(t *testing.T) {
 // and when.
 func TestAckOfHeldAlert(t *testing.T) {
 	loc := berlin(t)
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
 	damp := r.alert(alert.Warning, "damp", alert.StateFiring)
 	dry := r.alert(alert.Warning, "dry", alert.StateFiring)
 	r.notify(damp)

@@ -48,7 +48,6 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
-	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -68,9 +67,6 @@ type Digests interface {
 	// AckTelegramHeld marks the held alerts among ids acknowledged.
 	AckTelegramHeld(ids []string, by string, at time.Time) error
 }
-
-// Window is the quiet hours' daily span of local time.
-type Window = schedule.Window
 
 const (
 	capWindow   = time.Hour   // the cap counts the messages of the last hour
