@@ -561,7 +561,7 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 		c.problemMu.Lock()
 		defer c.problemMu.Unlock()
 		c.mu.Lock()
-		key := problemKey(a)
+		key := a.Key()
 		if a.State == alert.StateResolved {
 			delete(c.active, key)
 		} else {
@@ -623,8 +623,6 @@ func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duratio
 	return nil
 }
 
-func problemKey(a alert.Alert) string { return a.Key() }
-
 // Acknowledged shows an ack in the problem sensor's attributes (acked_by,
 // acked_at of the problem): rebuilt from Config.Problems, which has it,
 // or without one by marking the problem this client delivered.
@@ -682,8 +680,8 @@ func (c *Client) firing(ps []alert.Alert) map[string]alert.Alert {
 		if !a.IsProblem() || a.Severity < c.cfg.MinSeverity {
 			continue
 		}
-		if was, ok := active[problemKey(a)]; !ok || a.Time.After(was.Time) {
-			active[problemKey(a)] = a
+		if was, ok := active[a.Key()]; !ok || a.Time.After(was.Time) {
+			active[a.Key()] = a
 		}
 	}
 	return active

@@ -370,7 +370,7 @@ type digestLine struct {
 func renderDigest(held []alert.Alert, dropped int, policy string, loc *time.Location) []digestPart {
 	var lines []*digestLine
 	for _, a := range held {
-		src := a.Source + "/" + a.Rule
+		src := a.Key()
 		if a.State == alert.StateResolved {
 			if l := openLine(lines, src); l != nil {
 				l.ids, l.resolved = append(l.ids, a.ID), true
