@@ -466,8 +466,6 @@ func (c *Client) afterConnect(ctx context.Context) {
 	}
 	if c.cfg.HomeAssistant {
 		c.rebuildProblem(octx)
-	}
-	if c.cfg.HomeAssistant {
 		if err := c.subscribe(octx, c.haStatusTopic(), c.onHAStatus); err != nil {
 			c.log.Warn("mqtt subscribe", keyTopic, c.haStatusTopic(), keyErr, err)
 		}
