@@ -654,17 +654,10 @@ func (c *Client) Acknowledged(ctx context.Context, p alert.Alert, _ []string) er
 func (c *Client) rebuildProblem(ctx context.Context) {
 	c.problemMu.Lock()
 	defer c.problemMu.Unlock()
-	if c.cfg.Problems != nil {
-		ps, err := c.cfg.Problems.Problems(ctx)
-		if err != nil {
-			c.log.Warn("mqtt rebuild problem state", keyErr, err)
-		} else {
-			active := c.firing(ps)
-			c.mu.Lock()
-			c.active = active
-			c.mu.Unlock()
-		}
-	}
+	active := c.problemsNow(ctx)
+	c.mu.Lock()
+	c.active = active
+	c.mu.Unlock()
 	if err := c.publishProblem(ctx); err != nil {
 		c.log.Warn("mqtt publish problem state", keyErr, err)
 	}
