@@ -175,7 +175,8 @@ func (b *Bot) dropButton(ctx context.Context, chat, msg int64) {
 
 // Acknowledged shows that p was acknowledged (p.AckedBy, p.AckedAt): the
 // messages of the alerts ids say so and lose their button; a held one's
-// digest line will. It returns the first error and goes on past it.
+// digest line will. It goes on past an error and returns every one,
+// joined.
 func (b *Bot) Acknowledged(ctx context.Context, p alert.Alert, ids []string) error {
 	var errs []error
 	if b.cfg.Digests != nil {
