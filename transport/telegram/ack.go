@@ -27,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -103,7 +102,7 @@ func (b *Bot) pressed(ctx context.Context, q *callbackQuery) string {
 		return "not allowed: this chat is not in allowed_chats"
 	}
 	user := q.From.ID
-	if len(b.cfg.AllowedUsers) > 0 && !slices.Contains(b.cfg.AllowedUsers, user) {
+	if !b.userAllowed(user) {
 		b.logOnce(b.strange, user, "telegram button pressed by a user not in allowed_users: refused", keyChat, chat, keyUser, user)
 		return "not allowed: you are not in allowed_users"
 	}
