@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,16 +40,11 @@ type digestRig struct {
 
 func newDigestRig(t *testing.T, cfg Config, start time.Time) *digestRig {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	r := &digestRig{t: t, f: newFakeAPI(t), clock: clockwork.NewFakeClockAt(start), db: db, logs: &logBuffer{}}
+	r := &digestRig{t: t, f: newFakeAPI(t), clock: clockwork.NewFakeClockAt(start), db: openDB(t), logs: &logBuffer{}}
 	if cfg.Location == nil {
 		cfg.Location = start.Location()
 	}
-	cfg.Digests = db
+	cfg.Digests = r.db
 	r.cfg = cfg
 	r.bot = newTestBot(t, r.f, cfg, nil, nil, r.clock, r.logs)
 	return r
