@@ -233,7 +233,7 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 		if a.IsNotice() {
 			break // an event: it neither fires nor is the last alert
 		}
-		key := a.Source + "/" + a.Rule
+		key := a.Key()
 		if a.State == alert.StateResolved {
 			delete(e.firing, key)
 		} else {

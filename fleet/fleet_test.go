@@ -42,6 +42,32 @@ func byID(devs []Device) map[string]Device {
 	return m
 }
 
+// table is what WriteTable writes for the snapshot of v at its clock's
+// now, showing the devices f matches.
+func table(t *testing.T, v *View, f Filter) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := NewSnapshot(v.clock.Now(), v.Devices(), f).WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// jsonSnapshot is the snapshot of v at its clock's now, showing the
+// devices f matches, as WriteJSON writes it and read back.
+func jsonSnapshot(t *testing.T, v *View, f Filter) Snapshot {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := NewSnapshot(v.clock.Now(), v.Devices(), f).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var snap Snapshot
+	if err := json.Unmarshal(buf.Bytes(), &snap); err != nil {
+		t.Fatalf("json: %v\n%s", err, buf.String())
+	}
+	return snap
+}
+
 func TestStates(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := New("vigil", clock)
@@ -189,13 +215,10 @@ func TestNoticesNeverFire(t *testing.T) {
 	if d.LastAlert == nil || d.LastAlert.ID != "r1" {
 		t.Errorf("last alert = %+v, want r1 (a notice is no alert)", d.LastAlert)
 	}
-	var buf bytes.Buffer
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteTable(&buf); err != nil {
-		t.Fatal(err)
-	}
+	tab := table(t, v, Filter{})
 	for _, bad := range []string{"setting", "checklist", "notes", "test"} {
-		if strings.Contains(buf.String(), bad) {
-			t.Errorf("table names %q:\n%s", bad, buf.String())
+		if strings.Contains(tab, bad) {
+			t.Errorf("table names %q:\n%s", bad, tab)
 		}
 	}
 
@@ -239,43 +262,23 @@ func TestWriteTableAndJSON(t *testing.T) {
 		msg{"vigil/freezer/status", "offline", true},
 		msg{"vigil/freezer/problem/attributes", `{"firing":[{"severity":"critical","source":"rule","rule":"too_warm","summary":"-12 °C","time":"2026-11-26T11:50:00Z"}]}`, true},
 	)
-	var buf bytes.Buffer
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteTable(&buf); err != nil {
-		t.Fatal(err)
-	}
 	want := "2 devices: 1 online, 1 offline, 0 stale, 1 firing  12:00:00Z\n" +
 		"DEVICE         STATE    SINCE   HEARTBEAT  FIRING\n" +
 		"freezer        offline  -       -          critical too_warm\n" +
 		"greenhouse-pi  online   1h ago  ok 5m ago  -\n"
-	if got := buf.String(); got != want {
+	if got := table(t, v, Filter{}); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
-	buf.Reset()
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{Stale: true}).WriteTable(&buf); err != nil {
-		t.Fatal(err)
+	if got, want := table(t, v, Filter{Stale: true}), "2 devices: 1 online, 1 offline, 0 stale, 1 firing  12:00:00Z\nno device is stale\n"; got != want {
+		t.Errorf("table with nothing to show:\n%s\nwant:\n%s", got, want)
 	}
-	if want := "2 devices: 1 online, 1 offline, 0 stale, 1 firing  12:00:00Z\nno device is stale\n"; buf.String() != want {
-		t.Errorf("table with nothing to show:\n%s\nwant:\n%s", buf.String(), want)
-	}
-	buf.Reset()
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{Firing: true}).WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	var snap Snapshot
-	if err := json.Unmarshal(buf.Bytes(), &snap); err != nil {
-		t.Fatalf("json: %v\n%s", err, buf.String())
-	}
+	snap := jsonSnapshot(t, v, Filter{Firing: true})
 	if len(snap.Devices) != 1 || snap.Devices[0].ID != "freezer" || snap.Devices[0].State != Offline ||
 		snap.Summary != (Summary{Devices: 2, Online: 1, Offline: 1, Firing: 1}) || snap.Filter == nil || !snap.Filter.Firing {
 		t.Errorf("json round trip = %+v", snap)
 	}
-	buf.Reset()
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	var all Snapshot
-	if err := json.Unmarshal(buf.Bytes(), &all); err != nil || len(all.Devices) != 2 || all.Devices[1].Interval != Duration(30*time.Minute) || all.Filter != nil {
-		t.Errorf("json round trip without a filter = %+v (%v)", all, err)
+	if all := jsonSnapshot(t, v, Filter{}); len(all.Devices) != 2 || all.Devices[1].Interval != Duration(30*time.Minute) || all.Filter != nil {
+		t.Errorf("json round trip without a filter = %+v", all)
 	}
 }
 
@@ -293,30 +296,20 @@ func TestAcknowledgedInTable(t *testing.T) {
 		msg{"vigil/coop/status", "online", true},
 		msg{"vigil/coop/problem/attributes", `{"firing":[{"severity":"warning","source":"llm","summary":"door open","time":"2026-11-26T11:40:00Z"},{"severity":"warning","source":"rule","rule":"damp","summary":"91 %","time":"2026-11-26T11:41:00Z","acked_by":"cli","acked_at":"2026-11-26T11:42:00Z"}]}`, true},
 	)
-	var buf bytes.Buffer
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteTable(&buf); err != nil {
-		t.Fatal(err)
-	}
+	tab := table(t, v, Filter{})
 	want := "2 devices: 2 online, 0 offline, 0 stale, 2 firing (1 acknowledged)  12:00:00Z\n" +
 		"DEVICE  STATE   SINCE  HEARTBEAT  FIRING\n" +
 		"coop    online  -      -          warning llm,damp✓\n" +
 		"barn    online  -      -          critical too_warm✓\n"
-	if got := buf.String(); got != want {
-		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	if tab != want {
+		t.Errorf("table:\n%s\nwant:\n%s", tab, want)
 	}
-	for _, l := range strings.Split(buf.String(), "\n") {
+	for _, l := range strings.Split(tab, "\n") {
 		if n := utf8.RuneCountInString(l); n > Width {
 			t.Errorf("line of %d columns: %q", n, l)
 		}
 	}
-	buf.Reset()
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	var snap Snapshot
-	if err := json.Unmarshal(buf.Bytes(), &snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := jsonSnapshot(t, v, Filter{})
 	barn := snap.Devices[1].Firing[0]
 	if snap.Summary.Acked != 1 || barn.ID != "barn-1" || barn.AckedBy != "telegram chat 1 user 2 (@ann)" || !barn.AckedAt.Equal(time.Date(2026, 11, 26, 11, 55, 0, 0, time.UTC)) {
 		t.Errorf("json: summary %+v, barn's problem %+v; want it acknowledged, with who and when", snap.Summary, barn)

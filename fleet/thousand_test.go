@@ -225,28 +225,21 @@ func TestTableFitsEightyColumns(t *testing.T) {
 			`{"severity":"info","source":"system","rule":"llm_unreachable","summary":"x","time":"2026-11-26T11:00:00Z"}]}`, true},
 	)
 	for _, f := range []Filter{{}, {Firing: true}, {Firing: true, Offline: true, Stale: true}} {
-		var buf bytes.Buffer
-		if err := NewSnapshot(clock.Now(), v.Devices(), f).WriteTable(&buf); err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		tab := table(t, v, f)
+		lines := strings.Split(strings.TrimSuffix(tab, "\n"), "\n")
 		if len(lines) < 3 {
-			t.Fatalf("table with filter %+v:\n%s", f, buf.String())
+			t.Fatalf("table with filter %+v:\n%s", f, tab)
 		}
 		for i, l := range lines {
 			if n := utf8.RuneCountInString(l); n > 80 {
 				t.Errorf("filter %+v: line %d is %d columns wide:\n%s", f, i+1, n, l)
 			}
 		}
-		if !strings.Contains(buf.String(), long[:20]) {
+		if !strings.Contains(tab, long[:20]) {
 			t.Errorf("filter %+v: the long id is not in the table", f)
 		}
 	}
-	var buf bytes.Buffer
-	if err := NewSnapshot(clock.Now(), v.Devices(), Filter{}).WriteTable(&buf); err != nil {
-		t.Fatal(err)
-	}
-	first := strings.SplitN(buf.String(), "\n", 2)[0]
+	first := strings.SplitN(table(t, v, Filter{}), "\n", 2)[0]
 	if want := "1001 devices: 762 online, 143 offline, 96 stale, 101 firing"; !strings.HasPrefix(first, want) {
 		t.Errorf("summary line = %q, want it to start %q", first, want)
 	}

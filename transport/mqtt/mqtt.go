@@ -466,8 +466,6 @@ func (c *Client) afterConnect(ctx context.Context) {
 	}
 	if c.cfg.HomeAssistant {
 		c.rebuildProblem(octx)
-	}
-	if c.cfg.HomeAssistant {
 		if err := c.subscribe(octx, c.haStatusTopic(), c.onHAStatus); err != nil {
 			c.log.Warn("mqtt subscribe", keyTopic, c.haStatusTopic(), keyErr, err)
 		}
@@ -561,7 +559,7 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 		c.problemMu.Lock()
 		defer c.problemMu.Unlock()
 		c.mu.Lock()
-		key := problemKey(a)
+		key := a.Key()
 		if a.State == alert.StateResolved {
 			delete(c.active, key)
 		} else {
@@ -623,8 +621,6 @@ func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duratio
 	return nil
 }
 
-func problemKey(a alert.Alert) string { return a.Key() }
-
 // Acknowledged shows an ack in the problem sensor's attributes (acked_by,
 // acked_at of the problem): rebuilt from Config.Problems, which has it,
 // or without one by marking the problem this client delivered.
@@ -658,17 +654,10 @@ func (c *Client) Acknowledged(ctx context.Context, p alert.Alert, _ []string) er
 func (c *Client) rebuildProblem(ctx context.Context) {
 	c.problemMu.Lock()
 	defer c.problemMu.Unlock()
-	if c.cfg.Problems != nil {
-		ps, err := c.cfg.Problems.Problems(ctx)
-		if err != nil {
-			c.log.Warn("mqtt rebuild problem state", keyErr, err)
-		} else {
-			active := c.firing(ps)
-			c.mu.Lock()
-			c.active = active
-			c.mu.Unlock()
-		}
-	}
+	active := c.problemsNow(ctx)
+	c.mu.Lock()
+	c.active = active
+	c.mu.Unlock()
 	if err := c.publishProblem(ctx); err != nil {
 		c.log.Warn("mqtt publish problem state", keyErr, err)
 	}
@@ -682,8 +671,8 @@ func (c *Client) firing(ps []alert.Alert) map[string]alert.Alert {
 		if !a.IsProblem() || a.Severity < c.cfg.MinSeverity {
 			continue
 		}
-		if was, ok := active[problemKey(a)]; !ok || a.Time.After(was.Time) {
-			active[problemKey(a)] = a
+		if was, ok := active[a.Key()]; !ok || a.Time.After(was.Time) {
+			active[a.Key()] = a
 		}
 	}
 	return active

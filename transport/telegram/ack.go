@@ -27,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -103,7 +102,7 @@ func (b *Bot) pressed(ctx context.Context, q *callbackQuery) string {
 		return "not allowed: this chat is not in allowed_chats"
 	}
 	user := q.From.ID
-	if len(b.cfg.AllowedUsers) > 0 && !slices.Contains(b.cfg.AllowedUsers, user) {
+	if !b.userAllowed(user) {
 		b.logOnce(b.strange, user, "telegram button pressed by a user not in allowed_users: refused", keyChat, chat, keyUser, user)
 		return "not allowed: you are not in allowed_users"
 	}
@@ -175,7 +174,8 @@ func (b *Bot) dropButton(ctx context.Context, chat, msg int64) {
 
 // Acknowledged shows that p was acknowledged (p.AckedBy, p.AckedAt): the
 // messages of the alerts ids say so and lose their button; a held one's
-// digest line will. It returns the first error and goes on past it.
+// digest line will. It goes on past an error and returns every one,
+// joined.
 func (b *Bot) Acknowledged(ctx context.Context, p alert.Alert, ids []string) error {
 	var errs []error
 	if b.cfg.Digests != nil {

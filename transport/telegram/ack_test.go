@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/internal/transporttest"
+	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -56,15 +57,23 @@ func (c *ackingCommands) calls() ([]string, []transport.Source) {
 	return slices.Clone(c.acked), slices.Clone(c.by)
 }
 
-// newAckBot is a bot that takes commands from the alert chat, from
-// ackOwner only, remembering its messages in a real state file.
-func newAckBot(t *testing.T, f *fakeAPI) (*Bot, *ackingCommands, *store.DB) {
+// openDB opens a state file in a temporary directory, closed when the
+// test ends.
+func openDB(t *testing.T) *store.DB {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// newAckBot is a bot that takes commands from the alert chat, from
+// ackOwner only, remembering its messages in a real state file.
+func newAckBot(t *testing.T, f *fakeAPI) (*Bot, *ackingCommands, *store.DB) {
+	t.Helper()
+	db := openDB(t)
 	cmds := &ackingCommands{Commands: &transporttest.Commands{}, editOK: make(chan error, 4)}
 	b := newTestBot(t, f, Config{AllowedChats: []int64{alertChat}, AllowedUsers: []int64{ackOwner}, Messages: db, Digests: db}, nil, cmds, nil, nil)
 	cmds.bot = b
@@ -128,12 +137,7 @@ func TestAcknowledgeButton(t *testing.T) {
 
 	// No commands from the alert chat: no button.
 	f2 := newFakeAPI(t)
-	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	b2 := newTestBot(t, f2, Config{AllowedChats: []int64{999}, Messages: db}, nil, &transporttest.Commands{}, nil, nil)
+	b2 := newTestBot(t, f2, Config{AllowedChats: []int64{999}, Messages: openDB(t)}, nil, &transporttest.Commands{}, nil, nil)
 	if err := b2.Notify(context.Background(), testAlert("hot")); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +274,7 @@ func TestAckCommand(t *testing.T) {
 // and when.
 func TestAckOfHeldAlert(t *testing.T) {
 	loc := berlin(t)
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
 	damp := r.alert(alert.Warning, "damp", alert.StateFiring)
 	dry := r.alert(alert.Warning, "dry", alert.StateFiring)
 	r.notify(damp)

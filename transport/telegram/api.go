@@ -195,15 +195,10 @@ func (u *user) name() string {
 // (From), on which message (absent for a message sent via inline mode,
 // which vigil never sends) and the button's callback_data.
 type callbackQuery struct {
-	ID      string `json:"id"`
-	From    user   `json:"from"`
-	Message *struct {
-		MessageID int64 `json:"message_id"`
-		Chat      struct {
-			ID int64 `json:"id"`
-		} `json:"chat"`
-	} `json:"message"`
-	Data string `json:"data"`
+	ID      string   `json:"id"`
+	From    user     `json:"from"`
+	Message *message `json:"message"`
+	Data    string   `json:"data"`
 }
 
 type message struct {

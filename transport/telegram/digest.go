@@ -42,7 +42,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vigil-iot/vigil/schedule"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,9 +67,6 @@ type Digests interface {
 	// AckTelegramHeld marks the held alerts among ids acknowledged.
 	AckTelegramHeld(ids []string, by string, at time.Time) error
 }
-
-// Window is the quiet hours' daily span of local time.
-type Window = schedule.Window
 
 const (
 	capWindow   = time.Hour   // the cap counts the messages of the last hour
@@ -207,13 +203,6 @@ func (b *Bot) due(held []alert.Alert, sends []time.Time, now time.Time) (time.Ti
 		t, why = free, whyCap
 	}
 	return t, why
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // hold commits a as held, with the digest's new due time.
@@ -381,7 +370,7 @@ type digestLine struct {
 func renderDigest(held []alert.Alert, dropped int, policy string, loc *time.Location) []digestPart {
 	var lines []*digestLine
 	for _, a := range held {
-		src := a.Source + "/" + a.Rule
+		src := a.Key()
 		if a.State == alert.StateResolved {
 			if l := openLine(lines, src); l != nil {
 				l.ids, l.resolved = append(l.ids, a.ID), true

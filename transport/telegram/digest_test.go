@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -40,16 +40,11 @@ type digestRig struct {
 
 func newDigestRig(t *testing.T, cfg Config, start time.Time) *digestRig {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	r := &digestRig{t: t, f: newFakeAPI(t), clock: clockwork.NewFakeClockAt(start), db: db, logs: &logBuffer{}}
+	r := &digestRig{t: t, f: newFakeAPI(t), clock: clockwork.NewFakeClockAt(start), db: openDB(t), logs: &logBuffer{}}
 	if cfg.Location == nil {
 		cfg.Location = start.Location()
 	}
-	cfg.Digests = db
+	cfg.Digests = r.db
 	r.cfg = cfg
 	r.bot = newTestBot(t, r.f, cfg, nil, nil, r.clock, r.logs)
 	return r
@@ -120,7 +115,7 @@ func named(sent []sentMessage, a alert.Alert) []int {
 // them all.
 func TestQuietHoursDigestAtTheEnd(t *testing.T) {
 	loc := berlin(t)
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 21, 59, 0, 0, loc))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 21, 59, 0, 0, loc))
 	before := r.alert(alert.Warning, "damp", alert.StateFiring)
 	r.notify(before) // 21:59: not quiet yet
 	if got := len(r.f.Sent()); got != 1 {
@@ -302,7 +297,7 @@ func TestCriticalPastCapSendsDigestAtOnce(t *testing.T) {
 // every held alert is named in exactly one of them.
 func TestDigestSplitsLongDigests(t *testing.T) {
 	loc := berlin(t)
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
 	var held []alert.Alert
 	for i := range 60 {
 		a := r.alert(alert.Warning, fmt.Sprintf("r%02d", i), alert.StateFiring)
@@ -342,7 +337,7 @@ func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 // it, so the order holds.
 func TestDigestWaitsForTelegram(t *testing.T) {
 	loc := berlin(t)
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
 	w := r.alert(alert.Warning, "w", alert.StateFiring)
 	r.notify(w)
 	r.advanceTo(time.Date(2026, 1, 11, 7, 0, 0, 0, loc))
@@ -374,7 +369,7 @@ func TestDigestWaitsForTelegram(t *testing.T) {
 // TestTestAlertSkipsQuietHours: vigil test-alert, which a person asked for
 // now, is not held.
 func TestTestAlertSkipsQuietHours(t *testing.T) {
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 0, End: 24 * time.Hour}, MaxPerHour: 1}, time.Date(2026, 1, 10, 3, 0, 0, 0, time.UTC))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 0, End: 24 * time.Hour}, MaxPerHour: 1}, time.Date(2026, 1, 10, 3, 0, 0, 0, time.UTC))
 	for range 2 {
 		a := r.alert(alert.Info, alert.RuleTest, alert.StateNotice)
 		a.Source = alert.SourceSystem
@@ -388,7 +383,7 @@ func TestTestAlertSkipsQuietHours(t *testing.T) {
 // TestQuietHoursNeedAPlausibleClock: a board that booted in 1970 holds
 // nothing for quiet hours.
 func TestQuietHoursNeedAPlausibleClock(t *testing.T) {
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 0, End: 24 * time.Hour}}, time.Date(1970, 1, 1, 0, 0, 5, 0, time.UTC))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 0, End: 24 * time.Hour}}, time.Date(1970, 1, 1, 0, 0, 5, 0, time.UTC))
 	r.notify(r.alert(alert.Warning, "w", alert.StateFiring))
 	if got := len(r.f.Sent()); got != 1 {
 		t.Errorf("quiet hours on a clock in 1970: %d messages, want 1", got)
@@ -398,7 +393,7 @@ func TestQuietHoursNeedAPlausibleClock(t *testing.T) {
 // TestDigestLoopSendsAtQuietEnd runs the bot's loop: the digest goes out by
 // itself when quiet hours end.
 func TestDigestLoopSendsAtQuietEnd(t *testing.T) {
-	r := newDigestRig(t, Config{Quiet: &Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 6, 59, 30, 0, time.UTC))
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 6, 59, 30, 0, time.UTC))
 	w := r.alert(alert.Warning, "w", alert.StateFiring)
 	r.notify(w)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -187,7 +187,7 @@ func (b *Bot) handle(ctx context.Context, u update) {
 	if m.From != nil {
 		user = m.From.ID
 	}
-	if len(b.cfg.AllowedUsers) > 0 && !slices.Contains(b.cfg.AllowedUsers, user) {
+	if !b.userAllowed(user) {
 		b.logOnce(b.strange, user, "telegram command from a user not in allowed_users ignored", keyChat, chat, keyUser, user, keyCommand, name)
 		return
 	}
@@ -227,6 +227,12 @@ func (b *Bot) allowed(chat int64) bool {
 		}
 	}
 	return false
+}
+
+// userAllowed reports whether user may send commands (and press
+// buttons): anyone in an allowed chat, unless allowed_users names whom.
+func (b *Bot) userAllowed(user int64) bool {
+	return len(b.cfg.AllowedUsers) == 0 || slices.Contains(b.cfg.AllowedUsers, user)
 }
 
 // migrated records that chat became newID, for the alert chat and for the

@@ -35,6 +35,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/schedule"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -98,7 +99,7 @@ type Config struct {
 	// below QuietMinSeverity (zero: critical) for one digest at its end;
 	// MaxPerHour > 0 folds alert messages beyond that many in the last
 	// hour into a digest. Digests keeps what they hold; nil turns both off.
-	Quiet            *Window
+	Quiet            *schedule.Window
 	QuietMinSeverity alert.Severity
 	MaxPerHour       int
 	Digests          Digests

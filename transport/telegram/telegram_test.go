@@ -86,12 +86,8 @@ func TestNotifySendsEscapedHTML(t *testing.T) {
 // TestNotifyInDeviceZone: the alert's time reads in the device's zone with
 // its offset, as the CLI shows it, whatever zone the stored alert carries.
 func TestNotifyInDeviceZone(t *testing.T) {
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := newFakeAPI(t)
-	b := newTestBot(t, f, Config{Location: berlin}, nil, nil, nil, nil)
+	b := newTestBot(t, f, Config{Location: berlin(t)}, nil, nil, nil, nil)
 	winter := testAlert("cold")
 	summer := testAlert("warm")
 	summer.Time = time.Date(2025, 7, 1, 12, 0, 0, 0, time.FixedZone("", 0)) // as decoded from the outbox
