@@ -115,18 +115,11 @@ func TestModelChangesItsOwnHeartbeat(t *testing.T) {
 		[]string{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"all fine"}`},
 	)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	llm := model.llmSection(dir, "Is the air fine?")
 	cfg := writeConfig(t, dir, `model_may = ["pause", "interval", "notes"]
 interval_min = "10m"
 interval_max = "2h"
-
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-`+steadySensors)
+`+llm+steadySensors)
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
 	defer func() {
 		if t.Failed() {
@@ -189,12 +182,7 @@ timeout = "5s"
 	d.kill()
 
 	// The default model_may offers neither tool.
-	cfg = writeConfig(t, dir, `
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-`+steadySensors)
+	cfg = writeConfig(t, dir, llm+steadySensors)
 	if out, errOut, code := runIn(t, "", []string{"VIGIL_TEST_KEY=sk-test"}, "-c", cfg, "check"); code != 0 {
 		t.Fatalf("vigil check with the default model_may: exit %d\n%s%s", code, out, errOut)
 	}

@@ -51,18 +51,10 @@ func TestNoticesLeaveProblemOffAndRuleSurvivesRestart(t *testing.T) {
 		[]string{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"all fine"}`},
 	)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cfg := writeConfig(t, dir, `model_may = ["pause", "interval"]
 interval_min = "10m"
 interval_max = "2h"
-
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-
+`+model.llmSection(dir, "Is the air fine?")+`
 [[sensor]]
 name = "air"
 driver = "bme280"

@@ -39,17 +39,9 @@ func TestReloadModelMayRebuildsTools(t *testing.T) {
 	t.Setenv("VIGIL_TEST_KEY", "sk-test")
 	model := newModelScript(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	llm := model.llmSection(dir, "Is the air fine?")
 	conf := func(may string) string {
-		return writeConfig(t, dir, "model_may = "+may+`
-
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-`+overlayRules)
+		return writeConfig(t, dir, "model_may = "+may+"\n"+llm+overlayRules)
 	}
 	log := slog.New(slog.DiscardHandler)
 	e := &env{globals: globals{config: conf(`["pause", "notes"]`)}, stdout: io.Discard, stderr: io.Discard}
