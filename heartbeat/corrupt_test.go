@@ -187,20 +187,9 @@ func TestStateLostWhileRunning(t *testing.T) {
 	h.sensor.set(40)
 	h.sample() // fires too_hot
 	// Damage every page but the meta pages: the next commit meets it.
-	b, err := os.ReadFile(h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	zeroDataPages(t, h.path)
 	h.sensor.set(20) // resolves: a commit that reads the rules bucket
-	err = e.SampleOnce(context.Background())
+	err := e.SampleOnce(context.Background())
 	if !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("sample over a damaged file = %v, want ErrCorrupt", err)
 	}
@@ -287,6 +276,24 @@ func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
 	return h, db, e
 }
 
+// zeroDataPages zeroes every page of the open state file at path but the
+// two meta pages, under the engine's feet.
+func zeroDataPages(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(make([]byte, fi.Size()-2*pageSize), 2*pageSize); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStateLostWhileRunningKeepsAcks: a reset while running writes the
 // acknowledgements the engine holds to the fresh file, as it does the rule
 // states, so an acknowledged problem stays quiet after the reset.
@@ -297,18 +304,7 @@ func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
 	if _, err := e.Ack(context.Background(), "too_hot"); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	zeroDataPages(t, h.path)
 	// A write meets the damage; the next sample raises state_lost.
 	if _, err := e.Pause(context.Background(), time.Hour, "cli"); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("pause over a damaged file = %v, want ErrCorrupt", err)
