@@ -54,19 +54,9 @@ func TestNoticesLeaveProblemOffAndRuleSurvivesRestart(t *testing.T) {
 	cfg := writeConfig(t, dir, `model_may = ["pause", "interval"]
 interval_min = "10m"
 interval_max = "2h"
-`+model.llmSection(dir, "Is the air fine?")+`
-[[sensor]]
-name = "air"
-driver = "bme280"
-sim = { every = "0s" }
-
-[[rule]]
-name = "always"
-when = "air.pressure > 0"
-severity = "critical"
-message = "pressure at {air.pressure}"
-enabled = false
-`+mqttConfig(b.URL(), "homeassistant = true"))
+`+model.llmSection(dir, "Is the air fine?")+
+		alwaysFires+"enabled = false\n"+ // the rule "always", disabled
+		mqttConfig(b.URL(), "homeassistant = true"))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
 	defer func() {
 		if t.Failed() {
