@@ -342,22 +342,9 @@ func (m *intervalThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 // the model sets it twice in one run).
 func TestModelSetsIntervalDuringRun(t *testing.T) {
 	a := newOverlayApp(t, "")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a.runCtx = ctx // as cmdRun: changes apply to the running engine
 	a.cfg.Heartbeat.ModelMay = []string{"pause", "interval"}
-	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
-	ec, err := a.engineConfig(a.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := &intervalThinker{set: a.cmds.setModelInterval, ds: []time.Duration{15 * time.Minute, 20 * time.Minute}}
-	a.engine.Reconfigure(ec, nil, m)
-	done := make(chan error, 1)
-	go func() {
-		_, err := a.cmds.CheckWith(ctx, heartbeat.CheckOptions{}, nil)
-		done <- err
-	}()
+	done := startRun(t, a, m)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -465,12 +452,11 @@ func (b *blockingThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 	return agent.Decision{Outcome: agent.OutcomeOK}, nil
 }
 
-// blockedRun starts a forced heartbeat on a (as a running daemon: changes
-// apply to the engine) whose model holds the run until th.release is
-// closed; done gets the run's error.
-func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
+// startRun starts a forced heartbeat on a, as a running daemon does
+// (changes apply to the engine), with th as its model; done gets the run's
+// error.
+func startRun(t *testing.T, a *App, th heartbeat.Thinker) (done chan error) {
 	t.Helper()
-	a.applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	a.runCtx = ctx
@@ -479,13 +465,22 @@ func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th = &blockingThinker{started: make(chan struct{}), release: make(chan struct{})}
 	a.engine.Reconfigure(ec, nil, th)
 	done = make(chan error, 1)
 	go func() {
 		_, err := a.cmds.CheckWith(ctx, heartbeat.CheckOptions{}, nil)
 		done <- err
 	}()
+	return done
+}
+
+// blockedRun starts a forced heartbeat (startRun) whose model holds the
+// run until th.release is closed; done gets the run's error.
+func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
+	t.Helper()
+	a.applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
+	th = &blockingThinker{started: make(chan struct{}), release: make(chan struct{})}
+	done = startRun(t, a, th)
 	<-th.started
 	return th, done
 }
