@@ -70,11 +70,7 @@ func TestAckStopsRenotifyE2E(t *testing.T) {
 	// always fires, critical, two seconds in; reminders every minute.
 	cfg := writeConfig(t, t.TempDir(), steadySensors+"renotify = \"1m\"\n"+mqttConfig(b.URL(), "homeassistant = true"))
 	d := startDaemon(t, cfg)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	live.Wait(topicStatus, 15*time.Second, payloadIs("online"))
 	live.Wait(topicAlert, 15*time.Second, func(m mosquittotest.Message) bool {
 		return strings.Contains(m.Payload, `"rule":"always"`) && strings.Contains(m.Payload, `"state":"firing"`)
@@ -135,11 +131,7 @@ func TestAckFromTelegramE2E(t *testing.T) {
 	api := newBotAPI(t)
 	cfg := writeConfig(t, t.TempDir(), steadySensors+telegramConfig(owner, api.srv.URL)+"allowed_users = [1001]\n")
 	d := startDaemon(t, cfg, "VIGIL_E2E_TG_TOKEN="+botToken)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	m := api.waitSent(owner, "always", 15*time.Second)
 	if !strings.Contains(m.Markup, `"text":"Acknowledge"`) || !strings.Contains(m.Markup, `"callback_data":"ack:`) {
 		t.Fatalf("alert message's reply_markup = %q, want an Acknowledge button", m.Markup)
@@ -192,11 +184,7 @@ name = "air"
 driver = "bme280"
 `+mqttConfig(b.URL(), "homeassistant = true")+telegramConfig(botChat, api.srv.URL))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test", "VIGIL_E2E_TG_TOKEN="+botToken)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	live.Wait(topicStatus, 15*time.Second, payloadIs("online"))
 	// The first heartbeat (this check, or a scheduled one) alerts; every
 	// later one ends ok.

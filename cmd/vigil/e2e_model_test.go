@@ -121,11 +121,7 @@ interval_min = "10m"
 interval_max = "2h"
 `+llm+steadySensors)
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	d.waitLog(t, regexp.MustCompile(`msg="vigil starting"`), 10*time.Second)
 
 	out, errOut, code := runVigil(t, "-c", cfg, "check")

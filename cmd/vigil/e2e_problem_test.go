@@ -58,11 +58,7 @@ interval_max = "2h"
 		alwaysFires+"enabled = false\n"+ // the rule "always", disabled
 		mqttConfig(b.URL(), "homeassistant = true"))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	live.Wait(topicStatus, 15*time.Second, payloadIs("online"))
 
 	// Three notices: a person's set, a checklist, the model's set_interval.
