@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -44,9 +43,7 @@ func newModelScript(t *testing.T, steps ...[]string) *modelScript {
 // VIGIL_TEST_KEY (start the daemon with "VIGIL_TEST_KEY=sk-test").
 func (m *modelScript) llmSection(dir, item string) string {
 	m.t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- "+item+"\n"), 0o644); err != nil {
-		m.t.Fatal(err)
-	}
+	writeFile(m.t, filepath.Join(dir, "HEARTBEAT.md"), "- "+item+"\n")
 	return "\n[llm]\nbase_url = \"" + m.srv.URL + "/v1\"\napi_key_env = \"VIGIL_TEST_KEY\"\ntimeout = \"5s\"\n"
 }
 

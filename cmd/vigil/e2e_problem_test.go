@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -66,9 +65,7 @@ interval_max = "2h"
 		t.Fatalf("vigil set: exit %d\n%s%s", code, out, errOut)
 	}
 	list := filepath.Join(dir, "new.md")
-	if err := os.WriteFile(list, []byte("- Is the air still fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, list, "- Is the air still fine?\n")
 	if out, errOut, code := runVigil(t, "-c", cfg, "checklist", "set", list); code != 0 {
 		t.Fatalf("vigil checklist set: exit %d\n%s%s", code, out, errOut)
 	}

@@ -56,9 +56,7 @@ func TestModelEchoingSecretsLeavesNoTrace(t *testing.T) {
 	api := newBotAPI(t)
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, "http.pw")
-	if err := os.WriteFile(pwFile, []byte(httpPW+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, pwFile, httpPW+"\n")
 	port := mosquittotest.FreePort(t)
 	cfg := writeConfig(t, dir, `model_may = ["pause", "notes"]
 `+model.llmSection(dir, "Is the air fine?")+fmt.Sprintf(`
