@@ -261,19 +261,8 @@ func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
 	t.Helper()
 	h := newHarness(t, nil)
 	h.db.Close()
-	db, err := store.Open(h.path, store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	h.db = db
-	e, err := New(h.cfg, Deps{Clock: h.clock, Wall: h.wall.Now, DB: db, Thinker: h.thinker,
-		Sensors: []device.Named{{Name: "air", Sensor: h.sensor}}, Notifiers: []Notifier{h.notes}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.e = e
-	return h, db, e
+	h.openWith(store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
+	return h, h.db, h.e
 }
 
 // zeroDataPages zeroes every page of the open state file at path but the
