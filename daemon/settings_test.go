@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -242,7 +241,7 @@ func TestOverlayEntryNoLongerValid(t *testing.T) {
 	}
 	base := &manage.Base{Name: filepath.Join(t.TempDir(), "config.toml"), Data: []byte(noRule)}
 	var logBuf strings.Builder
-	log := newTextLog(&logBuf)
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	cfg, used, err := base.Resolve(stored, log)
 	if err != nil {
 		t.Fatalf("resolve with a stale entry: %v", err)
@@ -255,8 +254,6 @@ func TestOverlayEntryNoLongerValid(t *testing.T) {
 		t.Errorf("want one ERROR naming rule.too_hot.enabled and socket, got:\n%s", logBuf.String())
 	}
 }
-
-func newTextLog(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
 // TestChecklistLogsNotes: the checklist set from afar is what the engine
 // reads while it exists, an empty one says so, reset goes back; logs lists
