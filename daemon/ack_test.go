@@ -39,20 +39,10 @@ func (airSensor) Sense(context.Context) ([]device.Reading, error) {
 // air sensor wired, so both rules fire at the first sample.
 func newFiringApp(t *testing.T, more string) *App {
 	t.Helper()
-	base := readBase(t, writeConfig(t, t.TempDir(), overlayRules+twoFiring+more))
-	cfg, err := base.Parse(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sensors := func(*config.Config, *slog.Logger) ([]device.Named, func() error) {
 		return []device.Named{{Name: "air", Sensor: airSensor{}}}, func() error { return nil }
 	}
-	a, err := New(context.Background(), cfg, Options{Store: StoreWrite, Base: base, Log: slog.New(slog.DiscardHandler),
-		Redactor: base.Red, Wiring: Wiring{Sensors: sensors}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := newWiredApp(t, twoFiring+more, Wiring{Sensors: sensors})
 	if err := a.Engine().SampleOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}

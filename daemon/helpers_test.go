@@ -50,12 +50,18 @@ func readBase(t *testing.T, path string) *manage.Base {
 // extra appended.
 func newOverlayApp(t *testing.T, extra string) *App {
 	t.Helper()
+	return newWiredApp(t, extra, Wiring{})
+}
+
+// newWiredApp is newOverlayApp with w as the App's wiring.
+func newWiredApp(t *testing.T, extra string, w Wiring) *App {
+	t.Helper()
 	base := readBase(t, writeConfig(t, t.TempDir(), overlayRules+extra))
 	cfg, err := base.Parse(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(context.Background(), cfg, Options{Store: StoreWrite, Base: base, Log: slog.New(slog.DiscardHandler), Redactor: base.Red})
+	a, err := New(context.Background(), cfg, Options{Store: StoreWrite, Base: base, Log: slog.New(slog.DiscardHandler), Redactor: base.Red, Wiring: w})
 	if err != nil {
 		t.Fatal(err)
 	}

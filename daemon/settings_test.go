@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -242,7 +241,7 @@ func TestOverlayEntryNoLongerValid(t *testing.T) {
 	}
 	base := &manage.Base{Name: filepath.Join(t.TempDir(), "config.toml"), Data: []byte(noRule)}
 	var logBuf strings.Builder
-	log := newTextLog(&logBuf)
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	cfg, used, err := base.Resolve(stored, log)
 	if err != nil {
 		t.Fatalf("resolve with a stale entry: %v", err)
@@ -255,8 +254,6 @@ func TestOverlayEntryNoLongerValid(t *testing.T) {
 		t.Errorf("want one ERROR naming rule.too_hot.enabled and socket, got:\n%s", logBuf.String())
 	}
 }
-
-func newTextLog(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
 
 // TestChecklistLogsNotes: the checklist set from afar is what the engine
 // reads while it exists, an empty one says so, reset goes back; logs lists
@@ -342,22 +339,9 @@ func (m *intervalThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 // the model sets it twice in one run).
 func TestModelSetsIntervalDuringRun(t *testing.T) {
 	a := newOverlayApp(t, "")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a.runCtx = ctx // as cmdRun: changes apply to the running engine
 	a.cfg.Heartbeat.ModelMay = []string{"pause", "interval"}
-	writeFile(t, a.cfg.Heartbeat.Checklist, "- check the air\n")
-	ec, err := a.engineConfig(a.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := &intervalThinker{set: a.cmds.setModelInterval, ds: []time.Duration{15 * time.Minute, 20 * time.Minute}}
-	a.engine.Reconfigure(ec, nil, m)
-	done := make(chan error, 1)
-	go func() {
-		_, err := a.cmds.CheckWith(ctx, heartbeat.CheckOptions{}, nil)
-		done <- err
-	}()
+	done := startRun(t, a, m)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -465,12 +449,11 @@ func (b *blockingThinker) Think(ctx context.Context, in agent.Input) (agent.Deci
 	return agent.Decision{Outcome: agent.OutcomeOK}, nil
 }
 
-// blockedRun starts a forced heartbeat on a (as a running daemon: changes
-// apply to the engine) whose model holds the run until th.release is
-// closed; done gets the run's error.
-func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
+// startRun starts a forced heartbeat on a, as a running daemon does
+// (changes apply to the engine), with th as its model; done gets the run's
+// error.
+func startRun(t *testing.T, a *App, th heartbeat.Thinker) (done chan error) {
 	t.Helper()
-	a.applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	a.runCtx = ctx
@@ -479,13 +462,22 @@ func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th = &blockingThinker{started: make(chan struct{}), release: make(chan struct{})}
 	a.engine.Reconfigure(ec, nil, th)
 	done = make(chan error, 1)
 	go func() {
 		_, err := a.cmds.CheckWith(ctx, heartbeat.CheckOptions{}, nil)
 		done <- err
 	}()
+	return done
+}
+
+// blockedRun starts a forced heartbeat (startRun) whose model holds the
+// run until th.release is closed; done gets the run's error.
+func blockedRun(t *testing.T, a *App) (th *blockingThinker, done chan error) {
+	t.Helper()
+	a.applyWait = 300 * time.Millisecond // the run holds every change back: don't wait 5 s each
+	th = &blockingThinker{started: make(chan struct{}), release: make(chan struct{})}
+	done = startRun(t, a, th)
 	<-th.started
 	return th, done
 }

@@ -187,20 +187,9 @@ func TestStateLostWhileRunning(t *testing.T) {
 	h.sensor.set(40)
 	h.sample() // fires too_hot
 	// Damage every page but the meta pages: the next commit meets it.
-	b, err := os.ReadFile(h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	zeroDataPages(t, h.path)
 	h.sensor.set(20) // resolves: a commit that reads the rules bucket
-	err = e.SampleOnce(context.Background())
+	err := e.SampleOnce(context.Background())
 	if !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("sample over a damaged file = %v, want ErrCorrupt", err)
 	}
@@ -272,19 +261,26 @@ func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
 	t.Helper()
 	h := newHarness(t, nil)
 	h.db.Close()
-	db, err := store.Open(h.path, store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
+	h.openWith(store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
+	return h, h.db, h.e
+}
+
+// zeroDataPages zeroes every page of the open state file at path but the
+// two meta pages, under the engine's feet.
+func zeroDataPages(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	h.db = db
-	e, err := New(h.cfg, Deps{Clock: h.clock, Wall: h.wall.Now, DB: db, Thinker: h.thinker,
-		Sensors: []device.Named{{Name: "air", Sensor: h.sensor}}, Notifiers: []Notifier{h.notes}})
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.e = e
-	return h, db, e
+	defer f.Close()
+	if _, err := f.WriteAt(make([]byte, fi.Size()-2*pageSize), 2*pageSize); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestStateLostWhileRunningKeepsAcks: a reset while running writes the
@@ -297,18 +293,7 @@ func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
 	if _, err := e.Ack(context.Background(), "too_hot"); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	zeroDataPages(t, h.path)
 	// A write meets the damage; the next sample raises state_lost.
 	if _, err := e.Pause(context.Background(), time.Hour, "cli"); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("pause over a damaged file = %v, want ErrCorrupt", err)

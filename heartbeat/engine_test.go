@@ -145,7 +145,13 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 
 func (h *harness) open() {
 	h.t.Helper()
-	db, err := store.Open(h.path, store.Options{Timeout: time.Second})
+	h.openWith(store.Options{Timeout: time.Second})
+}
+
+// openWith opens the state file with o and starts a new engine on it.
+func (h *harness) openWith(o store.Options) {
+	h.t.Helper()
+	db, err := store.Open(h.path, o)
 	if err != nil {
 		h.t.Fatalf("store.Open: %v", err)
 	}

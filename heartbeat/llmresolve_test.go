@@ -59,7 +59,8 @@ func TestLLMAlertResolves(t *testing.T) {
 	if r := resolved[0]; r.Rule != "" || r.Severity != alert.Critical || r.Summary != "smoke in the greenhouse" || r.IsProblem() {
 		t.Errorf("resolved alert = %+v, want source llm, no rule, critical, naming the alert it ends", r)
 	}
-	for _, k := range problemKeysOnly(t, h) {
+	keys, _ := problemKeys(t, h.e)
+	for _, k := range keys {
 		if k == "llm/" {
 			t.Error("Problems() still lists the LLM's alert after it resolved")
 		}
@@ -90,10 +91,4 @@ func TestLLMAlertAfterResolveIsNew(t *testing.T) {
 	if _, ps := problemKeys(t, h.e); len(ps) != 1 || ps[0].ID != again.Alerts[0].ID {
 		t.Errorf("Problems() = %+v, want the new LLM alert firing", ps)
 	}
-}
-
-func problemKeysOnly(t *testing.T, h *harness) []string {
-	t.Helper()
-	keys, _ := problemKeys(t, h.e)
-	return keys
 }

@@ -34,29 +34,6 @@ func ackAlerts(t *testing.T, r *mosquittotest.Subscriber, src, rule string) (fir
 	return firing, resolved
 }
 
-// statusProblems returns the problems of `vigil status --json`.
-func statusProblems(t *testing.T, cfg string) []struct{ ID, Source, Rule, AckedBy string } {
-	t.Helper()
-	out, errOut, code := runVigil(t, "-c", cfg, "status", "--json")
-	if code != 0 {
-		t.Fatalf("vigil status --json: exit %d\n%s", code, errOut)
-	}
-	var st struct {
-		Problems []struct {
-			ID, Source, Rule string
-			AckedBy          string `json:"acked_by"`
-		} `json:"problems"`
-	}
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		t.Fatalf("vigil status --json: %v\n%s", err, out)
-	}
-	var ps []struct{ ID, Source, Rule, AckedBy string }
-	for _, p := range st.Problems {
-		ps = append(ps, struct{ ID, Source, Rule, AckedBy string }{p.ID, p.Source, p.Rule, p.AckedBy})
-	}
-	return ps
-}
-
 // TestAckStopsRenotifyE2E: a firing rule with renotify = "1m" is
 // acknowledged over the control socket (vigil ack always); for the next
 // 75 s the alert topic gets nothing from it; then it resolves with
@@ -70,11 +47,7 @@ func TestAckStopsRenotifyE2E(t *testing.T) {
 	// always fires, critical, two seconds in; reminders every minute.
 	cfg := writeConfig(t, t.TempDir(), steadySensors+"renotify = \"1m\"\n"+mqttConfig(b.URL(), "homeassistant = true"))
 	d := startDaemon(t, cfg)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	live.Wait(topicStatus, 15*time.Second, payloadIs("online"))
 	live.Wait(topicAlert, 15*time.Second, func(m mosquittotest.Message) bool {
 		return strings.Contains(m.Payload, `"rule":"always"`) && strings.Contains(m.Payload, `"state":"firing"`)
@@ -92,7 +65,7 @@ func TestAckStopsRenotifyE2E(t *testing.T) {
 	if !strings.Contains(out, "problems: always  critical  since ") || !strings.Contains(out, "acknowledged by socket at ") {
 		t.Errorf("vigil status does not show the ack:\n%s", out)
 	}
-	if ps := statusProblems(t, cfg); len(ps) != 1 || ps[0].Rule != "always" || ps[0].AckedBy != "socket" {
+	if ps := statusJSON(t, cfg).Problems; len(ps) != 1 || ps[0].Rule != "always" || ps[0].AckedBy != "socket" {
 		t.Errorf("vigil status --json problems = %+v, want always acknowledged by socket", ps)
 	}
 	late := mosquittotest.Subscribe(t, b.URL(), topicProblem+"/attributes")
@@ -119,7 +92,7 @@ func TestAckStopsRenotifyE2E(t *testing.T) {
 	if len(resolved) != 1 || resolved[0]["acked_by"] != "socket" || resolved[0]["acked_at"] == nil {
 		t.Errorf("resolved alerts of always = %v, want exactly one carrying acked_by socket and acked_at", resolved)
 	}
-	if ps := statusProblems(t, cfg); len(ps) != 0 {
+	if ps := statusJSON(t, cfg).Problems; len(ps) != 0 {
 		t.Errorf("vigil status --json problems after it resolved = %+v, want none", ps)
 	}
 }
@@ -135,11 +108,7 @@ func TestAckFromTelegramE2E(t *testing.T) {
 	api := newBotAPI(t)
 	cfg := writeConfig(t, t.TempDir(), steadySensors+telegramConfig(owner, api.srv.URL)+"allowed_users = [1001]\n")
 	d := startDaemon(t, cfg, "VIGIL_E2E_TG_TOKEN="+botToken)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	m := api.waitSent(owner, "always", 15*time.Second)
 	if !strings.Contains(m.Markup, `"text":"Acknowledge"`) || !strings.Contains(m.Markup, `"callback_data":"ack:`) {
 		t.Fatalf("alert message's reply_markup = %q, want an Acknowledge button", m.Markup)
@@ -151,7 +120,7 @@ func TestAckFromTelegramE2E(t *testing.T) {
 		t.Errorf("answer to the stranger's press = %q", a[0])
 	}
 	api.waitPoll(0, 701, 10*time.Second)
-	if ps := statusProblems(t, cfg); len(ps) != 1 || ps[0].AckedBy != "" {
+	if ps := statusJSON(t, cfg).Problems; len(ps) != 1 || ps[0].AckedBy != "" {
 		t.Errorf("problems after the stranger's press = %+v, want always unacknowledged", ps)
 	}
 	if e := api.editsOf(owner, m.ID); len(e) != 0 {
@@ -171,7 +140,7 @@ func TestAckFromTelegramE2E(t *testing.T) {
 	if len(e) != 1 || !strings.Contains(e[0].Text, "pressure at ") || !strings.Contains(e[0].Text, "acknowledged by "+who+" at ") || e[0].Markup != "" {
 		t.Fatalf("edits of the alert message = %+v, want one naming %s, without a button", e, who)
 	}
-	if ps := statusProblems(t, cfg); len(ps) != 1 || ps[0].AckedBy != who {
+	if ps := statusJSON(t, cfg).Problems; len(ps) != 1 || ps[0].AckedBy != who {
 		t.Errorf("problems after the owner's press = %+v, want always acknowledged by %s", ps, who)
 	}
 }
@@ -192,11 +161,7 @@ name = "air"
 driver = "bme280"
 `+mqttConfig(b.URL(), "homeassistant = true")+telegramConfig(botChat, api.srv.URL))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test", "VIGIL_E2E_TG_TOKEN="+botToken)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	live.Wait(topicStatus, 15*time.Second, payloadIs("online"))
 	// The first heartbeat (this check, or a scheduled one) alerts; every
 	// later one ends ok.
@@ -250,7 +215,7 @@ func TestAckOfflineE2E(t *testing.T) {
 	}
 	d = startDaemon(t, cfg)
 	d.waitLog(t, regexp.MustCompile(`msg="vigil starting"`), 10*time.Second)
-	if ps := statusProblems(t, cfg); len(ps) != 1 || ps[0].Rule != "always" || ps[0].AckedBy != "cli" {
+	if ps := statusJSON(t, cfg).Problems; len(ps) != 1 || ps[0].Rule != "always" || ps[0].AckedBy != "cli" {
 		t.Errorf("problems with the daemon started after the ack = %+v, want always acknowledged by cli", ps)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -21,9 +20,7 @@ func TestCheckEmptyChecklistAsksNoLLM(t *testing.T) {
 	model := newModelScript(t)
 	dir := t.TempDir()
 	empty := "# Heartbeat checklist\n\n<!-- write what the model should look at -->\n## Air\n"
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte(empty), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dir, "HEARTBEAT.md"), empty)
 	cfg := writeConfig(t, dir, `
 [llm]
 base_url = "`+model.srv.URL+`/v1"

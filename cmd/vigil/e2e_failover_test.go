@@ -21,11 +21,7 @@ func TestDaemonFailsOverAcrossBrokers(t *testing.T) {
 	cfg := fleetDevice(t, "failover", "", false, `brokers = ["`+a.URL()+`", "`+b.URL()+`"]`)
 	writeFile(t, cfg, strings.Replace(readFile(t, cfg), "broker = \"\"\n", "", 1))
 	d := startDaemon(t, cfg)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	onA.Wait("vigil/failover/status", 15*time.Second, payloadIs("online"))
 	a.Kill()
 	killed := time.Now()

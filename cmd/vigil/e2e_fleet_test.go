@@ -78,23 +78,25 @@ keepalive = %q
 	return path
 }
 
-// fleetOnce runs `vigil fleet --once --json` as a subprocess.
-func fleetOnce(t *testing.T, broker string, extra ...string) map[string]fleet.Device {
+// fleetSnapshot runs `vigil fleet --once --json` with args and decodes it.
+func fleetSnapshot(t *testing.T, broker string, args ...string) fleet.Snapshot {
 	t.Helper()
-	args := append([]string{"fleet", "--broker", broker, "--once", "--json"}, extra...)
-	cmd := exec.Command(vigilBin, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("vigil %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	out, errOut, code := runVigil(t, append([]string{"fleet", "--broker", broker, "--once", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("vigil fleet --once --json %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
 	}
 	var snap fleet.Snapshot
-	if err := json.Unmarshal(out, &snap); err != nil {
+	if err := json.Unmarshal([]byte(out), &snap); err != nil {
 		t.Fatalf("vigil fleet --json output: %v\n%s", err, out)
 	}
+	return snap
+}
+
+// fleetOnce is fleetSnapshot's devices by id.
+func fleetOnce(t *testing.T, broker string, extra ...string) map[string]fleet.Device {
+	t.Helper()
 	devs := map[string]fleet.Device{}
-	for _, d := range snap.Devices {
+	for _, d := range fleetSnapshot(t, broker, extra...).Devices {
 		devs[d.ID] = d
 	}
 	return devs

@@ -33,11 +33,7 @@ func TestRemoteSetFollowsManageRemote(t *testing.T) {
 	base := steadySensors + mqttConfig(b.URL(), "homeassistant = false", "commands = true") + telegramConfig(chat, api.srv.URL)
 	cfg := writeConfig(t, dir, base)
 	d := startDaemon(t, cfg, "VIGIL_E2E_TG_TOKEN="+botToken)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
 	waitCommandsReady(t, rec)
 	api.waitPoll(0, 0, 10*time.Second)

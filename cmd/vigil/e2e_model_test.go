@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -44,9 +43,7 @@ func newModelScript(t *testing.T, steps ...[]string) *modelScript {
 // VIGIL_TEST_KEY (start the daemon with "VIGIL_TEST_KEY=sk-test").
 func (m *modelScript) llmSection(dir, item string) string {
 	m.t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- "+item+"\n"), 0o644); err != nil {
-		m.t.Fatal(err)
-	}
+	writeFile(m.t, filepath.Join(dir, "HEARTBEAT.md"), "- "+item+"\n")
 	return "\n[llm]\nbase_url = \"" + m.srv.URL + "/v1\"\napi_key_env = \"VIGIL_TEST_KEY\"\ntimeout = \"5s\"\n"
 }
 
@@ -115,24 +112,13 @@ func TestModelChangesItsOwnHeartbeat(t *testing.T) {
 		[]string{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"all fine"}`},
 	)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	llm := model.llmSection(dir, "Is the air fine?")
 	cfg := writeConfig(t, dir, `model_may = ["pause", "interval", "notes"]
 interval_min = "10m"
 interval_max = "2h"
-
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-`+steadySensors)
+`+llm+steadySensors)
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	d.waitLog(t, regexp.MustCompile(`msg="vigil starting"`), 10*time.Second)
 
 	out, errOut, code := runVigil(t, "-c", cfg, "check")
@@ -189,12 +175,7 @@ timeout = "5s"
 	d.kill()
 
 	// The default model_may offers neither tool.
-	cfg = writeConfig(t, dir, `
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-`+steadySensors)
+	cfg = writeConfig(t, dir, llm+steadySensors)
 	if out, errOut, code := runIn(t, "", []string{"VIGIL_TEST_KEY=sk-test"}, "-c", cfg, "check"); code != 0 {
 		t.Fatalf("vigil check with the default model_may: exit %d\n%s%s", code, out, errOut)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -51,36 +50,14 @@ func TestNoticesLeaveProblemOffAndRuleSurvivesRestart(t *testing.T) {
 		[]string{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"all fine"}`},
 	)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cfg := writeConfig(t, dir, `model_may = ["pause", "interval"]
 interval_min = "10m"
 interval_max = "2h"
-
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-
-[[sensor]]
-name = "air"
-driver = "bme280"
-sim = { every = "0s" }
-
-[[rule]]
-name = "always"
-when = "air.pressure > 0"
-severity = "critical"
-message = "pressure at {air.pressure}"
-enabled = false
-`+mqttConfig(b.URL(), "homeassistant = true"))
+`+model.llmSection(dir, "Is the air fine?")+
+		alwaysFires+"enabled = false\n"+ // the rule "always", disabled
+		mqttConfig(b.URL(), "homeassistant = true"))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	live.Wait(topicStatus, 15*time.Second, payloadIs("online"))
 
 	// Three notices: a person's set, a checklist, the model's set_interval.
@@ -88,9 +65,7 @@ enabled = false
 		t.Fatalf("vigil set: exit %d\n%s%s", code, out, errOut)
 	}
 	list := filepath.Join(dir, "new.md")
-	if err := os.WriteFile(list, []byte("- Is the air still fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, list, "- Is the air still fine?\n")
 	if out, errOut, code := runVigil(t, "-c", cfg, "checklist", "set", list); code != 0 {
 		t.Fatalf("vigil checklist set: exit %d\n%s%s", code, out, errOut)
 	}

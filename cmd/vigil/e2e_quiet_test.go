@@ -226,11 +226,7 @@ sim = { every = "0s" }
 		telegramConfig(botChat, api.srv.URL)+"max_per_hour = 10\n")
 	start := time.Now()
 	d := startDaemon(t, cfg, "VIGIL_E2E_TG_TOKEN="+botToken)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 
 	// The 49 warnings: 10 messages, 39 held, due an hour after the first.
 	waitMQTTAlerts(t, rec, 49, 20*time.Second)

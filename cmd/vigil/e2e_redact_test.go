@@ -55,21 +55,11 @@ func TestModelEchoingSecretsLeavesNoTrace(t *testing.T) {
 	model := newModelScript(t, steps...)
 	api := newBotAPI(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	pwFile := filepath.Join(dir, "http.pw")
-	if err := os.WriteFile(pwFile, []byte(httpPW+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, pwFile, httpPW+"\n")
 	port := mosquittotest.FreePort(t)
-	cfg := writeConfig(t, dir, fmt.Sprintf(`model_may = ["pause", "notes"]
-
-[llm]
-base_url = "%s/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-
+	cfg := writeConfig(t, dir, `model_may = ["pause", "notes"]
+`+model.llmSection(dir, "Is the air fine?")+fmt.Sprintf(`
 [mqtt]
 broker = "tcp://127.0.0.1:%d"
 username = "vigil"
@@ -88,7 +78,7 @@ remote = ["status", "check", "notes"]
 name = "air"
 driver = "bme280"
 sim = { every = "0s" }
-`, model.srv.URL, mosquittotest.FreePort(t), port, pwFile)+telegramConfig(chat, api.srv.URL))
+`, mosquittotest.FreePort(t), port, pwFile)+telegramConfig(chat, api.srv.URL))
 	env := []string{"VIGIL_TEST_KEY=" + llmKey, "VIGIL_E2E_TG_TOKEN=" + botToken, "VIGIL_TEST_MQTT=" + mqttPW}
 
 	seen := map[string][]byte{} // what a person or a file gets, by where

@@ -39,11 +39,7 @@ api_key_env = "VIGIL_TEST_KEY"
 timeout = "3s"
 `+steadySensors+mqttConfig(b.URL(), "homeassistant = false", "commands = true")+telegramConfig(chat, api.srv.URL))
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test", "VIGIL_E2E_TG_TOKEN="+botToken)
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
 
 	outcomes := map[string][]string{} // channel -> "outcome (reason)" per check

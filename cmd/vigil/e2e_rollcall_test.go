@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -80,20 +79,6 @@ func TestRollCall(t *testing.T) {
 	time.Sleep(time.Until(called.Add(10*time.Second + 500*time.Millisecond)))
 	sub.Publish("vigil/fleet/rollcall", false, "")
 	sub.Wait("vigil/"+ids[0]+"/info", 5*time.Second, answered(2))
-}
-
-// fleetSnapshot runs `vigil fleet --once --json` with args and decodes it.
-func fleetSnapshot(t *testing.T, broker string, args ...string) fleet.Snapshot {
-	t.Helper()
-	out, errOut, code := runVigil(t, append([]string{"fleet", "--broker", broker, "--once", "--json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("vigil fleet --once --json %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
-	}
-	var snap fleet.Snapshot
-	if err := json.Unmarshal([]byte(out), &snap); err != nil {
-		t.Fatalf("vigil fleet --json output: %v\n%s", err, out)
-	}
-	return snap
 }
 
 // TestFleetFiftyDaemons: `vigil fleet --once --json` and its filters

@@ -242,11 +242,7 @@ func TestTelegramAlertsCommandsAndOffset(t *testing.T) {
 	d := startDaemon(t, cfg, "VIGIL_E2E_TG_TOKEN="+botToken)
 
 	// The rule's alert arrives as escaped HTML in the alert chat.
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", d.logText())
-		}
-	}()
+	defer func() { d.logIfFailed(t) }()
 	m := api.waitSent(allowed, "always", 15*time.Second)
 	if m.ParseMode != "HTML" || !strings.Contains(m.Text, "CRITICAL") || !strings.Contains(m.Text, "pressure at ") {
 		t.Errorf("alert message = %+v", m)

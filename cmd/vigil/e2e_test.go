@@ -108,6 +108,13 @@ func (d *child) logText() string {
 	return d.log.String()
 }
 
+// logIfFailed logs the child's output if t has failed; tests defer it.
+func (d *child) logIfFailed(t *testing.T) {
+	if t.Failed() {
+		t.Logf("daemon log:\n%s", d.logText())
+	}
+}
+
 func (d *child) kill() {
 	if d.cmd.Process != nil {
 		d.cmd.Process.Signal(syscall.SIGKILL)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,17 +38,9 @@ func TestReloadModelMayRebuildsTools(t *testing.T) {
 	t.Setenv("VIGIL_TEST_KEY", "sk-test")
 	model := newModelScript(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "HEARTBEAT.md"), []byte("- Is the air fine?\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	llm := model.llmSection(dir, "Is the air fine?")
 	conf := func(may string) string {
-		return writeConfig(t, dir, "model_may = "+may+`
-
-[llm]
-base_url = "`+model.srv.URL+`/v1"
-api_key_env = "VIGIL_TEST_KEY"
-timeout = "5s"
-`+overlayRules)
+		return writeConfig(t, dir, "model_may = "+may+"\n"+llm+overlayRules)
 	}
 	log := slog.New(slog.DiscardHandler)
 	e := &env{globals: globals{config: conf(`["pause", "notes"]`)}, stdout: io.Discard, stderr: io.Discard}
@@ -89,11 +80,8 @@ func TestReloadTeachesTheRedactorNewSecrets(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "mqtt.pass")
-	for _, f := range [][2]string{{"HEARTBEAT.md", "- Is the air fine?\n"}, {pw, oldPW + "\n"}} {
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f[0])), []byte(f[1]), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFile(t, filepath.Join(dir, "HEARTBEAT.md"), "- Is the air fine?\n")
+	writeFile(t, pw, oldPW+"\n")
 	cfgPath := writeConfig(t, dir, `
 [llm]
 base_url = "`+model.srv.URL+`/v1"
@@ -120,9 +108,7 @@ password_file = "`+pw+`"
 	if got := toolCalls(); strings.Contains(got, oldPW) || !strings.Contains(got, newPW) {
 		t.Fatalf("tool calls before the reload:\n%s\nwant %s redacted and %s (not a secret yet) shown", got, oldPW, newPW)
 	}
-	if err := os.WriteFile(pw, []byte(newPW+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, pw, newPW+"\n")
 	a.Reload(ctx)
 	if got := toolCalls(); strings.Contains(got, oldPW) || strings.Contains(got, newPW) {
 		t.Errorf("tool calls after the reload:\n%s\nwant both passwords redacted", got)

@@ -184,9 +184,7 @@ func TestDocsSensorExamples(t *testing.T) {
 		}
 		dir := t.TempDir()
 		cfg := filepath.Join(dir, "config.toml")
-		if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, cfg, src)
 		out, errOut, code := runIn(t, dir, nil, "-c", cfg, "config", "check")
 		if code != 0 {
 			t.Errorf("docs/hardware.md example fails config check (exit %d):\n%s\nstderr:\n%s", code, src, errOut)
