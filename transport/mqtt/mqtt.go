@@ -752,7 +752,8 @@ func (c *Client) publishProblem(ctx context.Context) error {
 }
 
 // PublishHeartbeat publishes the last run, retained, on <p>/<id>/heartbeat.
-// An "ok" run clears the LLM's alerts from the problem sensor.
+// An "ok" run that ends an LLM alert queues that alert's resolution, which
+// clears it from the problem sensor like any other (heartbeat's tick).
 func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error {
 	payload, err := json.Marshal(hb)
 	if err != nil {
@@ -763,25 +764,6 @@ func (c *Client) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) e
 	c.mu.Unlock()
 	if err := c.publish(ctx, c.topic("heartbeat"), true, payload); err != nil {
 		return fmt.Errorf("mqtt: publish heartbeat: %w", err)
-	}
-	if !c.cfg.HomeAssistant || hb.Outcome != "ok" {
-		return nil
-	}
-	c.problemMu.Lock()
-	defer c.problemMu.Unlock()
-	c.mu.Lock()
-	cleared := false
-	for k, a := range c.active {
-		if a.Source == alert.SourceLLM {
-			delete(c.active, k)
-			cleared = true
-		}
-	}
-	c.mu.Unlock()
-	if cleared {
-		if err := c.publishProblem(ctx); err != nil {
-			return fmt.Errorf("mqtt: %w", err)
-		}
 	}
 	return nil
 }
