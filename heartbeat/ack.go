@@ -65,16 +65,9 @@ type Acked struct {
 // the source in ctx (transport.SourceOf), and records it in the state
 // file. The returned Problem carries the ack.
 func (e *Engine) Ack(ctx context.Context, target string) (Acked, error) {
-	ps, err := e.Problems(ctx)
+	ps, logged, err := e.problems()
 	if err != nil {
 		return Acked{}, err
-	}
-	var logged []alert.Alert
-	if err := e.deps.DB.View(func(tx *store.Tx) error {
-		logged, err = tx.Alerts(0)
-		return err
-	}); err != nil {
-		return Acked{}, fmt.Errorf("ack: read the alert log: %w", err)
 	}
 	p, err := e.ackTarget(target, ps, logged)
 	if err != nil {
