@@ -205,6 +205,12 @@ func firingNow(tx *store.Tx, p alert.Alert) (id string, firing bool, err error) 
 // ruleAck returns the ack of a firing rule, if it has one for this firing
 // (alertID: the alert that opened it). Caller holds e.mu.
 func (e *Engine) ruleAck(name, alertID string) (store.ProblemAck, bool) {
-	a, ok := e.acks[alert.SourceRule+"/"+name]
+	a, ok := e.acks[ruleKey(name)]
 	return a, ok && a.AlertID == alertID
+}
+
+// ruleKey is the problem key (alert.Alert.Key) of the rule name, under
+// which its ack is kept.
+func ruleKey(name string) string {
+	return alert.Alert{Source: alert.SourceRule, Rule: name}.Key()
 }
