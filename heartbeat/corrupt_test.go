@@ -180,7 +180,7 @@ func startOnDamaged(t *testing.T, i int, name, path string, queued int) (reset b
 // the next sample fails, the one after raises state_lost on a fresh file
 // that keeps the pause and the firing rule, and rules go on.
 func TestStateLostWhileRunning(t *testing.T) {
-	h, db, e := resettingHarness(t)
+	h, db, e := resettingHarness(t, nil)
 	if _, err := e.Pause(context.Background(), time.Hour, "cli"); err != nil {
 		t.Fatal(err)
 	}
@@ -268,9 +268,9 @@ func TestDryRunWritesNothing(t *testing.T) {
 
 // resettingHarness is a harness whose state file, like the daemon's, is
 // replaced by a fresh one when it is found corrupt (Options.Reset).
-func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
+func resettingHarness(t *testing.T, mod func(*Config)) (*harness, *store.DB, *Engine) {
 	t.Helper()
-	h := newHarness(t, nil)
+	h := newHarness(t, mod)
 	h.db.Close()
 	db, err := store.Open(h.path, store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
 	if err != nil {
@@ -291,7 +291,7 @@ func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
 // acknowledgements the engine holds to the fresh file, as it does the rule
 // states, so an acknowledged problem stays quiet after the reset.
 func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
-	h, db, e := resettingHarness(t)
+	h, db, e := resettingHarness(t, nil)
 	h.sensor.set(40)
 	h.sample() // fires too_hot
 	if _, err := e.Ack(context.Background(), "too_hot"); err != nil {
@@ -326,5 +326,58 @@ func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
 		return err
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStateLostWhileRunningDropsEndedAcks: an ack ends with its problem's
+// resolution in memory as in the file, so a reset while running does not
+// write it back: the next outage of the same kind resolves without an ack
+// nobody gave it.
+func TestStateLostWhileRunningDropsEndedAcks(t *testing.T) {
+	h, db, e := resettingHarness(t, func(c *Config) { c.MaxQuiet = time.Minute; c.FailureAlertAfter = 0 })
+	llm := func(err error) {
+		h.thinker.err = err
+		h.clock.Advance(time.Hour)
+		h.sample()
+		h.tick()
+	}
+	down := errors.Join(agent.ErrUnreachable, errors.New("connection refused"))
+	llm(down)
+	if _, err := h.ack("llm_unreachable"); err != nil {
+		t.Fatal(err)
+	}
+	llm(nil) // resolves llm_unreachable, ending its ack
+	b, err := os.ReadFile(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := e.Pause(context.Background(), time.Hour, "cli"); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("pause over a damaged file = %v, want ErrCorrupt", err)
+	}
+	h.clock.Advance(h.cfg.SampleInterval)
+	h.sample() // state_lost, and what the engine holds written to the fresh file
+	if err := db.View(func(tx *store.Tx) error {
+		acks, err := tx.ProblemAcks()
+		if len(acks) != 0 {
+			t.Errorf("acks in the fresh file = %v, %v; want none: the only one ended with its problem", acks, err)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	llm(down)
+	llm(nil)
+	for _, en := range h.outbox() {
+		if en.Alert.Rule == "llm_unreachable" && en.Alert.State == alert.StateResolved && en.Alert.AckedBy != "" {
+			t.Errorf("llm_unreachable of the outage after the reset resolved acknowledged by %q; nobody acknowledged it", en.Alert.AckedBy)
+		}
 	}
 }
