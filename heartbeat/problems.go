@@ -103,6 +103,8 @@ func (e *Engine) problems() (ps, logged []alert.Alert, err error) {
 	}
 	out = append(out, raised...)
 	for i, p := range out {
+		// What the log held from before it was redacted too, as Alerts.
+		out[i].Summary = e.deps.Redactor.String(p.Summary)
 		// An ack names the firing it acknowledged: a rule's by the alert
 		// that opened it (its reminders have ids of their own), the others
 		// by their alert. One of an earlier firing (a rule removed while
