@@ -180,7 +180,7 @@ func startOnDamaged(t *testing.T, i int, name, path string, queued int) (reset b
 // the next sample fails, the one after raises state_lost on a fresh file
 // that keeps the pause and the firing rule, and rules go on.
 func TestStateLostWhileRunning(t *testing.T) {
-	h, db, e := resettingHarness(t, nil)
+	h, db, e := resettingHarness(t)
 	if _, err := e.Pause(context.Background(), time.Hour, "cli"); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,13 @@ func TestDryRunWritesNothing(t *testing.T) {
 
 // resettingHarness is a harness whose state file, like the daemon's, is
 // replaced by a fresh one when it is found corrupt (Options.Reset).
-func resettingHarness(t *testing.T, mod func(*Config)) (*harness, *store.DB, *Engine) {
+func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
+	t.Helper()
+	return resettingHarnessWith(t, nil)
+}
+
+// resettingHarnessWith is resettingHarness with the config changed by mod.
+func resettingHarnessWith(t *testing.T, mod func(*Config)) (*harness, *store.DB, *Engine) {
 	t.Helper()
 	h := newHarness(t, mod)
 	h.db.Close()
@@ -291,7 +297,7 @@ func resettingHarness(t *testing.T, mod func(*Config)) (*harness, *store.DB, *En
 // acknowledgements the engine holds to the fresh file, as it does the rule
 // states, so an acknowledged problem stays quiet after the reset.
 func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
-	h, db, e := resettingHarness(t, nil)
+	h, db, e := resettingHarness(t)
 	h.sensor.set(40)
 	h.sample() // fires too_hot
 	if _, err := e.Ack(context.Background(), "too_hot"); err != nil {
@@ -334,7 +340,7 @@ func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
 // write it back: the next outage of the same kind resolves without an ack
 // nobody gave it.
 func TestStateLostWhileRunningDropsEndedAcks(t *testing.T) {
-	h, db, e := resettingHarness(t, func(c *Config) { c.MaxQuiet = time.Minute; c.FailureAlertAfter = 0 })
+	h, db, e := resettingHarnessWith(t, func(c *Config) { c.MaxQuiet = time.Minute; c.FailureAlertAfter = 0 })
 	llm := func(err error) {
 		h.thinker.err = err
 		h.clock.Advance(time.Hour)
