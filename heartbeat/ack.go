@@ -65,16 +65,9 @@ type Acked struct {
 // the source in ctx (transport.SourceOf), and records it in the state
 // file. The returned Problem carries the ack.
 func (e *Engine) Ack(ctx context.Context, target string) (Acked, error) {
-	ps, err := e.Problems(ctx)
+	ps, logged, err := e.problems()
 	if err != nil {
 		return Acked{}, err
-	}
-	var logged []alert.Alert
-	if err := e.deps.DB.View(func(tx *store.Tx) error {
-		logged, err = tx.Alerts(0)
-		return err
-	}); err != nil {
-		return Acked{}, fmt.Errorf("ack: read the alert log: %w", err)
 	}
 	p, err := e.ackTarget(target, ps, logged)
 	if err != nil {
@@ -212,6 +205,12 @@ func firingNow(tx *store.Tx, p alert.Alert) (id string, firing bool, err error) 
 // ruleAck returns the ack of a firing rule, if it has one for this firing
 // (alertID: the alert that opened it). Caller holds e.mu.
 func (e *Engine) ruleAck(name, alertID string) (store.ProblemAck, bool) {
-	a, ok := e.acks[alert.SourceRule+"/"+name]
+	a, ok := e.acks[ruleKey(name)]
 	return a, ok && a.AlertID == alertID
+}
+
+// ruleKey is the problem key (alert.Alert.Key) of the rule name, under
+// which its ack is kept.
+func ruleKey(name string) string {
+	return alert.Alert{Source: alert.SourceRule, Rule: name}.Key()
 }

@@ -259,7 +259,13 @@ func TestDryRunWritesNothing(t *testing.T) {
 // replaced by a fresh one when it is found corrupt (Options.Reset).
 func resettingHarness(t *testing.T) (*harness, *store.DB, *Engine) {
 	t.Helper()
-	h := newHarness(t, nil)
+	return resettingHarnessWith(t, nil)
+}
+
+// resettingHarnessWith is resettingHarness with the config changed by mod.
+func resettingHarnessWith(t *testing.T, mod func(*Config)) (*harness, *store.DB, *Engine) {
+	t.Helper()
+	h := newHarness(t, mod)
 	h.db.Close()
 	h.openWith(store.Options{Timeout: time.Second, Reset: true, Now: time.Now})
 	return h, h.db, h.e
@@ -311,5 +317,58 @@ func TestStateLostWhileRunningKeepsAcks(t *testing.T) {
 		return err
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStateLostWhileRunningDropsEndedAcks: an ack ends with its problem's
+// resolution in memory as in the file, so a reset while running does not
+// write it back: the next outage of the same kind resolves without an ack
+// nobody gave it.
+func TestStateLostWhileRunningDropsEndedAcks(t *testing.T) {
+	h, db, e := resettingHarnessWith(t, func(c *Config) { c.MaxQuiet = time.Minute; c.FailureAlertAfter = 0 })
+	llm := func(err error) {
+		h.thinker.err = err
+		h.clock.Advance(time.Hour)
+		h.sample()
+		h.tick()
+	}
+	down := errors.Join(agent.ErrUnreachable, errors.New("connection refused"))
+	llm(down)
+	if _, err := h.ack("llm_unreachable"); err != nil {
+		t.Fatal(err)
+	}
+	llm(nil) // resolves llm_unreachable, ending its ack
+	b, err := os.ReadFile(h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := e.Pause(context.Background(), time.Hour, "cli"); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("pause over a damaged file = %v, want ErrCorrupt", err)
+	}
+	h.clock.Advance(h.cfg.SampleInterval)
+	h.sample() // state_lost, and what the engine holds written to the fresh file
+	if err := db.View(func(tx *store.Tx) error {
+		acks, err := tx.ProblemAcks()
+		if len(acks) != 0 {
+			t.Errorf("acks in the fresh file = %v, %v; want none: the only one ended with its problem", acks, err)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	llm(down)
+	llm(nil)
+	for _, en := range h.outbox() {
+		if en.Alert.Rule == "llm_unreachable" && en.Alert.State == alert.StateResolved && en.Alert.AckedBy != "" {
+			t.Errorf("llm_unreachable of the outage after the reset resolved acknowledged by %q; nobody acknowledged it", en.Alert.AckedBy)
+		}
 	}
 }

@@ -56,10 +56,6 @@ func (h *Held) Lines() []string {
 			lines = append(lines, fmt.Sprintf("  … and %d more (vigil status --json lists them)", len(h.Alerts)-heldShown))
 			break
 		}
-		what := a.Rule
-		if what == "" {
-			what = a.Source
-		}
 		sev := a.Severity.String()
 		switch {
 		case a.State == alert.StateResolved:
@@ -67,7 +63,7 @@ func (h *Held) Lines() []string {
 		case a.IsNotice():
 			sev = "notice"
 		}
-		lines = append(lines, fmt.Sprintf("  %s  %s  %s: %s", a.Time.Format(transport.TimeLayout), sev, what, a.Summary))
+		lines = append(lines, fmt.Sprintf("  %s  %s  %s: %s", a.Time.Format(transport.TimeLayout), sev, a.Name(), a.Summary))
 	}
 	return lines
 }

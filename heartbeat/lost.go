@@ -23,8 +23,8 @@ const (
 // at start or while running. A reset while running loses only what was on
 // disk alone (the outbox, fingerprints, the run ring, history, the stored
 // settings, the notes, the Telegram offset): the engine writes what it
-// holds in memory (counters, pause, rule states) to the new file in the
-// same transaction. Called at the start of every sample, so the alert is
+// holds in memory (counters, pause, rule states, acks) to the new file in
+// the same transaction. Called at the start of every sample, so the alert is
 // queued within one sample interval and rules keep running.
 func (e *Engine) noteLost() {
 	if e.lost == nil {

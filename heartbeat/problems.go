@@ -34,6 +34,13 @@ import (
 // state (see the policy above), each with its ack (AckedBy, AckedAt) if
 // it was acknowledged.
 func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
+	ps, _, err := e.problems()
+	return ps, err
+}
+
+// problems returns the problems firing now and the alert log they were
+// read with (newest first), for Ack to look alert ids up in.
+func (e *Engine) problems() (ps, logged []alert.Alert, err error) {
 	e.mu.Lock()
 	open := map[string]alert.Alert{} // by source/rule: made up, replaced by the logged alert
 	ruleIDs := map[string]string{}   // a firing rule's key -> the alert that opened the firing
@@ -62,10 +69,9 @@ func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
 	raised := slices.Collect(maps.Values(e.raised))
 	e.mu.Unlock()
 
-	var logged []alert.Alert
 	var llm *alert.Alert
 	var acks map[string]store.ProblemAck
-	err := e.deps.DB.View(func(tx *store.Tx) error {
+	err = e.deps.DB.View(func(tx *store.Tx) error {
 		var err error
 		if logged, err = tx.Alerts(0); err != nil {
 			return err
@@ -77,7 +83,7 @@ func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read problems: %w", err)
+		return nil, nil, fmt.Errorf("read problems: %w", err)
 	}
 	// The newest logged alert of each open kind, if it is the firing one.
 	seen := map[string]bool{}
@@ -97,6 +103,8 @@ func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
 	}
 	out = append(out, raised...)
 	for i, p := range out {
+		// What the log held from before it was redacted too, as Alerts.
+		out[i].Summary = e.deps.Redactor.String(p.Summary)
 		// An ack names the firing it acknowledged: a rule's by the alert
 		// that opened it (its reminders have ids of their own), the others
 		// by their alert. One of an earlier firing (a rule removed while
@@ -115,7 +123,7 @@ func (e *Engine) Problems(ctx context.Context) ([]alert.Alert, error) {
 		}
 		return strings.Compare(a.Key(), b.Key())
 	})
-	return out, nil
+	return out, logged, nil
 }
 
 // openLLM finds the LLM's open alert in the state file: walking the runs

@@ -81,3 +81,29 @@ func TestRunRecordsAreRedacted(t *testing.T) {
 		t.Errorf("decision summary %q, want %q", got, "saw [redacted]")
 	}
 }
+
+// TestProblemsFromBeforeRedactionAreRedacted: a problem whose alert the
+// log holds from before redaction reached it (a reminder of a firing rule,
+// logged unredacted) is redacted when Problems reads it, as Alerts does.
+func TestProblemsFromBeforeRedactionAreRedacted(t *testing.T) {
+	const secret = "q7Zt9wLmN3xK2pR8vB4c"
+	h := newHarness(t, nil)
+	h.e.deps.Redactor = redact.New(secret)
+	h.sensor.set(40)
+	h.sample() // too_hot fires
+	old := alert.Alert{ID: "old-1", Device: "test-dev", Time: h.wall.Now(), Severity: alert.Critical,
+		Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring, Summary: "still firing: token " + secret}
+	if err := h.db.Update(func(tx *store.Tx) error { _, _, err := tx.Enqueue(old); return err }); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := h.e.Problems(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0].ID != old.ID {
+		t.Fatalf("Problems() = %+v, want too_hot shown by its newest logged alert, %s", ps, old.ID)
+	}
+	if s := ps[0].Summary; strings.Contains(s, secret) || !strings.Contains(s, redact.Mark) {
+		t.Errorf("Problems() summary %q: want the secret shown as %s", s, redact.Mark)
+	}
+}

@@ -167,7 +167,7 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 				return err
 			}
 			if c.event != rule.Renotify { // a firing or a resolution ends an ack
-				if err := tx.DeleteProblemAck(alert.SourceRule + "/" + name); err != nil {
+				if err := tx.DeleteProblemAck(ruleKey(name)); err != nil {
 					return err
 				}
 			}
@@ -190,7 +190,7 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		c.rr.alertID = c.alertID
 		if c.event != rule.Renotify { // a reminder is not news for the LLM
 			e.ruleChanged = true
-			delete(e.acks, alert.SourceRule+"/"+c.rr.rule.Spec.Name)
+			delete(e.acks, ruleKey(c.rr.rule.Spec.Name))
 		}
 		e.log.Info("rule", "rule", c.rr.rule.Spec.Name, "event", eventName(c.event), "alert", c.sent)
 	}

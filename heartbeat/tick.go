@@ -564,10 +564,15 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	if opts.DryRun {
 		return e.finishDry(res, queue, wall)
 	}
+	var ended []string // the keys of the acks this run ends, to drop from e.acks too
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
 		open, err := openLLM(tx) // the LLM's alert this run may hold back or resolve
 		if err != nil {
 			return err
+		}
+		endAck := func(key string) error {
+			ended = append(ended, key)
+			return tx.DeleteProblemAck(key)
 		}
 		var kept []alert.Alert
 		for _, a := range queue {
@@ -577,7 +582,7 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 					return err
 				}
 				if escalates { // news: the LLM's alert is unacknowledged again
-					if err := tx.DeleteProblemAck(open.Key()); err != nil {
+					if err := endAck(open.Key()); err != nil {
 						return err
 					}
 				}
@@ -606,7 +611,7 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 			}
 			if ok {
 				kept[i].AckedBy, kept[i].AckedAt = ack.By, ack.At
-				if err := tx.DeleteProblemAck(a.Key()); err != nil {
+				if err := endAck(a.Key()); err != nil {
 					return err
 				}
 			}
@@ -644,6 +649,9 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	}
 	e.mu.Lock()
 	e.state = st
+	for _, k := range ended {
+		delete(e.acks, k)
+	}
 	if len(e.pending) >= len(pending) {
 		e.pending = append(e.pending[:0], e.pending[len(pending):]...)
 	}

@@ -95,27 +95,6 @@ func (tx *Tx) DeleteProblemAck(key string) error {
 	return nil
 }
 
-// WalkRuns calls fn with the stored runs, newest first, until fn returns
-// false: what a run decided on is often settled by the last few runs, so
-// the ring is not decoded whole.
-func (tx *Tx) WalkRuns(fn func(Run) bool) error {
-	b := tx.bucket(bucketRuns)
-	if b == nil {
-		return nil
-	}
-	c := b.Cursor()
-	for k, v := c.Last(); k != nil; k, v = c.Prev() {
-		var r Run
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("decode run %x: %w", k, err)
-		}
-		if !fn(r) {
-			return nil
-		}
-	}
-	return nil
-}
-
 // Telegram's alert messages. The bot remembers which message carried
 // which alert, so that an ack (from any channel) can edit the messages
 // of the problem to say who acknowledged it, and a press of a message's

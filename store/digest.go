@@ -156,31 +156,36 @@ func (db *DB) AckTelegramHeld(ids []string, by string, at time.Time) error {
 		if err != nil {
 			return err
 		}
-		type put struct{ k, v []byte }
-		var puts []put
-		err = b.ForEach(func(k, v []byte) error {
-			var r alertRecord
-			if err := json.Unmarshal(v, &r); err != nil || !slices.Contains(ids, r.ID) {
-				return nil
-			}
+		keys, recs, err := heldAmong(b, ids)
+		if err != nil {
+			return err
+		}
+		for i, r := range recs {
 			r.AckedBy, r.AckedAt = by, at
 			raw, err := json.Marshal(r)
 			if err != nil {
 				return fmt.Errorf("ack held alert %q: encode: %w", r.ID, err)
 			}
-			puts = append(puts, put{append([]byte(nil), k...), raw})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, p := range puts {
-			if err := b.Put(p.k, p.v); err != nil {
+			if err := b.Put(keys[i], raw); err != nil {
 				return fmt.Errorf("ack held alert: %w", err)
 			}
 		}
 		return nil
 	})
+}
+
+// heldAmong returns the keys (copied out) and records of the held alerts
+// in b whose id is among ids, oldest first. An entry that does not decode
+// is none of them.
+func heldAmong(b *bolt.Bucket, ids []string) (keys [][]byte, recs []alertRecord, err error) {
+	err = b.ForEach(func(k, v []byte) error {
+		var r alertRecord
+		if err := json.Unmarshal(v, &r); err == nil && slices.Contains(ids, r.ID) {
+			keys, recs = append(keys, append([]byte(nil), k...)), append(recs, r)
+		}
+		return nil
+	})
+	return keys, recs, err
 }
 
 // TelegramPending returns, in one read transaction, the held alerts
@@ -224,14 +229,7 @@ func (db *DB) TelegramSent(at time.Time, keep int, release []string) error {
 		if err != nil {
 			return err
 		}
-		var del [][]byte
-		err = b.ForEach(func(k, v []byte) error {
-			var r alertRecord
-			if err := json.Unmarshal(v, &r); err == nil && slices.Contains(release, r.ID) {
-				del = append(del, append([]byte(nil), k...))
-			}
-			return nil
-		})
+		del, _, err := heldAmong(b, release)
 		if err != nil {
 			return err
 		}

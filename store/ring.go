@@ -95,20 +95,36 @@ func (tx *Tx) AppendRun(r Run) (uint64, error) {
 
 // Runs returns up to n runs, newest first. n <= 0 returns every stored run.
 func (tx *Tx) Runs(n int) ([]Run, error) {
-	b := tx.bucket(bucketRuns)
-	if b == nil {
-		return nil, nil
-	}
 	var out []Run
-	c := b.Cursor()
-	for k, v := c.Last(); k != nil && (n <= 0 || len(out) < n); k, v = c.Prev() {
-		var r Run
-		if err := json.Unmarshal(v, &r); err != nil {
-			return nil, fmt.Errorf("decode run %x: %w", k, err)
-		}
+	err := tx.WalkRuns(func(r Run) bool {
 		out = append(out, r)
+		return n <= 0 || len(out) < n
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// WalkRuns calls fn with the stored runs, newest first, until fn returns
+// false: what a run decided on is often settled by the last few runs, so
+// the ring is not decoded whole.
+func (tx *Tx) WalkRuns(fn func(Run) bool) error {
+	b := tx.bucket(bucketRuns)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		var r Run
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("decode run %x: %w", k, err)
+		}
+		if !fn(r) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // AppendHistory appends snapshots to the sensor history ring, dropping the
