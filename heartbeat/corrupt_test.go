@@ -338,18 +338,7 @@ func TestStateLostWhileRunningDropsEndedAcks(t *testing.T) {
 		t.Fatal(err)
 	}
 	llm(nil) // resolves llm_unreachable, ending its ack
-	b, err := os.ReadFile(h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(h.path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt(make([]byte, len(b)-2*pageSize), 2*pageSize); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	zeroDataPages(t, h.path)
 	if _, err := e.Pause(context.Background(), time.Hour, "cli"); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("pause over a damaged file = %v, want ErrCorrupt", err)
 	}
