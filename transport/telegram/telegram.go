@@ -346,10 +346,7 @@ func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
 // headOf returns an alert's header, "🔴 CRITICAL", "✅ RESOLVED" or
 // "ℹ️ NOTICE", and what raised it: its rule, or its source.
 func headOf(a alert.Alert) (head, what string) {
-	what = a.Rule
-	if what == "" {
-		what = a.Source
-	}
+	what = a.Name()
 	head = severityMark(a.Severity) + " " + strings.ToUpper(a.Severity.String())
 	switch {
 	case a.State == alert.StateResolved:
