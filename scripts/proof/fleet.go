@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -638,13 +639,7 @@ func (s *fleetSub) reset() {
 func (s *fleetSub) topicsSeen() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range s.topics {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(s.topics))
 }
 
 func (s *fleetSub) onMessage(_ paho.Client, m paho.Message) {
