@@ -465,6 +465,15 @@ var hwmonTypes = []struct {
 	{"power", 9, 1e-6},
 }
 
+// hwmonKinds are the kinds hwmonTypes read, in their order.
+func hwmonKinds() []kernelKind {
+	out := make([]kernelKind, len(hwmonTypes))
+	for i, t := range hwmonTypes {
+		out[i] = kernelKinds[t.kind]
+	}
+	return out
+}
+
 // hwmonChannels lists the <type><N>_input attributes of a hwmon chip.
 func hwmonChannels(fsys fs.FS, dir string, names []string) []kernelChannel {
 	var out []kernelChannel

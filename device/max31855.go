@@ -52,10 +52,7 @@ const (
 )
 
 // max31855Faults are the fault bits with what they mean and what to do.
-var max31855Faults = []struct {
-	bit  uint32
-	what string
-}{
+var max31855Faults = []faultBit{
 	{max31855OC, "thermocouple open: check the wires at T+ and T−"},
 	{max31855SCG, "thermocouple shorted to GND: check the insulation of the T+ and T− wires, and use an ungrounded (insulated-junction) probe"},
 	{max31855SCV, "thermocouple shorted to VCC: check that the T+ and T− wires touch no supply voltage"},
@@ -107,19 +104,35 @@ func (d *MAX31855) Sense(ctx context.Context) ([]Reading, error) {
 
 // max31855Fault returns the faults a frame reports, nil if none.
 func max31855Fault(v uint32) error {
+	if err := faults(v, max31855Faults); err != nil {
+		return err
+	}
+	if v&max31855FaultBit != 0 {
+		return errors.New("fault bit D16 set without a cause bit: check the wiring")
+	}
+	return nil
+}
+
+// faultBit is a fault bit of a status register and what it means, with
+// what to check.
+type faultBit struct {
+	bit  uint32
+	what string
+}
+
+// faults returns the meanings of the bits of table set in v, joined by
+// "; ", or nil when none is set.
+func faults(v uint32, table []faultBit) error {
 	var msgs []string
-	for _, f := range max31855Faults {
+	for _, f := range table {
 		if v&f.bit != 0 {
 			msgs = append(msgs, f.what)
 		}
 	}
-	switch {
-	case len(msgs) > 0:
-		return errors.New(strings.Join(msgs, "; "))
-	case v&max31855FaultBit != 0:
-		return errors.New("fault bit D16 set without a cause bit: check the wiring")
+	if len(msgs) == 0 {
+		return nil
 	}
-	return nil
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // spiChip connects to a chip on a borrowed SPI port with 8-bit words.

@@ -100,13 +100,7 @@ func TestMAX31855Faults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			port := spiPlayback(max31855Frame(0, 0, tt.low))
-			d, err := NewMAX31855(port, "0.1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = d.Sense(bg())
-			wantErr(t, err, tt.want, tt.contains)
-			mustConsume(t, port)
+			senseErr(t, port, func(Sleep) (Sensor, error) { return NewMAX31855(port, "0.1") }, tt.want, tt.contains)
 		})
 	}
 	t.Run("port error", func(t *testing.T) {

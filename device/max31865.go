@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"periph.io/x/conn/v3/physic"
@@ -83,10 +82,7 @@ const (
 // max31865Faults are the Fault Status register bits (datasheet Table 7,
 // "Fault Status Register Definition"), with the causes Tables 10-12
 // ("Decoding RTD Faults") give and what to check.
-var max31865Faults = []struct {
-	bit  byte
-	what string
-}{
+var max31865Faults = []faultBit{
 	{1 << 7, "RTD resistance at or above the high fault threshold (850 °C): the RTD or a wire to it is open; check the RTD and its wires at FORCE+, RTDIN+, RTDIN− and FORCE−"},
 	{1 << 6, "RTD resistance at or below the low fault threshold (−200 °C): the RTD is shorted; check for a short across the RTD or between RTDIN+ and RTDIN−"},
 	{1 << 5, "REFIN− above 0.85 × VBIAS: the RTD is open or FORCE− is unconnected; check the wires at FORCE+ and FORCE−"},
@@ -219,16 +215,10 @@ func (d *MAX31865) read(reg byte, n int) ([]byte, error) {
 
 // max31865Fault names the faults in a Fault Status register value.
 func max31865Fault(status byte) error {
-	var msgs []string
-	for _, f := range max31865Faults {
-		if status&f.bit != 0 {
-			msgs = append(msgs, f.what)
-		}
+	if err := faults(uint32(status), max31865Faults); err != nil {
+		return err
 	}
-	if len(msgs) == 0 {
-		return fmt.Errorf("fault flag set with fault status 0x%02x: check the RTD wiring", status)
-	}
-	return errors.New(strings.Join(msgs, "; "))
+	return fmt.Errorf("fault flag set with fault status 0x%02x: check the RTD wiring", status)
 }
 
 // cvdRatio is R(t)/R0 by the Callendar–Van Dusen equation (IEC 60751):

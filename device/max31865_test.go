@@ -137,28 +137,15 @@ func TestMAX31865Faults(t *testing.T) {
 				conntest.IO{W: []byte{0x80, 0x11 | 0x02}},                // fault status clear
 			)
 			port := spiPlayback(ops...)
-			var s sleeps
-			d, err := NewMAX31865(port, "0.1", 100, 3, 430, s.sleep)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = d.Sense(bg())
-			wantErr(t, err, "max31865: spi 0.1: "+tt.want)
-			mustConsume(t, port)
+			senseErr(t, port, func(sleep Sleep) (Sensor, error) { return NewMAX31865(port, "0.1", 100, 3, 430, sleep) }, "max31865: spi 0.1: "+tt.want)
 		})
 	}
 	t.Run("two faults", func(t *testing.T) {
 		ops := append(max31865Open(0x01), max31865Read(0x01, 0x00, 0x01)...)
 		ops = append(ops, conntest.IO{W: []byte{0x07, 0}, R: []byte{0, 1<<6 | 1<<2}}, conntest.IO{W: []byte{0x80, 0x03}})
 		port := spiPlayback(ops...)
-		var s sleeps
-		d, err := NewMAX31865(port, "0.0", 100, 4, 430, s.sleep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = d.Sense(bg())
-		wantErr(t, err, "max31865: spi 0.0: RTD resistance at or below the low fault threshold", "; overvoltage or undervoltage")
-		mustConsume(t, port)
+		senseErr(t, port, func(sleep Sleep) (Sensor, error) { return NewMAX31865(port, "0.0", 100, 4, 430, sleep) },
+			"max31865: spi 0.0: RTD resistance at or below the low fault threshold", "; overvoltage or undervoltage")
 	})
 }
 
@@ -191,12 +178,7 @@ func TestMAX31865Errors(t *testing.T) {
 		// instead), and the bias-off write still goes out.
 		ops := append(max31865Open(0x01), conntest.IO{W: []byte{0x80, 0x81}}, conntest.IO{W: []byte{0x80, 0x85}}, conntest.IO{W: []byte{0x80, 0x01}})
 		port := spiPlayback(ops...)
-		d, err := NewMAX31865(port, "0.0", 100, 2, 430, s.sleep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = d.Sense(bg())
-		wantErr(t, err, "max31865: spi 0.0: read: conntest: unexpected write")
-		mustConsume(t, port)
+		senseErr(t, port, func(sleep Sleep) (Sensor, error) { return NewMAX31865(port, "0.0", 100, 2, 430, sleep) },
+			"max31865: spi 0.0: read: conntest: unexpected write")
 	})
 }

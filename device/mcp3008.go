@@ -25,9 +25,11 @@ type ADCChannel struct {
 	Values   [2]float64
 }
 
-// Reading maps a voltage to the channel's reading.
+// Reading maps a voltage to the channel's reading: the line through
+// (Volts[0], Values[0]) and (Volts[1], Values[1]), as a two-point
+// calibration draws it.
 func (c ADCChannel) Reading(v float64) Reading {
-	x := c.Values[0] + (v-c.Volts[0])*(c.Values[1]-c.Values[0])/(c.Volts[1]-c.Volts[0])
+	x := TwoPoint(c.Volts[0], c.Values[0], c.Volts[1], c.Values[1]).Apply(v)
 	return Reading{Quantity: c.Quantity, Value: round(x, 4), Unit: c.Unit}
 }
 

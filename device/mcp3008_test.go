@@ -67,13 +67,8 @@ func TestMCP3008Errors(t *testing.T) {
 	t.Run("nothing drives DOUT", func(t *testing.T) {
 		// A floating MISO reads all ones, including the null bit.
 		port := spiPlayback(conntest.IO{W: []byte{0x01, 0x80, 0x00}, R: []byte{0xFF, 0xFF, 0xFF}})
-		d, err := NewMCP3008(port, "0.0", 3.3, []ADCChannel{VoltsChannel(0)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = d.Sense(bg())
-		wantErr(t, err, "mcp3008: spi 0.0: read ch0: no answer (the null bit reads 1)", "check CS, DOUT (MISO) and power")
-		mustConsume(t, port)
+		senseErr(t, port, func(Sleep) (Sensor, error) { return NewMCP3008(port, "0.0", 3.3, []ADCChannel{VoltsChannel(0)}) },
+			"mcp3008: spi 0.0: read ch0: no answer (the null bit reads 1)", "check CS, DOUT (MISO) and power")
 	})
 	for _, tt := range []struct {
 		name  string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"periph.io/x/conn/v3/i2c"
@@ -111,22 +112,13 @@ func newSensirion(name string, bus i2c.Bus, busName string, addr uint16, addrs [
 		addr = addrs[0]
 	}
 	c := &chip{at: i2cAt(name, busName, addr)}
-	if !containsAddr(addrs, addr) {
+	if !slices.Contains(addrs, addr) {
 		return nil, fmt.Errorf("%s: %s: the %s answers at %s only", c.chip, c.where, name, hexList(addrs))
 	}
 	if sleep == nil {
 		return nil, fmt.Errorf("%s: %s: no sleep function", c.chip, c.where)
 	}
 	return &sensirion{c: c, bus: bus, addr: addr, sleep: sleep}, nil
-}
-
-func containsAddr(addrs []uint16, a uint16) bool {
-	for _, x := range addrs {
-		if x == a {
-			return true
-		}
-	}
-	return false
 }
 
 // hexList formats addresses as "0x44 or 0x45".

@@ -39,6 +39,20 @@ func senseOnce(t *testing.T, bus closer, open func(Sleep) (Sensor, error), want 
 	}
 }
 
+// senseErr opens a driver with a recording sleep, reads it once and checks
+// the error as wantErr does, and that every recorded op was used.
+func senseErr(t *testing.T, bus closer, open func(Sleep) (Sensor, error), prefix string, contains ...string) {
+	t.Helper()
+	var s sleeps
+	d, err := open(s.sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Sense(bg())
+	wantErr(t, err, prefix, contains...)
+	mustConsume(t, bus)
+}
+
 // shtFrame is a measurement answer: temperature word, CRC, humidity word,
 // CRC (SHT3x-DIS datasheet §4.4; SHT4x datasheet, "Command Overview"),
 // with CRCs from the test's own sensirionCRC.
@@ -153,14 +167,7 @@ func TestSHT3xErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bus := newNACKBus(tt.ops...)
-			var s sleeps
-			d, err := NewSHT3x(bus, "1", 0x44, s.sleep)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = d.Sense(bg())
-			wantErr(t, err, tt.prefix, tt.contains)
-			mustConsume(t, bus)
+			senseErr(t, bus, func(sleep Sleep) (Sensor, error) { return NewSHT3x(bus, "1", 0x44, sleep) }, tt.prefix, tt.contains)
 		})
 	}
 	t.Run("absent", func(t *testing.T) {

@@ -34,7 +34,7 @@ var driverQuantities = map[string][]Reading{
 	// What the kernel may expose; a configured iio or hwmon sensor names
 	// the quantities it has (KernelQuantities).
 	"iio":   kernelReadings(kernelKinds),
-	"hwmon": kernelReadings([]kernelKind{kernelKinds[0], kernelKinds[1], kernelKinds[7], kernelKinds[8], kernelKinds[9]}),
+	"hwmon": kernelReadings(hwmonKinds()),
 	"sim":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
 }
 

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -562,35 +563,6 @@ func llmSpread(times []time.Time, from, to time.Time) (peak int, avg float64, n 
 	return peak, avg, n
 }
 
-// llmWindow is the most requests in any window of width w (sliding, not
-// bucketed: a window may start at any instant) among the times in [from,
-// to), the average number per such window over [from, to), and when the
-// fullest window started.
-func llmWindow(times []time.Time, from, to time.Time, w time.Duration) (peak int, avg float64, at time.Time) {
-	var in []time.Time
-	for _, t := range times {
-		if !t.Before(from) && t.Before(to) {
-			in = append(in, t)
-		}
-	}
-	slices.SortFunc(in, time.Time.Compare)
-	// The fullest window can be taken to start at a request: slide its
-	// start over the requests, its end over those less than w later.
-	end := 0
-	for i, t := range in {
-		for end < len(in) && in[end].Before(t.Add(w)) {
-			end++
-		}
-		if end-i > peak {
-			peak, at = end-i, t
-		}
-	}
-	if span := to.Sub(from); span > 0 {
-		avg = float64(len(in)) * w.Seconds() / span.Seconds()
-	}
-	return peak, avg, at
-}
-
 // fleetSub subscribes to vigil/# and homeassistant/# and keeps counts.
 type fleetSub struct {
 	cli paho.Client
@@ -667,13 +639,7 @@ func (s *fleetSub) reset() {
 func (s *fleetSub) topicsSeen() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range s.topics {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(s.topics))
 }
 
 func (s *fleetSub) onMessage(_ paho.Client, m paho.Message) {
@@ -817,13 +783,33 @@ type llmLoad struct {
 	n    int
 }
 
+// newLLMLoad is the most requests in any 5 s window (sliding, not
+// bucketed: a window may start at any instant) among the times in [from,
+// to), the average number per 5 s over [from, to), when the fullest
+// window started, and how many requests fell in [from, to).
 func newLLMLoad(times []time.Time, from, to time.Time) llmLoad {
-	var l llmLoad
-	l.peak, l.avg, l.at = llmWindow(times, from, to, 5*time.Second)
+	const w = 5 * time.Second
+	var in []time.Time
 	for _, t := range times {
 		if !t.Before(from) && t.Before(to) {
-			l.n++
+			in = append(in, t)
 		}
+	}
+	slices.SortFunc(in, time.Time.Compare)
+	l := llmLoad{n: len(in)}
+	// The fullest window can be taken to start at a request: slide its
+	// start over the requests, its end over those less than w later.
+	end := 0
+	for i, t := range in {
+		for end < len(in) && in[end].Before(t.Add(w)) {
+			end++
+		}
+		if end-i > l.peak {
+			l.peak, l.at = end-i, t
+		}
+	}
+	if span := to.Sub(from); span > 0 {
+		l.avg = float64(len(in)) * w.Seconds() / span.Seconds()
 	}
 	return l
 }

@@ -35,9 +35,10 @@ func TestLLMWindow(t *testing.T) {
 		{"outside", append(at(500), t0.Add(-time.Second), t0.Add(10*time.Second)), 10 * time.Second, 1, 0.5, 500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			peak, avg, start := llmWindow(tc.times, t0, t0.Add(tc.span), 5*time.Second)
+			l := newLLMLoad(tc.times, t0, t0.Add(tc.span))
+			peak, avg, start := l.peak, l.avg, l.at
 			if peak != tc.peak || avg != tc.avg || (peak > 0 && start.Sub(t0) != tc.startsAt) {
-				t.Errorf("llmWindow = %d, %v, %s; want %d, %v, %s", peak, avg, start.Sub(t0), tc.peak, tc.avg, tc.startsAt)
+				t.Errorf("newLLMLoad = %d, %v, %s; want %d, %v, %s", peak, avg, start.Sub(t0), tc.peak, tc.avg, tc.startsAt)
 			}
 		})
 	}

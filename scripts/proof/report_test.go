@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -71,4 +72,69 @@ func TestSoakReport(t *testing.T) {
 	if !strings.Contains(r.b.String(), "## Soak") {
 		t.Errorf("no Soak section in:\n%s", r.b.String())
 	}
+}
+
+// emptyCells lists the table cells of a Markdown report that hold no
+// figure: blank body cells, and cells with a blank inside (two spaces in a
+// row, where a formatted figure came out empty). Header rows may be blank.
+func emptyCells(md string) []string {
+	var out []string
+	heading := "(top)"
+	var head []string
+	row := -1 // -1: no table; 0: the separator next; >0: body rows
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "#") {
+			heading = strings.TrimSpace(strings.TrimLeft(line, "#"))
+		}
+		if !strings.HasPrefix(line, "|") {
+			row = -1
+			continue
+		}
+		cells := tableCells(line)
+		switch row {
+		case -1:
+			head, row = cells, 0
+			continue
+		case 0:
+			row = 1
+			continue
+		}
+		for i, c := range cells {
+			col := fmt.Sprint(i + 1)
+			if i < len(head) && head[i] != "" {
+				col = fmt.Sprintf("%q", head[i])
+			}
+			switch {
+			case c == "":
+				out = append(out, fmt.Sprintf("under %q, row %d, column %s: empty", heading, row, col))
+			case strings.Contains(c, "  "):
+				out = append(out, fmt.Sprintf("under %q, row %d, column %s: a figure is missing in %q", heading, row, col, c))
+			}
+		}
+		row++
+	}
+	return out
+}
+
+// tableCells splits a Markdown table row at its unescaped pipes and trims
+// each cell.
+func tableCells(line string) []string {
+	var cells []string
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
+			b.WriteString(`\|`)
+			i++
+		case line[i] == '|':
+			cells = append(cells, strings.TrimSpace(b.String()))
+			b.Reset()
+		default:
+			b.WriteByte(line[i])
+		}
+	}
+	if len(cells) > 0 {
+		cells = cells[1:] // before the first pipe
+	}
+	return cells
 }
