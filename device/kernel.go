@@ -65,6 +65,8 @@ type kernelClass struct {
 	driver string // "iio", "hwmon"
 	dir    string // IIODir, HwmonDir
 	prefix string // "iio:device", "hwmon"
+	// example is a chip of the class, named in a hint about overlays.
+	example string
 	// channels lists the readable channels of a device directory, each
 	// with its kind and a function that reads its value in vigil's unit.
 	channels func(fsys fs.FS, dir string, names []string) []kernelChannel
@@ -80,8 +82,8 @@ type kernelChannel struct {
 }
 
 var (
-	iioClass   = kernelClass{driver: "iio", dir: IIODir, prefix: "iio:device", channels: iioChannels}
-	hwmonClass = kernelClass{driver: "hwmon", dir: HwmonDir, prefix: "hwmon", channels: hwmonChannels}
+	iioClass   = kernelClass{driver: "iio", dir: IIODir, prefix: "iio:device", example: "bme680", channels: iioChannels}
+	hwmonClass = kernelClass{driver: "hwmon", dir: HwmonDir, prefix: "hwmon", example: "lm75", channels: hwmonChannels}
 )
 
 // KernelQuantities returns the readings (quantity and unit) the named
@@ -234,7 +236,7 @@ func (k *KernelSensor) find() (string, at, error) {
 		a := at{d, "/" + k.path}
 		if _, err := fs.Stat(k.fsys, k.path); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return "", a, fmt.Errorf("%s: %s: no such device: is its kernel driver loaded? ('ls /%s' lists the devices; %s)", d, a.where, k.class.dir, overlayHint(""))
+				return "", a, fmt.Errorf("%s: %s: no such device: is its kernel driver loaded? ('ls /%s' lists the devices; %s)", d, a.where, k.class.dir, overlayHint("", k.class.example))
 			}
 			return "", a, a.errorf("read", err)
 		}
@@ -270,7 +272,7 @@ func (k *KernelSensor) find() (string, at, error) {
 			slices.Sort(others)
 			present = strings.Join(slices.Compact(others), ", ")
 		}
-		return "", a, fmt.Errorf("%s: no device named %q in /%s (present: %s): %s", d, k.name, k.class.dir, present, overlayHint(k.name))
+		return "", a, fmt.Errorf("%s: no device named %q in /%s (present: %s): %s", d, k.name, k.class.dir, present, overlayHint(k.name, k.class.example))
 	case 1:
 		a.where = k.name + " at /" + found[0]
 		return found[0], a, nil
@@ -295,8 +297,10 @@ var i2cSensorOverlay = map[string]string{
 	"tmp102": "tmp102", "tsl4531": "tsl4531", "veml6070": "veml6070",
 }
 
-// overlayHint says how to make the kernel drive a device.
-func overlayHint(name string) string {
+// overlayHint says how to make the kernel drive the device named name
+// (empty when it was looked for by path), with example, a chip of the same
+// class, where it does not know the device's own overlay.
+func overlayHint(name, example string) string {
 	const cfg = " to /boot/firmware/config.txt and reboot"
 	switch p, ok := i2cSensorOverlay[name]; {
 	case ok:
@@ -304,9 +308,9 @@ func overlayHint(name string) string {
 	case name == "dht11" || name == "dht22" || name == "am2302":
 		return "on a Raspberry Pi, add dtoverlay=dht11,gpiopin=4" + cfg + " (the pin DATA is wired to)"
 	case name == "":
-		return "on a Raspberry Pi, enable it with an overlay such as dtoverlay=i2c-sensor,bme680 in /boot/firmware/config.txt"
+		return "on a Raspberry Pi, enable it with an overlay such as dtoverlay=i2c-sensor," + example + " in /boot/firmware/config.txt"
 	}
-	return "enable its kernel driver with a device-tree overlay (on a Raspberry Pi, /boot/firmware/overlays/README lists them, e.g. dtoverlay=i2c-sensor,bme680)"
+	return "enable its kernel driver with a device-tree overlay (on a Raspberry Pi, /boot/firmware/overlays/README lists them, e.g. dtoverlay=i2c-sensor," + example + ")"
 }
 
 // readNumber reads a sysfs attribute holding one number.

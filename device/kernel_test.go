@@ -117,6 +117,10 @@ func TestKernelSensorMissing(t *testing.T) {
 			`iio: no device named "xyz123"`, "device-tree overlay"},
 		{"no such path", func() (*KernelSensor, error) { return NewHwmon(hwmonTree, "/sys/class/hwmon/hwmon9", "", nil) },
 			"hwmon: /sys/class/hwmon/hwmon9: no such device: is its kernel driver loaded? ('ls /sys/class/hwmon' lists the devices;", "dtoverlay=i2c-sensor,"},
+		{"no such hwmon path names an hwmon chip", func() (*KernelSensor, error) { return NewHwmon(hwmonTree, "/sys/class/hwmon/hwmon9", "", nil) },
+			"hwmon: /sys/class/hwmon/hwmon9: no such device", "dtoverlay=i2c-sensor,lm75 "},
+		{"no such iio path names an iio device", func() (*KernelSensor, error) { return NewIIO(iioTree, "/sys/bus/iio/devices/iio:device9", "", nil) },
+			"iio: /sys/bus/iio/devices/iio:device9: no such device", "dtoverlay=i2c-sensor,bme680 "},
 		{"missing quantity", func() (*KernelSensor, error) {
 			return NewHwmon(hwmonTree, "", "lm75", []string{"temperature", "humidity"})
 		},
