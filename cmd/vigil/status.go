@@ -70,15 +70,8 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 // colorOK reports whether w is a terminal and NO_COLOR is unset
 // (https://no-color.org).
 func colorOK(w io.Writer) bool {
-	if _, set := os.LookupEnv("NO_COLOR"); set {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return !noColor && isTerminal(w)
 }
 
 // parseHistorySince reads --since as the page's /api/history reads since
