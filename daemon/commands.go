@@ -154,7 +154,7 @@ func (c *Commands) Sensors(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	WriteSnapshot(&b, st.Snapshot)
+	writeSnapshot(&b, st.Snapshot)
 	return b.String(), nil
 }
 
