@@ -34,19 +34,24 @@ var (
 	_ web.Controller    = (*Commands)(nil)
 )
 
-// accept logs an accepted command with who sent it and, when listed, adds
-// it to the engine's recent-commands list. The CLI working on the state
-// file without a daemon logs at debug: the person sees the answer.
+// accept logs an accepted command with who sent it (at logLevel) and,
+// when listed, adds it to the engine's recent-commands list.
 func (c *Commands) accept(ctx context.Context, command string, listed bool) {
 	src := transport.SourceOf(ctx)
-	level := slog.LevelInfo
-	if src.Channel == transport.ChannelCLI {
-		level = slog.LevelDebug
-	}
-	c.app.log.Log(ctx, level, "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
+	c.app.log.Log(ctx, logLevel(src), "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
 	if listed {
 		c.app.engine.NoteCommand(src.String(), command)
 	}
+}
+
+// logLevel is the level a command or a change from src is logged at: INFO,
+// or DEBUG for the CLI working on the state file without a daemon, where
+// the person sees the answer.
+func logLevel(src transport.Source) slog.Level {
+	if src.Channel == transport.ChannelCLI {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 func (c *Commands) Status(ctx context.Context) (string, error) {
