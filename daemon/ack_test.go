@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/configtest"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -39,7 +40,7 @@ func (airSensor) Sense(context.Context) ([]device.Reading, error) {
 // air sensor wired, so both rules fire at the first sample.
 func newFiringApp(t *testing.T, more string) *App {
 	t.Helper()
-	base := readBase(t, writeConfig(t, t.TempDir(), overlayRules+twoFiring+more))
+	base := readBase(t, configtest.Write(t, t.TempDir(), configtest.OverlayRules+twoFiring+more))
 	cfg, err := base.Parse(nil)
 	if err != nil {
 		t.Fatal(err)
