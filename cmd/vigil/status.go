@@ -74,16 +74,6 @@ func colorOK(w io.Writer) bool {
 	return !noColor && isTerminal(w)
 }
 
-// parseHistorySince reads --since as the page's /api/history reads since
-// (web.ParseSince): from 1m to the history kept.
-func parseHistorySince(s string) (time.Duration, error) {
-	d, err := web.ParseSince(s)
-	if err != nil {
-		return 0, fmt.Errorf("--%w", err)
-	}
-	return d, nil
-}
-
 // cmdHistory exports the history ring: `vigil history [SENSOR[.QUANTITY]]
 // [--since 6h] [--csv|--json]`. It asks the daemon, or reads the state
 // file read-only when none runs.
@@ -104,9 +94,10 @@ func (e *env) cmdHistory(ctx context.Context, args []string) error {
 	if asCSV && asJSON {
 		return usageErr("history: --csv and --json exclude each other")
 	}
-	window, err := parseHistorySince(since)
+	// As the page's /api/history reads since: from 1m to the history kept.
+	window, err := web.ParseSince(since)
 	if err != nil {
-		return usageErr("history: %v", err)
+		return usageErr("history: --%v", err)
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {
