@@ -136,13 +136,22 @@ func (c *Commands) Resume(ctx context.Context) (string, error) {
 }
 
 // TestAlert queues an info test alert for every transport (the status
-// page's button; `vigil test-alert` has its own flags).
+// page's button).
 func (c *Commands) TestAlert(ctx context.Context) (string, error) {
+	return c.testAlert(ctx, alert.Info, "")
+}
+
+// testAlert queues a test alert of sev for the transport only ("": every
+// one), as `vigil test-alert` asks over the control socket.
+func (c *Commands) testAlert(ctx context.Context, sev alert.Severity, only string) (string, error) {
 	if err := c.gate(ctx, "test-alert"); err != nil {
 		return "", err
 	}
+	if err := CheckTransport(c.app.current(), only); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "test-alert", true)
-	a, err := c.app.engine.TestAlert(ctx, alert.Info, "")
+	a, err := c.app.engine.TestAlert(ctx, sev, only)
 	if err != nil {
 		return "", err
 	}

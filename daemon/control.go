@@ -215,14 +215,7 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 		if err != nil {
 			return errResponse(err)
 		}
-		if err := CheckTransport(s.cmds.app.current(), req.Transport); err != nil {
-			return errResponse(err)
-		}
-		a, err := eng.TestAlert(ctx, sev, req.Transport)
-		if err != nil {
-			return errResponse(err)
-		}
-		return Response{Text: TestAlertText(a, "the daemon is delivering it")}
+		return textResponse(s.cmds.testAlert(ctx, sev, req.Transport))
 	}
 	return s.doManage(ctx, req)
 }
