@@ -30,11 +30,11 @@ func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
 	if !res.Already {
 		c.app.acknowledged(res)
 	}
-	return AckText(res, c.app.current().Device.Location), nil
+	return ackText(res, c.app.current().Device.Location), nil
 }
 
-// AckText is the answer to an ack, with times in loc.
-func AckText(res heartbeat.Acked, loc *time.Location) string {
+// ackText is the answer to an ack, with times in loc.
+func ackText(res heartbeat.Acked, loc *time.Location) string {
 	p := res.Problem
 	name := p.Name()
 	at := p.AckedAt.In(loc).Format(TimeLayout)

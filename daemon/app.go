@@ -158,9 +158,6 @@ func (a *App) Config() *config.Config { return a.current() }
 // Engine is the App's heartbeat engine.
 func (a *App) Engine() *heartbeat.Engine { return a.engine }
 
-// DB is the App's state file.
-func (a *App) DB() *store.DB { return a.db }
-
 // Commands are what the channels may ask of the App.
 func (a *App) Commands() *Commands { return a.cmds }
 

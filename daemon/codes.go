@@ -25,24 +25,31 @@ const (
 	CodeAmbiguous  Code = "ambiguous"   // heartbeat.ErrAmbiguous: an ack without a name, several firing
 )
 
+// sentinels are the errors each code but CodeConfig stands for: codeOf
+// reads the table one way, RemoteError.Unwrap the other, so the two
+// directions cannot drift apart.
+var sentinels = []struct {
+	code Code
+	err  error
+}{
+	{CodeNotAllowed, transport.ErrNotAllowed},
+	{CodeNotFound, manage.ErrNotSet},
+	{CodeUsage, transport.ErrPauseRange},
+	{CodeNotFiring, heartbeat.ErrNotFiring},
+	{CodeNotice, heartbeat.ErrNotice},
+	{CodeAmbiguous, heartbeat.ErrAmbiguous},
+}
+
 // codeOf is the code of err ("" for any other error).
 func codeOf(err error) Code {
 	var ce *config.Error
-	switch {
-	case errors.As(err, &ce):
+	if errors.As(err, &ce) {
 		return CodeConfig
-	case errors.Is(err, transport.ErrNotAllowed):
-		return CodeNotAllowed
-	case errors.Is(err, manage.ErrNotSet):
-		return CodeNotFound
-	case errors.Is(err, transport.ErrPauseRange):
-		return CodeUsage
-	case errors.Is(err, heartbeat.ErrNotFiring):
-		return CodeNotFiring
-	case errors.Is(err, heartbeat.ErrNotice):
-		return CodeNotice
-	case errors.Is(err, heartbeat.ErrAmbiguous):
-		return CodeAmbiguous
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.code
+		}
 	}
 	return ""
 }
@@ -59,21 +66,13 @@ func (e *RemoteError) Error() string { return e.Msg }
 // Unwrap is the error e's code stands for: a *config.Error with e's text
 // for CodeConfig, the sentinel for the others, nil for none.
 func (e *RemoteError) Unwrap() error {
-	switch e.Code {
-	case CodeConfig:
+	if e.Code == CodeConfig {
 		return &config.Error{Err: errors.New(e.Msg)}
-	case CodeNotAllowed:
-		return transport.ErrNotAllowed
-	case CodeNotFound:
-		return manage.ErrNotSet
-	case CodeUsage:
-		return transport.ErrPauseRange
-	case CodeNotFiring:
-		return heartbeat.ErrNotFiring
-	case CodeNotice:
-		return heartbeat.ErrNotice
-	case CodeAmbiguous:
-		return heartbeat.ErrAmbiguous
+	}
+	for _, s := range sentinels {
+		if s.code == e.Code {
+			return s.err
+		}
 	}
 	return nil
 }

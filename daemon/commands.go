@@ -34,19 +34,24 @@ var (
 	_ web.Controller    = (*Commands)(nil)
 )
 
-// accept logs an accepted command with who sent it and, when listed, adds
-// it to the engine's recent-commands list. The CLI working on the state
-// file without a daemon logs at debug: the person sees the answer.
+// accept logs an accepted command with who sent it (at logLevel) and,
+// when listed, adds it to the engine's recent-commands list.
 func (c *Commands) accept(ctx context.Context, command string, listed bool) {
 	src := transport.SourceOf(ctx)
-	level := slog.LevelInfo
-	if src.Channel == transport.ChannelCLI {
-		level = slog.LevelDebug
-	}
-	c.app.log.Log(ctx, level, "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
+	c.app.log.Log(ctx, logLevel(src), "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
 	if listed {
 		c.app.engine.NoteCommand(src.String(), command)
 	}
+}
+
+// logLevel is the level a command or a change from src is logged at: INFO,
+// or DEBUG for the CLI working on the state file without a daemon, where
+// the person sees the answer.
+func logLevel(src transport.Source) slog.Level {
+	if src.Channel == transport.ChannelCLI {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 func (c *Commands) Status(ctx context.Context) (string, error) {
@@ -131,13 +136,22 @@ func (c *Commands) Resume(ctx context.Context) (string, error) {
 }
 
 // TestAlert queues an info test alert for every transport (the status
-// page's button; `vigil test-alert` has its own flags).
+// page's button).
 func (c *Commands) TestAlert(ctx context.Context) (string, error) {
+	return c.testAlert(ctx, alert.Info, "")
+}
+
+// testAlert queues a test alert of sev for the transport only ("": every
+// one), as `vigil test-alert` asks over the control socket.
+func (c *Commands) testAlert(ctx context.Context, sev alert.Severity, only string) (string, error) {
 	if err := c.gate(ctx, "test-alert"); err != nil {
 		return "", err
 	}
+	if err := CheckTransport(c.app.current(), only); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "test-alert", true)
-	a, err := c.app.engine.TestAlert(ctx, alert.Info, "")
+	a, err := c.app.engine.TestAlert(ctx, sev, only)
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +168,7 @@ func (c *Commands) Sensors(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	WriteSnapshot(&b, st.Snapshot)
+	writeSnapshot(&b, st.Snapshot)
 	return b.String(), nil
 }
 

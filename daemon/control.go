@@ -207,42 +207,21 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 		cj := ToCheckJSON(res)
 		return Response{Check: &cj}
 	case "pause":
-		txt, err := s.cmds.Pause(ctx, time.Duration(req.Minutes)*time.Minute)
-		if err != nil {
-			return errResponse(err)
-		}
-		return Response{Text: txt}
+		return textResponse(s.cmds.Pause(ctx, time.Duration(req.Minutes)*time.Minute))
 	case "resume":
-		txt, err := s.cmds.Resume(ctx)
-		if err != nil {
-			return errResponse(err)
-		}
-		return Response{Text: txt}
+		return textResponse(s.cmds.Resume(ctx))
 	case "test-alert":
 		sev, err := alert.ParseSeverity(req.Severity)
 		if err != nil {
 			return errResponse(err)
 		}
-		if err := CheckTransport(s.cmds.app.current(), req.Transport); err != nil {
-			return errResponse(err)
-		}
-		a, err := eng.TestAlert(ctx, sev, req.Transport)
-		if err != nil {
-			return errResponse(err)
-		}
-		return Response{Text: TestAlertText(a, "the daemon is delivering it")}
+		return textResponse(s.cmds.testAlert(ctx, sev, req.Transport))
 	}
 	return s.doManage(ctx, req)
 }
 
 // doManage answers the management verbs (settings.go).
 func (s *ctlServer) doManage(ctx context.Context, req Request) Response {
-	text := func(t string, err error) Response {
-		if err != nil {
-			return errResponse(err)
-		}
-		return Response{Text: t}
-	}
 	c := s.cmds
 	switch req.Cmd {
 	case "get":
@@ -259,17 +238,25 @@ func (s *ctlServer) doManage(ctx context.Context, req Request) Response {
 		}
 		return Response{Settings: st}
 	case "set":
-		return text(c.Set(ctx, req.Key, req.Value))
+		return textResponse(c.Set(ctx, req.Key, req.Value))
 	case "unset":
-		return text(c.Unset(ctx, req.Key))
+		return textResponse(c.Unset(ctx, req.Key))
 	case "checklist":
-		return text(c.Checklist(ctx, req.Op, req.Body))
+		return textResponse(c.Checklist(ctx, req.Op, req.Body))
 	case "notes":
-		return text(c.Notes(ctx, req.Clear))
+		return textResponse(c.Notes(ctx, req.Clear))
 	case "ack":
-		return text(c.Ack(ctx, req.Target))
+		return textResponse(c.Ack(ctx, req.Target))
 	}
 	return Response{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
+}
+
+// textResponse is a command's text answer, or its error.
+func textResponse(t string, err error) Response {
+	if err != nil {
+		return errResponse(err)
+	}
+	return Response{Text: t}
 }
 
 // errResponse carries err with its code.

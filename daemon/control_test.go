@@ -9,11 +9,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/logtest"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -152,5 +155,32 @@ func TestSocketErrorsKeepTheirKind(t *testing.T) {
 	}
 	if _, err := c.Call(ctx, Request{Cmd: "set", Key: "heartbeat.interval", Value: "20m"}, 10*time.Second); err != nil {
 		t.Errorf("set 20m over the socket: %v", err)
+	}
+}
+
+// TestSocketTestAlertIsAccepted: `vigil test-alert` over the control
+// socket is an accepted command like every other: logged with its source
+// (README: every accepted command is logged at INFO with it) and listed
+// in status, as the status page's button is.
+func TestSocketTestAlertIsAccepted(t *testing.T) {
+	a := newOverlayApp(t, "")
+	var log logtest.Buffer
+	a.log = log.Logger(slog.LevelInfo)
+	path := serveControl(t, a)
+	ctx := context.Background()
+	req := Request{Cmd: "test-alert", Severity: "warning", StateDir: absDir(a.cfg.Device.StateDir)}
+	resp, err := callPath(ctx, path, req, 10*time.Second)
+	if err != nil || !strings.Contains(resp.Text, "test alert") {
+		t.Fatalf("test-alert over the socket = %+v, %v; want it queued", resp, err)
+	}
+	if got := log.String(); !strings.Contains(got, `msg="command accepted" command=test-alert source=socket`) {
+		t.Errorf("log after a test-alert over the socket:\n%s\nwant a command accepted line with source=socket", got)
+	}
+	st, err := a.engine.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(st.Commands, func(c heartbeat.Command) bool { return c.Command == "test-alert" && c.Source == "socket" }) {
+		t.Errorf("status commands = %+v, want test-alert by socket", st.Commands)
 	}
 }

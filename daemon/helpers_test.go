@@ -12,16 +12,6 @@ import (
 	"github.com/vigil-iot/vigil/redact"
 )
 
-// writeConfig writes a sim config into dir and returns its path (the
-// end-to-end tests' template).
-func writeConfig(t *testing.T, dir, extra string) string {
-	t.Helper()
-	return configtest.Write(t, dir, extra)
-}
-
-// overlayRules is a sensor and a rule that never fires.
-const overlayRules = configtest.OverlayRules
-
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
@@ -56,7 +46,7 @@ func newOverlayApp(t *testing.T, extra string) *App {
 // newWiredApp is newOverlayApp with w as the App's wiring.
 func newWiredApp(t *testing.T, extra string, w Wiring) *App {
 	t.Helper()
-	base := readBase(t, writeConfig(t, t.TempDir(), overlayRules+extra))
+	base := readBase(t, configtest.Write(t, t.TempDir(), configtest.OverlayRules+extra))
 	cfg, err := base.Parse(nil)
 	if err != nil {
 		t.Fatal(err)

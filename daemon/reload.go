@@ -279,9 +279,13 @@ func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 		}
 	}
 	var next map[string]Transport
-	// Telegram shows alert times in device.timezone.
-	telegramChanged := !reflect.DeepEqual(old.Telegram, cfg.Telegram) || old.Device.Timezone != cfg.Device.Timezone
-	if (!reflect.DeepEqual(old.MQTT, cfg.MQTT) || telegramChanged) && a.opts.Wiring.Transports != nil {
+	// A transport is rebuilt when its section changed; Telegram shows
+	// alert times in device.timezone.
+	section := map[string]bool{
+		"mqtt":     !reflect.DeepEqual(old.MQTT, cfg.MQTT),
+		"telegram": !reflect.DeepEqual(old.Telegram, cfg.Telegram) || old.Device.Timezone != cfg.Device.Timezone,
+	}
+	if (section["mqtt"] || section["telegram"]) && a.opts.Wiring.Transports != nil {
 		ts, err := a.opts.Wiring.Transports(a.runCtx, cfg, a.db, a.cmds, engineProblems{a}, log)
 		if err != nil {
 			return err
@@ -305,14 +309,12 @@ func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 		a.sensors, a.closeSensors = sensors, closeSensors
 	}
 	a.thinker = thinker
+	spacing, sample := HeartbeatSpacing(cfg), cfg.Heartbeat.SampleInterval.Duration
+	announce := spacing != HeartbeatSpacing(old) || sample != old.Heartbeat.SampleInterval.Duration
 	for _, lt := range a.live {
-		section := map[string]bool{
-			"mqtt":     !reflect.DeepEqual(old.MQTT, cfg.MQTT),
-			"telegram": telegramChanged,
-		}
 		if t, ok := next[lt.name]; ok && section[lt.name] {
 			lt.replace(a.runCtx, t)
-		} else if spacing, sample := HeartbeatSpacing(cfg), cfg.Heartbeat.SampleInterval.Duration; spacing != HeartbeatSpacing(old) || sample != old.Heartbeat.SampleInterval.Duration {
+		} else if announce {
 			lt.announceIntervals(a.runCtx, spacing, sample)
 		}
 	}

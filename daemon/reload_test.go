@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/configtest"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -40,7 +41,7 @@ func newReloadable(t *testing.T, path string, o Options) *App {
 // nothing and says so.
 func TestReloadAppliesARuleChange(t *testing.T) {
 	dir := t.TempDir()
-	path := writeConfig(t, dir, overlayRules)
+	path := configtest.Write(t, dir, configtest.OverlayRules)
 	var logged strings.Builder
 	ctx := context.Background()
 	a := newReloadable(t, path, Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
@@ -61,7 +62,7 @@ func TestReloadAppliesARuleChange(t *testing.T) {
 		t.Fatalf("rules before the reload = %v", got)
 	}
 
-	writeConfig(t, dir, strings.Replace(overlayRules, "> 100", "> 30", 1)+"\n[[rule]]\nname = \"too_cold\"\nwhen = \"air.temperature < 5\"\n")
+	configtest.Write(t, dir, strings.Replace(configtest.OverlayRules, "> 100", "> 30", 1)+"\n[[rule]]\nname = \"too_cold\"\nwhen = \"air.temperature < 5\"\n")
 	a.Reload(ctx)
 	if got := rules(); !slices.Equal(got, []string{"too_cold", "too_hot"}) {
 		t.Errorf("rules after the reload = %v, want too_cold and too_hot", got)
@@ -73,7 +74,7 @@ func TestReloadAppliesARuleChange(t *testing.T) {
 		t.Errorf("log lacks the reload and what changed:\n%s", logged.String())
 	}
 
-	writeConfig(t, dir, overlayRules+"bogus = 1\n")
+	configtest.Write(t, dir, configtest.OverlayRules+"bogus = 1\n")
 	a.Reload(ctx)
 	if got := rules(); !slices.Equal(got, []string{"too_cold", "too_hot"}) {
 		t.Errorf("rules after a rejected reload = %v, want them unchanged", got)
@@ -89,7 +90,7 @@ func TestReloadAppliesARuleChange(t *testing.T) {
 // overlay it read before the set.
 func TestSetDuringReloadComesIntoForce(t *testing.T) {
 	dir := t.TempDir()
-	path := writeConfig(t, dir, overlayRules)
+	path := configtest.Write(t, dir, configtest.OverlayRules)
 	ctx := context.Background()
 	sock := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
 	var a *App
@@ -113,7 +114,7 @@ func TestSetDuringReloadComesIntoForce(t *testing.T) {
 	a = newReloadable(t, path, Options{Log: slog.New(slog.DiscardHandler), Wiring: wiring, ApplyWait: 50 * time.Millisecond})
 	a.runCtx = ctx // as Run: a change applies to the running engine, in the background
 
-	writeConfig(t, dir, "max_quiet = \"3h\"\n"+overlayRules+"\n[llm]\nmodel = \"another-model\"\n")
+	configtest.Write(t, dir, "max_quiet = \"3h\"\n"+configtest.OverlayRules+"\n[llm]\nmodel = \"another-model\"\n")
 	setDuring = true
 	a.Reload(ctx)
 	a.bg.Wait() // the set's apply, which waited for the reload

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -208,11 +207,7 @@ func (c *Commands) audit(ctx context.Context, command, text string) {
 
 func (c *Commands) auditKind(ctx context.Context, command, text, kind string) {
 	src := transport.SourceOf(ctx)
-	level := slog.LevelInfo
-	if src.Channel == transport.ChannelCLI {
-		level = slog.LevelDebug // the CLI on the state file: the person sees the answer
-	}
-	c.app.log.Log(ctx, level, "setting changed", append([]any{"change", text}, src.LogAttrs()...)...)
+	c.app.log.Log(ctx, logLevel(src), "setting changed", append([]any{"change", text}, src.LogAttrs()...)...)
 	c.app.engine.NoteCommand(src.String(), command)
 	if _, err := c.app.engine.Notice(ctx, kind, text); err != nil {
 		c.app.log.Error("queue the change's info alert", "err", err)

@@ -10,7 +10,7 @@ import (
 )
 
 // Status is what `vigil status` shows of the App: the engine's status, the
-// last StatusWindow of every reading and the run-time view. An App that is
+// last statusWindow of every reading and the run-time view. An App that is
 // not the running daemon (the CLI on the state file) says the mode `vigil
 // run` would start in and every configured transport's queue: only the
 // daemon wires MQTT and Telegram, but their alerts wait in the state file
@@ -21,7 +21,7 @@ func (a *App) Status(ctx context.Context) (heartbeat.Status, []heartbeat.Series,
 	if err != nil {
 		return st, nil, manage.Runtime{}, err
 	}
-	series, err := a.engine.History(ctx, a.wall().Add(-StatusWindow))
+	series, err := a.engine.History(ctx, a.wall().Add(-statusWindow))
 	if err != nil {
 		return st, nil, manage.Runtime{}, err
 	}

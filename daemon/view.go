@@ -21,9 +21,9 @@ import (
 	"github.com/vigil-iot/vigil/web"
 )
 
-// StatusWindow is the span of the sparklines in `vigil status`: the
+// statusWindow is the span of the sparklines in `vigil status`: the
 // history that comes with a status.
-const StatusWindow = time.Hour
+const statusWindow = time.Hour
 
 // CheckJSON is the documented `vigil check --json` record (SPEC §2).
 type CheckJSON struct {
@@ -231,9 +231,9 @@ func sinceText(t, now time.Time) string {
 	return t.Format("2006-01-02 15:04 -07:00")
 }
 
-// WriteSnapshot prints the last sample, one reading a line, then the
+// writeSnapshot prints the last sample, one reading a line, then the
 // sensors that failed.
-func WriteSnapshot(w io.Writer, s *device.Snapshot) {
+func writeSnapshot(w io.Writer, s *device.Snapshot) {
 	if s == nil {
 		fmt.Fprintln(w, "no sample yet")
 		return
@@ -330,7 +330,7 @@ func WriteReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, 
 	for _, r := range st.Rules {
 		state[r.Name] = r.State
 	}
-	fmt.Fprintf(w, "readings: (last hour, %s a bar)\n", StatusWindow/sparkWidth)
+	fmt.Fprintf(w, "readings: (last hour, %s a bar)\n", statusWindow/sparkWidth)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, k := range keys {
 		val := "–"
@@ -344,7 +344,7 @@ func WriteReadings(w io.Writer, st heartbeat.Status, series []heartbeat.Series, 
 		} else if pts := byKey[k].Points; len(pts) > 0 { // no daemon: the last stored sample
 			val = heartbeat.FormatValue(device.Value{Value: pts[len(pts)-1].Value, Unit: byKey[k].Unit})
 		}
-		sp := web.Sparkline(byKey[k].Points, now.Add(-StatusWindow), now, sparkWidth)
+		sp := web.Sparkline(byKey[k].Points, now.Add(-statusWindow), now, sparkWidth)
 		rng := "no history"
 		line := strings.Repeat(" ", sparkWidth)
 		if sp.N > 0 {

@@ -134,7 +134,7 @@ func Chart(s heartbeat.Series, lines []RuleLine, spans []Span, from, to time.Tim
 		run, last := 0, 0 // vertices in the current run, and the last one's column
 		dash := func() {  // a run of one vertex draws nothing: make it a dash
 			if run == 1 {
-				fmt.Fprintf(&b, "h%d", pickInt(last+2 <= chartW-padR, 2, -2))
+				fmt.Fprintf(&b, "h%d", pick(last+2 <= chartW-padR, 2, -2))
 			}
 		}
 		flush := func() {
@@ -227,13 +227,6 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-func pickInt(c bool, a, b int) int {
-	if c {
-		return a
-	}
-	return b
 }
 
 // typicalStep is the median spacing of the points (1 minute when unknown).

@@ -238,7 +238,8 @@ func writeRuntime(w func(...string), d *pageData) {
 	w("</table></div>\n")
 }
 
-func pick(c bool, a, b string) string {
+// pick is a if c, else b.
+func pick[T any](c bool, a, b T) T {
 	if c {
 		return a
 	}
@@ -407,7 +408,7 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 	}
 	for _, a := range alerts {
 		text := a.Summary
-		class := map[bool]string{true: "firing", false: "pending"}[a.Severity == alert.Critical]
+		class := pick(a.Severity == alert.Critical, "firing", "pending")
 		switch {
 		case a.State == alert.StateResolved:
 			text = "resolved: " + text

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -129,23 +128,15 @@ func newTestServer(t testing.TB, f *fakeEngine, opts Options) *Server {
 	return s
 }
 
+// do is request from the page's own listen address, with basic auth
+// when user is set.
 func do(t *testing.T, h http.Handler, method, target string, form url.Values, user, pass string) *http.Response {
 	t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	r := httptest.NewRequest(method, target, body)
-	r.Host = "127.0.0.1:8080" // as the page is reached through its listen address
-	if form != nil {
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
+	var hdr map[string]string
 	if user != "" {
-		r.SetBasicAuth(user, pass)
+		hdr = map[string]string{"Authorization": basic(user, pass)}
 	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w.Result()
+	return request(t, h, method, target, "127.0.0.1:8080", "", hdr, form)
 }
 
 func TestPageHeadersAndContent(t *testing.T) {

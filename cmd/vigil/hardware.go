@@ -21,7 +21,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -615,9 +614,7 @@ func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o s
 	snap := device.Sense(ctx, sensors, time.Now())
 
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sensorsView(snap)); err != nil {
+		if err := writeJSON(stdout, sensorsView(snap)); err != nil {
 			return err
 		}
 	} else {

@@ -56,7 +56,8 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 	}
 	var views []manage.SettingView
 	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "get", Key: key}, 10*time.Second, func() error {
-		cfg, err := e.overlaid(ctx, base, cfg)
+		// No daemon answered: the overlay is the state file's.
+		cfg, _, err := base.Resolve(daemon.ReadOverlayFile(cfg), e.logger())
 		if err != nil {
 			return err
 		}

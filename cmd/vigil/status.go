@@ -70,25 +70,8 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 // colorOK reports whether w is a terminal and NO_COLOR is unset
 // (https://no-color.org).
 func colorOK(w io.Writer) bool {
-	if _, set := os.LookupEnv("NO_COLOR"); set {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// parseHistorySince reads --since as the page's /api/history reads since
-// (web.ParseSince): from 1m to the history kept.
-func parseHistorySince(s string) (time.Duration, error) {
-	d, err := web.ParseSince(s)
-	if err != nil {
-		return 0, fmt.Errorf("--%w", err)
-	}
-	return d, nil
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return !noColor && isTerminal(w)
 }
 
 // cmdHistory exports the history ring: `vigil history [SENSOR[.QUANTITY]]
@@ -111,9 +94,10 @@ func (e *env) cmdHistory(ctx context.Context, args []string) error {
 	if asCSV && asJSON {
 		return usageErr("history: --csv and --json exclude each other")
 	}
-	window, err := parseHistorySince(since)
+	// As the page's /api/history reads since: from 1m to the history kept.
+	window, err := web.ParseSince(since)
 	if err != nil {
-		return usageErr("history: %v", err)
+		return usageErr("history: --%v", err)
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {

@@ -70,11 +70,7 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 	if m.CAFile == "" && m.CertFile == "" {
 		return nil, nil
 	}
-	tlsCfg, err := readTLS([3]tlsFile{{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}}, cfg.KeyError)
-	if err != nil {
-		return nil, err
-	}
-	return tlsCfg, nil
+	return readTLS([3]tlsFile{{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}}, cfg.KeyError)
 }
 
 // tlsFile is one file of a TLS setup: the key or flag that names it, and
