@@ -88,7 +88,7 @@ func (e *Engine) Ack(ctx context.Context, target string) (Acked, error) {
 			return err
 		}
 		if !firing {
-			return fmt.Errorf("%s resolved just now: %w", p.Name(), ErrNotFiring)
+			return notFiring(p.Name() + " resolved just now")
 		}
 		ack.AlertID = id
 		return tx.PutProblemAck(p.Key(), ack)
@@ -100,6 +100,14 @@ func (e *Engine) Ack(ctx context.Context, target string) (Acked, error) {
 	out.Problem.AckedBy, out.Problem.AckedAt = ack.By, ack.At
 	return out, nil
 }
+
+// notFiring is an ack's refusal of what is not firing now, in its own
+// words: it is ErrNotFiring (the control socket's not_firing code), and
+// reads as the reason alone, not the reason and then "not firing".
+type notFiring string
+
+func (e notFiring) Error() string      { return string(e) }
+func (notFiring) Is(target error) bool { return target == ErrNotFiring }
 
 // ackTarget finds the problem target names among the firing ones, ps.
 func (e *Engine) ackTarget(target string, ps []alert.Alert, logged []alert.Alert) (alert.Alert, error) {
@@ -120,9 +128,9 @@ func (e *Engine) ackTarget(target string, ps []alert.Alert, logged []alert.Alert
 			}
 			return alert.Alert{}, fmt.Errorf("%w: name the one to acknowledge: %s", ErrAmbiguous, strings.Join(names, ", "))
 		case len(ps) > 0:
-			return alert.Alert{}, fmt.Errorf("nothing to acknowledge: every problem firing is acknowledged already: %w", ErrNotFiring)
+			return alert.Alert{}, notFiring("nothing to acknowledge: every problem firing is acknowledged already")
 		}
-		return alert.Alert{}, fmt.Errorf("nothing to acknowledge: no problem is firing: %w", ErrNotFiring)
+		return alert.Alert{}, notFiring("nothing to acknowledge: no problem is firing")
 	}
 	for _, p := range ps {
 		if target == p.Name() || target == p.ID {
@@ -141,15 +149,15 @@ func (e *Engine) ackTarget(target string, ps []alert.Alert, logged []alert.Alert
 				return p, nil
 			}
 		}
-		return alert.Alert{}, fmt.Errorf("alert %s (%s) is no longer firing: it resolved: %w", target, a.Name(), ErrNotFiring)
+		return alert.Alert{}, notFiring(fmt.Sprintf("alert %s (%s) is no longer firing: it resolved", target, a.Name()))
 	}
 	e.mu.Lock()
 	_, isRule := e.rules[target]
 	e.mu.Unlock()
 	if isRule {
-		return alert.Alert{}, fmt.Errorf("rule %s is not firing: %w", target, ErrNotFiring)
+		return alert.Alert{}, notFiring("rule " + target + " is not firing")
 	}
-	return alert.Alert{}, fmt.Errorf("nothing firing is named %q (name a rule, llm, or an alert id: vigil status lists the problems firing): %w", target, ErrNotFiring)
+	return alert.Alert{}, notFiring(fmt.Sprintf("nothing firing is named %q (name a rule, llm, or an alert id: vigil status lists the problems firing)", target))
 }
 
 // firingAlerts returns the ids of the alerts sent for p's firing, newest

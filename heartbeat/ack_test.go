@@ -254,3 +254,21 @@ func TestAckSystemFault(t *testing.T) {
 		t.Errorf("Problems() in the next outage = %+v, want llm_unreachable unacknowledged", ps)
 	}
 }
+
+// TestAckRefusalsSayItOnce: an ack of what is not firing says why in its
+// own words, which reach a person as they are (the CLI, cmd/result, a
+// Telegram reply), without the sentinel's text tacked on; it is still
+// ErrNotFiring, which the control socket carries as its code.
+func TestAckRefusalsSayItOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, target := range []string{"", "too_hot", "nosuch"} {
+		_, err := h.ack(target)
+		if !errors.Is(err, ErrNotFiring) {
+			t.Errorf("Ack(%q) = %v, want ErrNotFiring", target, err)
+			continue
+		}
+		if strings.HasSuffix(err.Error(), ": "+ErrNotFiring.Error()) {
+			t.Errorf("Ack(%q) says %q: the sentinel's %q tacked on after the reason", target, err, ErrNotFiring.Error())
+		}
+	}
+}
