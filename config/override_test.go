@@ -145,6 +145,27 @@ func TestEnvOverrideOfAPath(t *testing.T) {
 	}
 }
 
+// TestConflictNamesTheOverride: an error that cites another key's value
+// says where that value came from: its line in the file, or the variable
+// that set it, never the line of its table.
+func TestConflictNamesTheOverride(t *testing.T) {
+	src := "[device]\nid = \"d\"\n\n[mqtt]\nbrokers = [\"tcp://a:1883\", \"tcp://b:1883\"]\n"
+	for _, tc := range []struct {
+		over []Override
+		want string
+	}{
+		{EnvOverrides([]string{"VIGIL_MQTT_BROKER=tcp://c:1883"}),
+			`config.toml:5: mqtt.brokers: is an alternative to broker (set to "tcp://c:1883" by $VIGIL_MQTT_BROKER): remove one of them`},
+		{[]Override{{Key: "mqtt.broker", Value: "tcp://c:1883", Origin: OriginSet, By: "cli"}},
+			`config.toml:5: mqtt.brokers: is an alternative to broker (set to "tcp://c:1883" at run time by cli): remove one of them`},
+	} {
+		_, err := ParseWith(strings.NewReader(src), "config.toml", Options{Overrides: tc.over})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("with %+v: error:\n%v\nwant:\n%s", tc.over, err, tc.want)
+		}
+	}
+}
+
 func TestOverridesApplyAndNameTheirOrigin(t *testing.T) {
 	at := time.Date(2026, 11, 26, 14, 2, 3, 0, time.UTC)
 	c, err := parseOver(t,
