@@ -87,8 +87,9 @@ var fileOnly = []string{"sensor", "rule"}
 // that are meant as settings, sorted by name: VIGIL_<SECTION>_<KEY> for
 // every table ([device], [heartbeat], [llm], [mqtt], [telegram], [http],
 // [manage], and [[sensor]] and [[rule]], which no variable may set), e.g.
-// VIGIL_HEARTBEAT_INTERVAL=10m, and any other VIGIL_<A>_<B> within two
-// edits of a real one (VIGIL_HEARTBAET_INTERVAL, with no Key).
+// VIGIL_HEARTBEAT_INTERVAL=10m, and any other VIGIL_ variable within two
+// edits of a real one (VIGIL_HEARTBAET_INTERVAL, VIGIL_HEARTBEATINTERVAL,
+// with no Key).
 //
 // ParseWith applies those that name a single-value key. One that a *_env
 // key names (token_env = "VIGIL_TELEGRAM_TOKEN") is a secret, not a
@@ -107,15 +108,24 @@ func EnvOverrides(environ []string) []Override {
 		rest = strings.ToLower(rest)
 		sec, key, shaped := strings.Cut(rest, "_")
 		switch {
-		case !shaped:
-		case slices.Contains(envSections, sec) || slices.Contains(fileOnly, sec):
+		case shaped && (slices.Contains(envSections, sec) || slices.Contains(fileOnly, sec)):
 			out = append(out, Override{Key: sec + "." + key, Value: value, Origin: OriginEnv, Env: name})
-		case closest(strings.ToUpper(name), names) != "":
+		case shaped && closest(strings.ToUpper(name), names) != "",
+			!shaped && withinTwoEdits(strings.ToUpper(name), names):
+			// Without a _ after the section (VIGIL_HEARTBEATINTERVAL)
+			// only a slip of two letters counts: VIGIL_DEV is no
+			// abbreviation of VIGIL_DEVICE_ID but a variable of its own.
 			out = append(out, Override{Value: value, Origin: OriginEnv, Env: name})
 		}
 	}
 	slices.SortFunc(out, func(a, b Override) int { return strings.Compare(a.Env, b.Env) })
 	return out
+}
+
+// withinTwoEdits reports whether name is at most two letters from one of
+// names.
+func withinTwoEdits(name string, names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return editDistance(name, n) <= 2 })
 }
 
 // envNames lists the variables that set a key: VIGIL_DEVICE_ID, ...

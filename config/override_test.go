@@ -104,6 +104,10 @@ func TestUnknownEnvVariables(t *testing.T) {
 			`$VIGIL_TELEGRAM_TOKEN: telegram.token: a secret is not a setting: name the variable in the config, as in token_env = "VIGIL_TELEGRAM_TOKEN"`},
 		{"a secret with only a _file key", "", []string{"VIGIL_HTTP_PASSWORD=pw"},
 			`$VIGIL_HTTP_PASSWORD: http.password: a secret is not a setting: put it in a file named by http.password_file`},
+		{"no _ after the section", "", []string{"VIGIL_HEARTBEATINTERVAL=10m"},
+			`$VIGIL_HEARTBEATINTERVAL: unknown setting (did you mean VIGIL_HEARTBEAT_INTERVAL?)`},
+		{"no _ at all, a letter off", "", []string{"VIGIL_MQTTBROKR=tcp://b:1883"},
+			`$VIGIL_MQTTBROKR: unknown setting (did you mean VIGIL_MQTT_BROKER?)`},
 		{"several, all reported", "", []string{"VIGIL_LLM_MODLE=x", "VIGIL_HEARTBEAT_INTERVALL=10m"},
 			"$VIGIL_HEARTBEAT_INTERVALL: heartbeat.intervall: unknown key (did you mean VIGIL_HEARTBEAT_INTERVAL?)\n" +
 				"$VIGIL_LLM_MODLE: llm.modle: unknown key (did you mean VIGIL_LLM_MODEL?)"},
@@ -113,9 +117,11 @@ func TestUnknownEnvVariables(t *testing.T) {
 		{"password_env names it", "[mqtt]\nusername = \"u\"\npassword_env = \"VIGIL_MQTT_PASSWORD\"\n", []string{"VIGIL_MQTT_PASSWORD=pw"}, ""},
 		{"named by an override of an _env key", "", []string{"VIGIL_LLM_KEY=sk", "VIGIL_LLM_API_KEY_ENV=VIGIL_LLM_KEY"}, ""},
 		{"a misspelt secret's name that a key names", "[llm]\napi_key_env = \"VIGIL_LLM_MODLE\"\n", []string{"VIGIL_LLM_MODLE=sk"}, ""},
+		{"an unshaped secret's name that a key names", "[llm]\napi_key_env = \"VIGIL_LLMMODEL\"\n", []string{"VIGIL_LLMMODEL=sk"}, ""},
 		{"variables that are not settings", "", []string{"VIGIL_CONFIG=/x.toml", "VIGIL_NO_TRIM=1", "VIGIL_TEST_KEY=k",
 			"VIGIL_SCREENSHOTS=/tmp", "VIGIL_E2E_TG_TOKEN=t", "VIGIL_PROOF_KEY=k", "VIGIL_BIN=b", "VIGIL_DEB_ARCH=arm64",
-			"VIGIL_VERSION=1", "VIGIL_MAN=m", "VIGIL_TOKEN_2=t", "VIGIL_DEV=1"}, ""},
+			"VIGIL_VERSION=1", "VIGIL_MAN=m", "VIGIL_TOKEN_2=t", "VIGIL_DEV=1",
+			"VIGIL_HEARTBEAT=1", "VIGIL_MQTT=1", "VIGIL_DEBUG=1"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseWith(strings.NewReader(tc.src), "config.toml", Options{Overrides: EnvOverrides(tc.env)})
@@ -136,6 +142,27 @@ func TestEnvOverrideOfAPath(t *testing.T) {
 	want := `$VIGIL_DEVICE_STATE_DIR: device.state_dir: must be an absolute path: ~ is not expanded (got "~/vigil")`
 	if err == nil || err.Error() != want {
 		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// TestConflictNamesTheOverride: an error that cites another key's value
+// says where that value came from: its line in the file, or the variable
+// that set it, never the line of its table.
+func TestConflictNamesTheOverride(t *testing.T) {
+	src := "[device]\nid = \"d\"\n\n[mqtt]\nbrokers = [\"tcp://a:1883\", \"tcp://b:1883\"]\n"
+	for _, tc := range []struct {
+		over []Override
+		want string
+	}{
+		{EnvOverrides([]string{"VIGIL_MQTT_BROKER=tcp://c:1883"}),
+			`config.toml:5: mqtt.brokers: is an alternative to broker (set to "tcp://c:1883" by $VIGIL_MQTT_BROKER): remove one of them`},
+		{[]Override{{Key: "mqtt.broker", Value: "tcp://c:1883", Origin: OriginSet, By: "cli"}},
+			`config.toml:5: mqtt.brokers: is an alternative to broker (set to "tcp://c:1883" at run time by cli): remove one of them`},
+	} {
+		_, err := ParseWith(strings.NewReader(src), "config.toml", Options{Overrides: tc.over})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("with %+v: error:\n%v\nwant:\n%s", tc.over, err, tc.want)
+		}
 	}
 }
 

@@ -123,6 +123,21 @@ func (p *parser) line(path []seg) int {
 	return 0
 }
 
+// setAt says where the value of path came from, for a message about
+// another key: "on line 7", "by $VIGIL_MQTT_BROKER", "at run time by cli".
+func (p *parser) setAt(path []seg) string {
+	o, ok := p.origins[p.display(path)]
+	switch {
+	case !ok:
+		return fmt.Sprintf("on line %d", p.line(path))
+	case o.Origin == OriginEnv:
+		return "by " + o.label()
+	case o.By == "":
+		return "at run time"
+	}
+	return "at run time by " + o.By
+}
+
 // bad reports a validation error, unless the key already failed to decode.
 func (p *parser) bad(path []seg, format string, args ...any) {
 	p.badErr(path, fmt.Errorf(format, args...))
@@ -267,8 +282,8 @@ func (p *parser) validateHeartbeat() {
 		} else if _, over := p.origins["heartbeat.interval"]; over {
 			p.bad(k("interval"), "heartbeat.schedule is in force (line %d), and interval does not apply with a schedule", p.line(k("schedule")))
 		} else if iv := defaults().Heartbeat.Interval; p.md.IsDefined("heartbeat", "interval") && h.Interval != iv {
-			p.bad(k("schedule"), "is an alternative to interval (set to %q on line %d): remove one of them",
-				h.Interval, p.line(k("interval")))
+			p.bad(k("schedule"), "is an alternative to interval (set to %q %s): remove one of them",
+				h.Interval, p.setAt(k("interval")))
 		}
 	}
 	if h.MaxAlertsPerHour < 1 {
@@ -786,7 +801,7 @@ func (p *parser) validateMQTT() {
 	if p.isDefined("mqtt", "brokers") {
 		switch {
 		case m.Broker != "":
-			p.bad(k("brokers"), "is an alternative to broker (set to %q on line %d): remove one of them", m.Broker, p.line(k("broker")))
+			p.bad(k("brokers"), "is an alternative to broker (set to %q %s): remove one of them", m.Broker, p.setAt(k("broker")))
 		case len(m.Brokers) == 0:
 			p.bad(k("brokers"), `must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`)
 		default:

@@ -1,10 +1,11 @@
 package config
 
 // This file decides which setups vigil runs with but warns about: each one
-// sends a secret in clear text over the network, or lets more people
-// command the device than its owner may think. They are not errors, since
-// a trusted network or a broker's own rules may make them safe; they are
-// said once at `vigil run` start and by `vigil config check`.
+// sends a secret in clear text over the network, leaves a secret too short
+// to redact, or lets more people command the device than its owner may
+// think. They are not errors, since a trusted network or a broker's own
+// rules may make them safe (and a short secret is still a secret); they
+// are said once at `vigil run` start and by `vigil config check`.
 
 import (
 	"fmt"
@@ -92,8 +93,22 @@ func (c *Config) Warnings() []*Error {
 			warn("telegram.allowed_chats", "%s may send commands and telegram.allowed_users is empty: every member may pause this device or change its settings; list the user ids that may in telegram.allowed_users", what)
 		}
 	}
+	for _, k := range c.secretKeys() {
+		if v := k.dst.value; v != "" && len(v) < MinSecret {
+			key := k.section + "." + k.stem + "_env"
+			if k.file != "" {
+				key = k.section + "." + k.stem + "_file"
+			}
+			warn(key, "the secret in %s is shorter than %d bytes: vigil does not redact it from what it keeps and shows (notes, alerts, logs); give it at least %d characters", k.dst.from, MinSecret, MinSecret)
+		}
+	}
 	return out
 }
+
+// MinSecret is the length in bytes of the shortest secret vigil redacts.
+// It is redact.MinSecret, which config may not import (manage's
+// TestMinSecretAgrees holds them equal).
+const MinSecret = 8
 
 // plainRemote returns the host of an http:// URL that leaves this machine.
 func plainRemote(raw string) (string, bool) {

@@ -10,7 +10,9 @@ import (
 // naming its key, its line and the fix; a setup on loopback or over TLS
 // gives none.
 func TestWarnings(t *testing.T) {
-	secrets := env(map[string]string{"KEY": "sk-abc", "MQTT_PASS": "hunter2", "TG": "1:tok"})
+	secrets := env(map[string]string{"KEY": "sk-abcdefgh", "MQTT_PASS": "hunter2-pass", "TG": "1:tokentoken",
+		"SHORT_KEY": "sk-abc", "SHORT_PASS": "hunter2", "SHORT_TG": "1:tok", "EIGHT": "12345678"})
+	secretFiles := files(map[string]string{"/run/pw": "xyzzy\n", "/run/key": "sk-x"})
 	tests := []struct {
 		name string
 		src  string
@@ -106,12 +108,44 @@ allowed_users = [7]
 		{"safe: commands off on a plain broker", `[mqtt]
 broker = "tcp://192.0.2.10:1883"
 `, nil},
+		{"secrets too short to redact", `[llm]
+api_key_env = "SHORT_KEY"
+
+[mqtt]
+broker = "ssl://broker.example:8883"
+username = "vigil"
+password_env = "SHORT_PASS"
+
+[telegram]
+token_env = "SHORT_TG"
+chat_id = 5
+
+[http]
+listen = "127.0.0.1:8080"
+password_file = "/run/pw"
+`, []string{
+			`config.toml:2: llm.api_key_env: the secret in $SHORT_KEY is shorter than 8 bytes: vigil does not redact it from what it keeps and shows (notes, alerts, logs); give it at least 8 characters`,
+			`config.toml:7: mqtt.password_env: the secret in $SHORT_PASS is shorter than 8 bytes: vigil does not redact it from what it keeps and shows (notes, alerts, logs); give it at least 8 characters`,
+			`config.toml:10: telegram.token_env: the secret in $SHORT_TG is shorter than 8 bytes: vigil does not redact it from what it keeps and shows (notes, alerts, logs); give it at least 8 characters`,
+			`config.toml:15: http.password_file: the secret in /run/pw is shorter than 8 bytes: vigil does not redact it from what it keeps and shows (notes, alerts, logs); give it at least 8 characters`,
+		}},
+		{"a short key from a file", `[llm]
+api_key_file = "/run/key"
+`, []string{`config.toml:2: llm.api_key_file: the secret in /run/key is shorter than 8 bytes: vigil does not redact it from what it keeps and shows (notes, alerts, logs); give it at least 8 characters`}},
+		{"safe: secrets of 8 bytes", `[llm]
+api_key_env = "EIGHT"
+
+[mqtt]
+broker = "ssl://broker.example:8883"
+username = "vigil"
+password_env = "EIGHT"
+`, nil},
 		{"safe: the defaults", ``, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := mustParse(t, "[device]\nid = \"d1\"\n"+tt.src)
-			if err := c.ResolveSecrets(secrets, files(nil)); err != nil {
+			if err := c.ResolveSecrets(secrets, secretFiles); err != nil {
 				t.Fatal(err)
 			}
 			var got []string
@@ -127,7 +161,7 @@ broker = "tcp://192.0.2.10:1883"
 				t.Errorf("Warnings():\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			for _, w := range got {
-				for _, secret := range []string{"sk-abc", "hunter2", "1:tok"} {
+				for _, secret := range []string{"sk-abc", "hunter2", "1:tok", "xyzzy", "sk-x"} {
 					if strings.Contains(w, secret) {
 						t.Errorf("warning %q shows a secret", w)
 					}

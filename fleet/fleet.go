@@ -96,6 +96,12 @@ type Firing struct {
 	AckedAt  time.Time      `json:"acked_at,omitzero"`
 }
 
+// alert is the firing alert f stands for on device: with its id, so a
+// consumer can drop duplicates, and its acknowledgement.
+func (f Firing) alert(device string) alert.Alert {
+	return alert.Alert{ID: f.ID, Device: device, Time: f.Time, Severity: f.Severity, Source: f.Source, Rule: f.Rule, State: alert.StateFiring, Summary: f.Summary, AckedBy: f.AckedBy, AckedAt: f.AckedAt}
+}
+
 // Duration is a time.Duration that reads and writes as a Go duration
 // string ("1m30s") in JSON.
 type Duration time.Duration
@@ -473,7 +479,8 @@ func (e *entry) device(now time.Time, staleAfter time.Duration) Device {
 		// No alert seen live: the newest firing one from the retained
 		// problem attributes is the last alert known.
 		f := slices.MaxFunc(d.Firing, func(a, b Firing) int { return a.Time.Compare(b.Time) })
-		d.LastAlert = &alert.Alert{Device: e.id, Time: f.Time, Severity: f.Severity, Source: f.Source, Rule: f.Rule, State: alert.StateFiring, Summary: f.Summary}
+		a := f.alert(e.id)
+		d.LastAlert = &a
 	}
 	switch e.status {
 	case Online:

@@ -315,3 +315,15 @@ func TestAcknowledgedInTable(t *testing.T) {
 		t.Errorf("json: summary %+v, barn's problem %+v; want it acknowledged, with who and when", snap.Summary, barn)
 	}
 }
+
+// The last alert read from the retained problem attributes is the
+// firing entry itself: its id (what consumers drop duplicates by, and
+// what cmd/ack names) and its acknowledgement come with it.
+func TestLastAlertFromFiringKeepsIDAndAck(t *testing.T) {
+	v := New("vigil", clockwork.NewFakeClockAt(t0))
+	feed(t, v, msg{"vigil/a/problem/attributes", `{"firing":[{"severity":"warning","source":"rule","rule":"hot","summary":"too hot","time":"2026-11-26T10:00:00Z","id":"a-1","acked_by":"mqtt vigil/a/cmd/ack","acked_at":"2026-11-26T10:05:00Z"}]}`, true})
+	want := alert.Alert{ID: "a-1", Device: "a", Time: t0.Add(-2 * time.Hour), Severity: alert.Warning, Source: alert.SourceRule, Rule: "hot", State: alert.StateFiring, Summary: "too hot", AckedBy: "mqtt vigil/a/cmd/ack", AckedAt: t0.Add(-115 * time.Minute)}
+	if la := jsonSnapshot(t, v, Filter{}).Devices[0].LastAlert; la == nil || *la != want {
+		t.Errorf("last alert = %+v, want %+v", la, want)
+	}
+}
