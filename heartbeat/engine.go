@@ -282,8 +282,10 @@ func (e *Engine) newAlert(sev alert.Severity, source, ruleName, state, summary s
 }
 
 // admit applies the flood guard to an alert about to be queued. It returns
-// the alerts to queue: the alert itself, nothing (held), or a single notice
-// that the guard engaged (a notice: it never resolves). Resolved messages always pass. Caller holds e.mu.
+// the alerts to queue: the alert itself, nothing (dropped, for every
+// transport, and counted in alerts_held), or a single notice that the
+// guard engaged (a notice: it never resolves). Resolved messages always
+// pass. Caller holds e.mu.
 func (e *Engine) admit(a alert.Alert, now time.Time) []alert.Alert {
 	if a.State == alert.StateResolved {
 		return []alert.Alert{a}
@@ -307,7 +309,7 @@ func (e *Engine) admit(a alert.Alert, now time.Time) []alert.Alert {
 	}
 	e.floodHeld = true
 	return []alert.Alert{e.newAlert(alert.Warning, alert.SourceSystem, alert.RuleFloodGuard, alert.StateNotice,
-		fmt.Sprintf("more than %d alerts in %s: holding further alerts until the rate drops (latest: %s)",
+		fmt.Sprintf("more than %d alerts in %s: dropping further rule alerts until the rate drops; resolutions still go out (latest: %s)",
 			e.cfg.FloodLimit, e.cfg.FloodWindow, a.Summary))}
 }
 
