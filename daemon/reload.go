@@ -12,10 +12,12 @@ package daemon
 //   - a transport is restarted only when its own section changed (MQTT
 //     publishes "offline", disconnects and reconnects with "online";
 //     Telegram restarts its poller).
+//   - the status page shows and runs what the config in force says
+//     ([manage] remote, the rules, device.timezone) from the next request.
 // What cannot change under a running daemon (the device ID, the state
-// directory, the board, and turning a transport on or off, which would add
-// or remove an outbox) keeps its old value with a WARN line saying that a
-// restart applies it.
+// directory, the board, turning a transport on or off, which would add
+// or remove an outbox, and the status page's [http] listener and login)
+// keeps its old value with a WARN line saying that a restart applies it.
 
 import (
 	"context"
@@ -258,6 +260,13 @@ func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	keep("device.board", cfg.Device.Board != old.Device.Board, func() { cfg.Device.Board = old.Device.Board })
 	keep("mqtt (enabled/disabled)", cfg.MQTTEnabled() != old.MQTTEnabled(), func() { cfg.MQTT = old.MQTT })
 	keep("telegram (enabled/disabled)", cfg.TelegramEnabled() != old.TelegramEnabled(), func() { cfg.Telegram = old.Telegram })
+	// The status page's listener and login are set up at start (listenWeb).
+	h, oh := &cfg.HTTP, old.HTTP
+	keep("http.listen", h.Listen != oh.Listen, func() { h.Listen = oh.Listen })
+	keep("http.username", h.Username != oh.Username, func() { h.Username = oh.Username })
+	keep("http.password", h.Password.Value() != oh.Password.Value() || h.PasswordFile != oh.PasswordFile,
+		func() { h.Password, h.PasswordFile = oh.Password, oh.PasswordFile })
+	keep("http.allowed_hosts", !slices.Equal(h.AllowedHosts, oh.AllowedHosts), func() { h.AllowedHosts = oh.AllowedHosts })
 	if len(later) > 0 {
 		log.Warn("config reload: these changes take effect only at the next restart", "keys", strings.Join(later, ", "))
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -125,5 +126,46 @@ func TestSetDuringReloadComesIntoForce(t *testing.T) {
 		if v, _ := a.current().Get(key); v != want {
 			t.Errorf("%s in force = %s, want %s", key, v, want)
 		}
+	}
+}
+
+// TestReloadKeepsHTTPUntilRestart: the status page's listener and login
+// are set up at start, so a reload that changes [http] listen, username,
+// password or allowed_hosts keeps them, as it keeps device.id, and the
+// WARN line names each one; the rest of the reload applies.
+func TestReloadKeepsHTTPUntilRestart(t *testing.T) {
+	dir := t.TempDir()
+	path := configtest.Write(t, dir, configtest.OverlayRules+"\n[http]\nlisten = \"127.0.0.1:8080\"\n")
+	var logged strings.Builder
+	ctx := context.Background()
+	a := newReloadable(t, path, Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+
+	pw := filepath.Join(dir, "page-password")
+	writeFile(t, pw, "s3cret-page\n")
+	configtest.Write(t, dir, "max_quiet = \"3h\"\n"+configtest.OverlayRules+`
+[http]
+listen = "0.0.0.0:8081"
+username = "admin"
+password_file = "`+pw+`"
+allowed_hosts = ["vigil.lan"]
+`)
+	a.Reload(ctx)
+	log := logged.String()
+	if !strings.Contains(log, `msg="config reload: these changes take effect only at the next restart" keys="http.listen, http.username, http.password, http.allowed_hosts"`) {
+		t.Errorf("log lacks the WARN naming the [http] keys a restart applies:\n%s", log)
+	}
+	_, applied, _ := strings.Cut(log, `msg="config reloaded" `)
+	if applied = firstLine(applied); applied != `changed="heartbeat.max_quiet 6h0m0s→3h0m0s"` {
+		t.Errorf("config reloaded %s, want only heartbeat.max_quiet changed ([http] kept):\n%s", applied, log)
+	}
+	if strings.Contains(log, "s3cret-page") {
+		t.Errorf("log shows the page's password:\n%s", log)
+	}
+	h := a.current().HTTP
+	if h.Listen != "127.0.0.1:8080" || h.Username != "vigil" || h.Password.Value() != "" || len(h.AllowedHosts) != 0 {
+		t.Errorf("[http] in force after the reload = %q %q password set %t %q, want the start's", h.Listen, h.Username, h.Password.Value() != "", h.AllowedHosts)
+	}
+	if v, _ := a.current().Get("heartbeat.max_quiet"); v != "3h" {
+		t.Errorf("heartbeat.max_quiet in force = %s, want 3h", v)
 	}
 }

@@ -54,6 +54,13 @@ func WebRules(cfg *config.Config) []web.RuleInfo {
 	return out
 }
 
+// pageLive is what the page takes from the config in force on each
+// request: the verbs [manage] remote allows, the rules' lines and the
+// device's time zone.
+func pageLive(cfg *config.Config) web.Live {
+	return web.Live{Allowed: cfg.Manage.Remote, Location: cfg.Device.Location, Rules: WebRules(cfg)}
+}
+
 // pageHosts are the names the status page answers to besides its IP
 // addresses and localhost: the machine's host name, its first label and
 // that label under .local (as Avahi announces it), then [http]
@@ -81,11 +88,11 @@ func listenWeb(cfg *config.Config, a *App, log *slog.Logger) (*webServer, error)
 		return nil, nil
 	}
 	page, err := web.New(a.engine, a.cmds, web.Options{
-		Allowed:  cfg.Manage.Remote,
+		// A reload changes what the page offers and shows; [http] needs a
+		// restart (apply keeps it).
+		Current:  func() web.Live { return pageLive(a.current()) },
 		Username: cfg.HTTP.Username,
 		Password: cfg.HTTP.Password.Value(),
-		Location: cfg.Device.Location,
-		Rules:    WebRules(cfg),
 		Now:      a.wall,
 		Clock:    a.clock,
 		Hosts:    pageHosts(hostname(), cfg.HTTP.AllowedHosts),

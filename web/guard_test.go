@@ -47,7 +47,7 @@ func request(t *testing.T, h http.Handler, method, target, host, remote string, 
 // [http] allowed_hosts are served.
 func TestHostMustNameThisServer(t *testing.T) {
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Allowed: []string{"status", "pause", "resume"}, Hosts: []string{"greenhouse", "greenhouse.local", "Vigil.LAN"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "pause", "resume"}}, Hosts: []string{"greenhouse", "greenhouse.local", "Vigil.LAN"}})
 	tests := []struct {
 		host string
 		code int
@@ -102,7 +102,7 @@ func TestHostMustNameThisServer(t *testing.T) {
 // page's own buttons work.
 func TestCrossSitePostRefused(t *testing.T) {
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Allowed: []string{"status", "resume"}, Hosts: []string{"vigil.lan"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "resume"}}, Hosts: []string{"vigil.lan"}})
 	tests := []struct {
 		name string
 		host string
@@ -137,7 +137,7 @@ func authServer(t *testing.T) (*Server, *clockwork.FakeClock, *logtest.Buffer) {
 	clock := clockwork.NewFakeClockAt(t0)
 	logs := &logtest.Buffer{}
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Username: "vigil", Password: "s3cret", Clock: clock, Log: logs.Logger(0)})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}, Username: "vigil", Password: "s3cret", Clock: clock, Log: logs.Logger(0)})
 	return s, clock, logs
 }
 

@@ -17,7 +17,7 @@ import (
 // (The library's metrics.Set would validate names with regexp: 66 KB more
 // on linux/arm64 for names that are constants here.)
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	if s.refuse(w, "status") {
+	if refuse(w, s.live(), "status") {
 		return
 	}
 	st, err := s.src.Status(r.Context())

@@ -31,7 +31,7 @@ func TestNoticeRowsAreNotFiring(t *testing.T) {
 		{ID: "n1", Time: t0.Add(-time.Minute), Severity: alert.Critical, Source: alert.SourceSystem, Rule: alert.RuleTest, State: alert.StateFiring, Summary: "Test alert from vigil"},
 		{ID: "n2", Time: t0.Add(-2 * time.Minute), Severity: alert.Info, Source: alert.SourceSystem, Rule: alert.RuleSetting, State: alert.StateNotice, Summary: "heartbeat.interval set to 10m by cli"},
 	}}
-	opts := Options{Now: func() time.Time { return f.now }, Clock: clockwork.NewFakeClockAt(f.now), Allowed: []string{"status"}}
+	opts := Options{Now: func() time.Time { return f.now }, Clock: clockwork.NewFakeClockAt(f.now), Live: Live{Allowed: []string{"status"}}}
 	s, err := New(n, f, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -295,11 +295,12 @@ var doneText = map[string]string{
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
-	if s.refuse(w, "status") {
+	live := s.live()
+	if refuse(w, live, "status") {
 		return
 	}
 	var buf bytes.Buffer
-	if err := s.Render(r.Context(), &buf, r.URL.Query().Get("done")); err != nil {
+	if err := s.render(r.Context(), &buf, live, r.URL.Query().Get("done")); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -309,8 +310,13 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 
 // Render writes the page (done names the button just pressed, if any).
 func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) error {
+	return s.render(ctx, buf, s.live(), done)
+}
+
+// render is Render with the config in force the request took.
+func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done string) error {
 	now := s.opts.Now()
-	loc := s.opts.Location
+	loc := live.Location
 	st, err := s.src.Status(ctx)
 	if err != nil {
 		return err
@@ -327,8 +333,8 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 	when := func(t time.Time) string { return stamp(t, now, loc) }
 	d := pageData{St: st, Now: now.In(loc).Format("2006-01-02 15:04 MST"),
 		Token: s.csrf, Done: doneText[done],
-		CanPause: s.allowed("pause"), CanResume: s.allowed("resume"), CanCheck: s.allowed("check"),
-		CanTestAlert: s.allowed("test-alert"), CanAck: s.allowed("ack")}
+		CanPause: live.allows("pause"), CanResume: live.allows("resume"), CanCheck: live.allows("check"),
+		CanTestAlert: live.allows("test-alert"), CanAck: live.allows("ack")}
 	for _, p := range st.Problems {
 		pv := problemView{Since: when(p.Time), Severity: p.Severity.String(), Name: p.Name(), Summary: p.Summary, Target: p.ID, AckedBy: p.AckedBy}
 		if pv.Target == "" {
@@ -377,7 +383,7 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 		}
 		var lines []RuleLine
 		var kspans []Span
-		for _, ri := range s.opts.Rules {
+		for _, ri := range live.Rules {
 			if !slices.Contains(ri.Keys, k) {
 				continue
 			}

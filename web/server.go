@@ -67,13 +67,27 @@ type RuleInfo struct {
 	Thresholds []rule.Threshold // drawn as lines on their charts
 }
 
+// Live is what the page takes from the config in force: a reload changes
+// it while the page is open.
+type Live struct {
+	Allowed  []string       // [manage] remote: the verbs the page may run
+	Location *time.Location // device time zone for every time shown; nil is UTC
+	Rules    []RuleInfo
+}
+
+// allows reports whether [manage] remote lets the page run verb.
+func (l Live) allows(verb string) bool { return slices.Contains(l.Allowed, verb) }
+
 // Options configure a Server.
 type Options struct {
-	Allowed  []string // [manage] remote: the verbs the page may run
-	Username string   // basic auth, when Password is set
+	// Live is fixed for the Server's life unless Current is set.
+	Live
+	// Current, when set, gives Live on every request: the config in force,
+	// which a reload changes. What it cannot change (the listener, the
+	// login, Hosts) is fixed at start.
+	Current  func() Live
+	Username string // basic auth, when Password is set
 	Password string
-	Location *time.Location // device time zone for every time shown
-	Rules    []RuleInfo
 	Now      func() time.Time // wall clock
 	Clock    clockwork.Clock  // waits (the basic-auth slow-down)
 	// Hosts are the names the page answers to besides IP addresses and
@@ -120,9 +134,6 @@ type Server struct {
 
 // New returns a Server with a fresh CSRF token.
 func New(src Source, ctl Controller, opts Options) (*Server, error) {
-	if opts.Location == nil {
-		opts.Location = time.UTC
-	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -182,11 +193,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func (s *Server) allowed(verb string) bool { return slices.Contains(s.opts.Allowed, verb) }
+// live is Live as the config in force has it now; a request takes it once.
+func (s *Server) live() Live {
+	l := s.opts.Live
+	if s.opts.Current != nil {
+		l = s.opts.Current()
+	}
+	if l.Location == nil {
+		l.Location = time.UTC
+	}
+	return l
+}
 
 // refuse answers 403 when [manage] remote does not list verb.
-func (s *Server) refuse(w http.ResponseWriter, verb string) bool {
-	if s.allowed(verb) {
+func refuse(w http.ResponseWriter, l Live, verb string) bool {
+	if l.allows(verb) {
 		return false
 	}
 	http.Error(w, fmt.Sprintf("%q is not in [manage] remote", verb), http.StatusForbidden)
@@ -219,7 +240,7 @@ func View(ctx context.Context, src Source, rt func(context.Context) (manage.Runt
 }
 
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
-	if s.refuse(w, "status") {
+	if refuse(w, s.live(), "status") {
 		return
 	}
 	v, err := View(r.Context(), s.src, s.opts.Runtime, s.opts.Now())
@@ -250,7 +271,8 @@ func ParseSince(s string) (time.Duration, error) {
 }
 
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
-	if s.refuse(w, "status") {
+	live := s.live()
+	if refuse(w, live, "status") {
 		return
 	}
 	q := r.URL.Query()
@@ -272,11 +294,11 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	series = Filter(series, q.Get("reading"))
 	if q.Get("format") == "csv" {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		_ = WriteCSV(w, series, s.opts.Location)
+		_ = WriteCSV(w, series, live.Location)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = WriteJSON(w, series, since, s.opts.Location)
+	_ = WriteJSON(w, series, since, live.Location)
 }
 
 // do runs a button: a POST with the per-start CSRF token, then back to the
@@ -287,7 +309,7 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if s.refuse(w, verb) {
+	if refuse(w, s.live(), verb) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -335,6 +357,9 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, transport.ErrNotFiring): // it resolved while the page was open
 		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	case errors.Is(err, transport.ErrNotAllowed): // a reload took verb out of [manage] remote meanwhile
+		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
 	if err != nil {

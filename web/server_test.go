@@ -39,6 +39,10 @@ type fakeEngine struct {
 	// with transport.ErrNotFiring.
 	problems []alert.Alert
 	resolved []string
+	// refused are the verbs the commands refuse with
+	// transport.ErrNotAllowed, as the daemon's do once a reload took them
+	// out of [manage] remote.
+	refused []string
 }
 
 func newFake(now time.Time, readings int) *fakeEngine {
@@ -76,6 +80,9 @@ func (f *fakeEngine) Alerts(ctx context.Context, n int) ([]alert.Alert, error) {
 }
 
 func (f *fakeEngine) Pause(ctx context.Context, d time.Duration) (string, error) {
+	if slices.Contains(f.refused, "pause") {
+		return "", fmt.Errorf("%w: \"pause\" is not in [manage] remote (web)", transport.ErrNotAllowed)
+	}
 	if err := transport.CheckPause(d); err != nil { // as the commands do
 		return "", err
 	}
@@ -141,7 +148,7 @@ func do(t *testing.T, h http.Handler, method, target string, form url.Values, us
 
 func TestPageHeadersAndContent(t *testing.T) {
 	f := newFake(t0, 3)
-	s := newTestServer(t, f, Options{Allowed: []string{"status", "pause", "resume", "check"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "pause", "resume", "check"}}})
 	resp := do(t, s, "GET", "/", nil, "", "")
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
@@ -171,7 +178,7 @@ func TestPageHeadersAndContent(t *testing.T) {
 
 func TestButtonsFollowManageRemote(t *testing.T) {
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Allowed: []string{"status", "resume"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "resume"}}})
 	body, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
 	if strings.Contains(string(body), `id="pause"`) || strings.Contains(string(body), `id="check"`) || !strings.Contains(string(body), `id="resume"`) {
 		t.Error("the page shows buttons [manage] remote does not allow, or hides resume")
@@ -197,7 +204,7 @@ func TestButtonsFollowManageRemote(t *testing.T) {
 			t.Errorf("%s: POST %s = %d with calls %v, want %d and %d calls", tt.name, tt.target, resp.StatusCode, f.calls, tt.code, tt.calls)
 		}
 	}
-	s2 := newTestServer(t, f, Options{Allowed: []string{"pause"}})
+	s2 := newTestServer(t, f, Options{Live: Live{Allowed: []string{"pause"}}})
 	for _, p := range []string{"/", "/api/status", "/api/history", "/metrics"} {
 		if resp := do(t, s2, "GET", p, nil, "", ""); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("GET %s without status in [manage] remote = %d, want 403", p, resp.StatusCode)
@@ -207,7 +214,7 @@ func TestButtonsFollowManageRemote(t *testing.T) {
 
 func TestPauseButton(t *testing.T) {
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Allowed: []string{"status", "pause"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "pause"}}})
 	resp := do(t, s, "POST", "/do/pause", url.Values{"csrf": {s.Token()}, "minutes": {"240"}}, "", "")
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?done=pause" {
 		t.Fatalf("POST /do/pause = %d to %q", resp.StatusCode, resp.Header.Get("Location"))
@@ -224,9 +231,53 @@ func TestPauseButton(t *testing.T) {
 	}
 }
 
+// TestRefusedByTheCommands: a command the daemon refuses because [manage]
+// remote no longer allows it (a reload raced the open page) is answered
+// 403 with the refusal, as the page's own refusals are, never 500.
+func TestRefusedByTheCommands(t *testing.T) {
+	f := newFake(t0, 1)
+	f.refused = []string{"pause"}
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "pause"}}})
+	resp := do(t, s, "POST", "/do/pause", url.Values{"csrf": {s.Token()}}, "", "")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), `"pause" is not in [manage] remote`) {
+		t.Errorf("POST /do/pause refused by the commands = %d %q, want 403 with the refusal", resp.StatusCode, body)
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("calls = %v, want none", f.calls)
+	}
+}
+
+// TestPageFollowsCurrent: with Options.Current the page takes the verbs,
+// the rules and the time zone from it on every request, so a reload
+// changes an open page: the button it took away is gone, and a post from
+// before is refused 403.
+func TestPageFollowsCurrent(t *testing.T) {
+	f := newFake(t0, 3)
+	tokyo, err := time.LoadLocation("Asia/Tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := Live{Allowed: []string{"status", "pause"}}
+	s := newTestServer(t, f, Options{Current: func() Live { return live }})
+	body, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
+	if !strings.Contains(string(body), `id="pause"`) || strings.Contains(string(body), `class="threshold"`) || !strings.Contains(string(body), " UTC</span>") {
+		t.Fatalf("page before the change lacks Pause or UTC, or draws a rule Current does not give:\n%s", body)
+	}
+	live = Live{Allowed: []string{"status"}, Location: tokyo,
+		Rules: []RuleInfo{{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}}}}
+	body, _ = io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
+	if strings.Contains(string(body), `id="pause"`) || !strings.Contains(string(body), `class="threshold" data-rule="dry_air"`) || !strings.Contains(string(body), " JST</span>") {
+		t.Errorf("page after the change shows Pause, or lacks dry_air's line or Tokyo time:\n%s", body)
+	}
+	if resp := do(t, s, "POST", "/do/pause", url.Values{"csrf": {s.Token()}}, "", ""); resp.StatusCode != http.StatusForbidden || len(f.calls) != 0 {
+		t.Errorf("POST /do/pause after Current dropped it = %d, calls %v; want 403 and none", resp.StatusCode, f.calls)
+	}
+}
+
 func TestBasicAuth(t *testing.T) {
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Username: "vigil", Password: "s3cret"})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}, Username: "vigil", Password: "s3cret"})
 	tests := []struct {
 		path, user, pass string
 		code             int
@@ -253,7 +304,7 @@ func TestBasicAuth(t *testing.T) {
 
 func TestAPIHistory(t *testing.T) {
 	f := newFake(t0, 3)
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}})
 	resp := do(t, s, "GET", "/api/history?reading=air.pressure&format=csv", nil, "", "")
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !bytes.HasPrefix(body, []byte("time,reading,value,unit\n")) || bytes.Contains(body, []byte("air.temperature")) {
@@ -288,7 +339,7 @@ func TestChartGolden(t *testing.T) {
 // a day of one-minute history each.
 func BenchmarkRenderStatusPage(b *testing.B) {
 	f := newFake(t0, 16)
-	s := newTestServer(b, f, Options{Allowed: []string{"status", "pause", "resume", "check"}})
+	s := newTestServer(b, f, Options{Live: Live{Allowed: []string{"status", "pause", "resume", "check"}}})
 	var buf bytes.Buffer
 	b.ReportAllocs()
 	for b.Loop() {
@@ -304,14 +355,14 @@ func BenchmarkRenderStatusPage(b *testing.B) {
 // test-alert, and a press queues one test alert under the web source.
 func TestTestAlertButton(t *testing.T) {
 	f := newFake(t0, 1)
-	off := newTestServer(t, f, Options{Allowed: []string{"status", "pause", "resume", "check"}})
+	off := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "pause", "resume", "check"}}})
 	if body, _ := io.ReadAll(do(t, off, "GET", "/", nil, "", "").Body); strings.Contains(string(body), `id="test-alert"`) {
 		t.Error("the test-alert button shows although [manage] remote does not allow it")
 	}
 	if resp := do(t, off, "POST", "/do/test-alert", url.Values{"csrf": {off.Token()}}, "", ""); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("POST /do/test-alert not allowed = %d, want 403", resp.StatusCode)
 	}
-	on := newTestServer(t, f, Options{Allowed: []string{"status", "test-alert"}})
+	on := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "test-alert"}}})
 	if body, _ := io.ReadAll(do(t, on, "GET", "/", nil, "", "").Body); !strings.Contains(string(body), `id="test-alert"`) {
 		t.Error("no test-alert button although [manage] remote allows it")
 	}
@@ -345,7 +396,7 @@ func knownRuntime() manage.Runtime {
 func TestPageRuntimeSections(t *testing.T) {
 	f := newFake(t0, 3)
 	f.rules = []heartbeat.RuleStatus{{Name: "dry_air", State: heartbeat.RuleDisabled}}
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (manage.Runtime, error) { return knownRuntime(), nil }})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}, Runtime: func(context.Context) (manage.Runtime, error) { return knownRuntime(), nil }})
 	s.opts.Rules = append(s.opts.Rules, RuleInfo{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}})
 	resp := do(t, s, "GET", "/", nil, "", "")
 	b, _ := io.ReadAll(resp.Body)
@@ -401,12 +452,12 @@ func TestPageRuntimeSections(t *testing.T) {
 // /api/status carries empty lists.
 func TestPageWithoutRuntime(t *testing.T) {
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}})
 	b, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
 	if strings.Contains(string(b), "Run-time settings") || strings.Contains(string(b), "Model's notes") {
 		t.Error("the page shows run-time sections it knows nothing of")
 	}
-	empty := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (manage.Runtime, error) {
+	empty := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}, Runtime: func(context.Context) (manage.Runtime, error) {
 		return manage.Runtime{Checklist: &manage.Checklist{Path: "/etc/vigil/HEARTBEAT.md"}}, nil
 	}})
 	b, _ = io.ReadAll(do(t, empty, "GET", "/", nil, "", "").Body)
@@ -423,7 +474,7 @@ func TestPageWithoutRuntime(t *testing.T) {
 func TestPageWithheldSections(t *testing.T) {
 	f := newFake(t0, 3)
 	rt := manage.Runtime{Checklist: &manage.Checklist{Path: "/etc/vigil/HEARTBEAT.md"}, Withheld: []string{"get", "notes"}}
-	s := newTestServer(t, f, Options{Allowed: []string{"status"}, Runtime: func(context.Context) (manage.Runtime, error) { return rt, nil }})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}, Runtime: func(context.Context) (manage.Runtime, error) { return rt, nil }})
 	resp := do(t, s, "GET", "/", nil, "", "")
 	b, _ := io.ReadAll(resp.Body)
 	body := string(b)
@@ -454,7 +505,7 @@ func TestAckButton(t *testing.T) {
 		{ID: "fake-02", Time: t0.Add(-time.Minute), Severity: alert.Warning, Source: alert.SourceLLM, State: alert.StateFiring, Summary: "door <open>",
 			AckedBy: "telegram chat 1 user 2 (@ann)", AckedAt: t0.Add(-30 * time.Second)},
 	}
-	s := newTestServer(t, f, Options{Allowed: []string{"status", "ack"}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "ack"}}})
 	body, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
 	for _, want := range []string{`<table id="problems">`, "too_hot: air at 40 °C", "llm: door &lt;open&gt;",
 		`<form method="post" action="/do/ack"><input type="hidden" name="csrf" value="` + s.Token() + `"><input type="hidden" name="target" value="fake-01"><button class="ack">Acknowledge</button></form>`,
@@ -491,7 +542,7 @@ func TestAckButton(t *testing.T) {
 		t.Errorf("calls = %v, want only the first ack", f.calls)
 	}
 
-	s2 := newTestServer(t, f, Options{Allowed: []string{"status"}})
+	s2 := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}})
 	body, _ = io.ReadAll(do(t, s2, "GET", "/", nil, "", "").Body)
 	if strings.Contains(string(body), `action="/do/ack"`) {
 		t.Error("the page shows an Acknowledge button [manage] remote does not allow")
