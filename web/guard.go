@@ -11,12 +11,25 @@ package web
 //   - A POST must come from the page itself: a browser's Sec-Fetch-Site or
 //     Origin naming another site gets 403 (net/http's
 //     CrossOriginProtection), on top of the form token.
-//   - Wrong basic-auth passwords are logged, at most one line a minute per
-//     client with a count, and slowed down per client: each failure in a
-//     row is answered later than the one before, up to authMaxDelay, and
-//     while that delay runs the client's other attempts get 429 without
-//     their password being checked, so parallel guessing gains nothing.
-//     A right password resets it. The table of clients is bounded.
+//   - Basic-auth credentials are always checked, in constant time, and
+//     the right ones pass at once: the slow-down never holds them. A
+//     client key (an IP, an IPv6 /64) may be shared by the owner and a
+//     guesser (a reverse proxy, loopback), so nothing a guesser does on
+//     the key may lock the owner out, and a right password does not reset
+//     the key's count either (that would give the guesser a fresh start).
+//   - Only the answer to a wrong password is held, and a guesser learns
+//     nothing before it: each wrong one in a row from a client is answered
+//     later than the one before (after the answer to the one before, up to
+//     authMaxDelay more), so guesses sent in parallel come back one at a
+//     time. Across all clients there is a budget of authBudget wrong
+//     passwords a minute; once it is spent, their answers go out one per
+//     authBudgetEvery, whatever the number of clients (a guesser that rotates addresses or IPv6 prefixes beyond the
+//     bounded table still meets it). A wrong password whose turn lies more
+//     than authMaxHold away takes no turn and gets 429 after authMaxHold,
+//     under the server's write timeout. So a guesser holding N connections
+//     open learns at most about N answers per authMaxHold beyond the turns.
+//   - Wrong passwords are logged at most one line a minute for all
+//     clients, with the counts and the client with the most.
 
 import (
 	"crypto/sha256"
@@ -38,10 +51,15 @@ import (
 // Limits of the basic-auth guard.
 const (
 	authFirstDelay = 500 * time.Millisecond // the second failure in a row
-	authMaxDelay   = 10 * time.Second       // well under the server's 30 s write timeout
+	authMaxDelay   = 10 * time.Second       // one client's failures in a row
+	authMaxHold    = 20 * time.Second       // any answer; under the server's 30 s write timeout
 	authForget     = 15 * time.Minute       // a client quiet this long starts afresh
-	authLogEvery   = time.Minute            // at most one failure line per client
+	authLogEvery   = time.Minute            // at most one failure line, for all clients
 	authMaxClients = 1024                   // clients remembered at once
+
+	authBudget      = 30                       // failures a minute across all clients ...
+	authBudgetEvery = time.Minute / authBudget // ... answered one per this once spent
+	authBurst       = (authBudget - 1) * authBudgetEvery
 )
 
 // hostAllowed reports whether host (a request's Host, with or without a
@@ -90,22 +108,35 @@ func (s *Server) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// authGuard counts wrong passwords per client.
+// authGuard counts wrong passwords per client and across all clients.
 type authGuard struct {
 	clock clockwork.Clock
 	log   *slog.Logger
 
 	mu      sync.Mutex
 	clients map[string]*authClient
+	// tat is the budget's theoretical arrival time (GCRA): a failure
+	// answered now moves it authBudgetEvery on; a failure arriving while
+	// it lies more than authBurst ahead waits for the excess.
+	tat time.Time
+	// The log line a minute, for all clients at once.
+	logged   time.Time // last line
+	window   uint64    // counts the lines, to tell a client's first failure since the last one
+	unlogged int       // wrong passwords answered since that line
+	refused  int       // of which answered 429 after the longest hold
+	nclients int       // clients with a failure since that line
+	top      string    // the client with the most of them
+	topN     int
 }
 
 type authClient struct {
-	fails    int       // wrong passwords in a row
-	next     time.Time // attempts before this get 429, unchecked
-	last     time.Time // last failure
-	logged   time.Time // last log line
-	unlogged int       // failures since that line
-	refused  int       // attempts refused since that line
+	fails      int       // wrong passwords in a row (none more than authForget apart)
+	free       time.Time // when the answer to its last failure goes out
+	last       time.Time // last wrong password
+	window     uint64    // the guard's window of inWindow
+	inWindow   int       // failures since the guard's last log line
+	sinceLogin int       // failures since the last logged login
+	loginLog   time.Time // the last "login after failed attempts" line
 }
 
 func newAuthGuard(clock clockwork.Clock, log *slog.Logger) *authGuard {
@@ -144,65 +175,86 @@ func authDelay(n int) time.Duration {
 	return min(d, authMaxDelay)
 }
 
-// wait returns how long the client must still wait before its password is
-// checked again (counting the attempt as refused), or 0.
-func (g *authGuard) wait(key string) time.Duration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c := g.clients[key]
-	if c == nil {
-		return 0
-	}
-	d := c.next.Sub(g.clock.Now())
-	if d <= 0 {
-		return 0
-	}
-	c.refused++
-	return d
-}
-
-// failed records a wrong password and returns how long to hold the answer.
-func (g *authGuard) failed(key string) time.Duration {
+// failed records a wrong password from key and returns how long to hold
+// its answer, and whether the answer is 429 (its turn lies beyond
+// authMaxHold: it takes no turn, and is answered after the longest hold)
+// with the wait to suggest in Retry-After.
+func (g *authGuard) failed(key string) (hold time.Duration, refuse bool, retry time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.clock.Now()
 	c := g.clients[key]
 	if c != nil && now.Sub(c.last) > authForget {
-		c.fails = 0 // long quiet: start afresh, keeping the log's count
+		c.fails = 0 // long quiet: start afresh
 	}
 	if c == nil {
 		g.makeRoom(now)
 		c = &authClient{}
 		g.clients[key] = c
 	}
-	c.fails++
-	c.unlogged++
+	// The client's turn: after the answer to its last failure, by the
+	// delay for this one in the row.
+	fails := c.fails + 1
+	own := later(c.free, now).Add(authDelay(fails)).Sub(now)
+	// The budget's turn, across all clients.
+	tat := later(g.tat, now)
+	budget := max(tat.Sub(now)-authBurst, 0)
+	hold = max(own, budget)
 	c.last = now
-	d := authDelay(c.fails)
-	c.next = now.Add(d)
-	if c.logged.IsZero() || now.Sub(c.logged) >= authLogEvery {
-		g.log.Warn("status page: wrong user or password", "client", key, "failures", c.unlogged, "refused", c.refused,
-			"in_a_row", c.fails, "delay", d)
-		c.logged, c.unlogged, c.refused = now, 0, 0
+	if hold > authMaxHold {
+		hold, refuse, retry = authMaxHold, true, hold
+	} else {
+		c.fails, c.free = fails, now.Add(hold)
+		g.tat = tat.Add(authBudgetEvery)
 	}
-	return d
+	c.sinceLogin++
+	if c.window != g.window || c.inWindow == 0 {
+		c.window, c.inWindow = g.window, 0
+		g.nclients++
+	}
+	c.inWindow++
+	g.unlogged++
+	if refuse {
+		g.refused++
+	}
+	if c.inWindow > g.topN {
+		g.top, g.topN = key, c.inWindow
+	}
+	if g.logged.IsZero() || now.Sub(g.logged) >= authLogEvery {
+		g.log.Warn("status page: wrong user or password", "client", g.top, "client_failures", g.topN,
+			"clients", g.nclients, "failures", g.unlogged, "refused", g.refused, "in_a_row", c.fails, "delay", hold)
+		g.logged, g.window = now, g.window+1
+		g.unlogged, g.refused, g.nclients, g.top, g.topN = 0, 0, 0, "", 0
+	}
+	return hold, refuse, retry
 }
 
-// succeeded resets the client's count; a login after failures is logged.
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// succeeded notes a right password: the first after failures from key is
+// logged (at most once a minute per client). It neither waits nor resets
+// the count: a client key may be shared (a reverse proxy, loopback), and a
+// reset would hand a guesser behind it a fresh start at each of the
+// owner's requests.
 func (g *authGuard) succeeded(key string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c := g.clients[key]
-	if c == nil {
+	if c == nil || c.sinceLogin == 0 {
 		return
 	}
-	if c.fails > 0 {
-		g.log.Warn("status page: login after failed attempts", "client", key, "failures", c.fails)
+	now := g.clock.Now()
+	if !c.loginLog.IsZero() && now.Sub(c.loginLog) < authLogEvery {
+		return
 	}
-	c.fails, c.next = 0, time.Time{}
-	if c.unlogged == 0 && c.refused == 0 {
-		delete(g.clients, key)
-	}
+	g.log.Warn("status page: login after failed attempts", "client", key, "failures", c.sinceLogin)
+	c.sinceLogin, c.loginLog = 0, now
 }
 
 // makeRoom drops clients quiet for authForget and, if the table is still
@@ -233,7 +285,9 @@ func (g *authGuard) size() int {
 }
 
 // checkAuth answers a request without the right basic-auth credentials
-// and reports whether it did.
+// and reports whether it did. The credentials are checked first, always:
+// the right ones pass at once, whatever the failures from the same client
+// key. Only the answer to a wrong one is held.
 func (s *Server) checkAuth(w http.ResponseWriter, r *http.Request) bool {
 	u, p, ok := r.BasicAuth()
 	if !ok { // the browser asking for a password: not a failure
@@ -241,24 +295,25 @@ func (s *Server) checkAuth(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	key := clientKey(r.RemoteAddr)
-	if d := s.guard.wait(key); d > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
-		http.Error(w, "too many wrong passwords: try again in a few seconds", http.StatusTooManyRequests)
-		return true
-	}
 	uok := sameSecret(u, s.opts.Username)
 	pok := sameSecret(p, s.opts.Password)
 	if uok && pok {
 		s.guard.succeeded(key)
 		return false
 	}
-	if d := s.guard.failed(key); d > 0 {
-		t := s.opts.Clock.NewTimer(d)
+	hold, refuse, retry := s.guard.failed(key)
+	if hold > 0 {
+		t := s.opts.Clock.NewTimer(hold)
 		select {
 		case <-t.Chan():
 		case <-r.Context().Done():
 			t.Stop()
 		}
+	}
+	if refuse {
+		w.Header().Set("Retry-After", strconv.Itoa(int((retry-hold+time.Second-1)/time.Second)))
+		http.Error(w, "too many wrong passwords: try again later", http.StatusTooManyRequests)
+		return true
 	}
 	challenge(w)
 	return true
