@@ -9,6 +9,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -91,6 +92,13 @@ func (c *Config) Warnings() []*Error {
 				what = "group chats " + strings.Join(groups, ", ")
 			}
 			warn("telegram.allowed_chats", "%s may send commands and telegram.allowed_users is empty: every member may pause this device or change its settings; list the user ids that may in telegram.allowed_users", what)
+		}
+	}
+	if h := c.HTTP; h.Password.value != "" {
+		// The page serves plain HTTP only; validate refuses a listen
+		// address that is not host:port.
+		if host, _, err := net.SplitHostPort(h.Listen); err == nil && !LoopbackHost(host) {
+			warn("http.listen", "serves the status page on %s, reachable from the network, over plain HTTP: basic auth sends the page's password in clear text with every request; listen on 127.0.0.1 and reach the page through an ssh tunnel or a TLS reverse proxy", h.Listen)
 		}
 	}
 	for _, k := range c.secretKeys() {

@@ -12,7 +12,7 @@ import (
 func TestWarnings(t *testing.T) {
 	secrets := env(map[string]string{"KEY": "sk-abcdefgh", "MQTT_PASS": "hunter2-pass", "TG": "1:tokentoken",
 		"SHORT_KEY": "sk-abc", "SHORT_PASS": "hunter2", "SHORT_TG": "1:tok", "EIGHT": "12345678"})
-	secretFiles := files(map[string]string{"/run/pw": "xyzzy\n", "/run/key": "sk-x"})
+	secretFiles := files(map[string]string{"/run/pw": "xyzzy\n", "/run/key": "sk-x", "/run/page": "page-password-1\n"})
 	tests := []struct {
 		name string
 		src  string
@@ -64,6 +64,26 @@ chat_id = 5
 allowed_chats = [5, -1001234567890, -42]
 `, []string{`config.toml:4: telegram.allowed_chats: group chats -1001234567890, -42 may send commands and telegram.allowed_users is empty: every member may pause this device or change its settings; list the user ids that may in telegram.allowed_users`}},
 
+		{"the page's password in clear on every interface", `[http]
+listen = "0.0.0.0:8080"
+password_file = "/run/page"
+`, []string{`config.toml:2: http.listen: serves the status page on 0.0.0.0:8080, reachable from the network, over plain HTTP: basic auth sends the page's password in clear text with every request; listen on 127.0.0.1 and reach the page through an ssh tunnel or a TLS reverse proxy`}},
+		{"the page's password in clear on a LAN address", `[http]
+password_file = "/run/page"
+listen = "[2001:db8::5]:80"
+`, []string{`config.toml:3: http.listen: serves the status page on [2001:db8::5]:80, reachable from the network, over plain HTTP: basic auth sends the page's password in clear text with every request; listen on 127.0.0.1 and reach the page through an ssh tunnel or a TLS reverse proxy`}},
+		{"the page's password in clear on every interface, no host", `[http]
+listen = ":8080"
+password_file = "/run/page"
+`, []string{`config.toml:2: http.listen: serves the status page on :8080, reachable from the network, over plain HTTP: basic auth sends the page's password in clear text with every request; listen on 127.0.0.1 and reach the page through an ssh tunnel or a TLS reverse proxy`}},
+
+		{"safe: the page on loopback with a password", `[http]
+listen = "127.0.0.1:8080"
+password_file = "/run/page"
+`, nil},
+		{"safe: the page on loopback without a password", `[http]
+listen = "[::1]:8080"
+`, nil},
 		{"safe: TLS broker with a username, commands on", `[mqtt]
 broker = "ssl://broker.example:8883"
 username = "vigil"
@@ -161,7 +181,7 @@ password_env = "EIGHT"
 				t.Errorf("Warnings():\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			for _, w := range got {
-				for _, secret := range []string{"sk-abc", "hunter2", "1:tok", "xyzzy", "sk-x"} {
+				for _, secret := range []string{"sk-abc", "hunter2", "1:tok", "xyzzy", "sk-x", "page-password-1"} {
 					if strings.Contains(w, secret) {
 						t.Errorf("warning %q shows a secret", w)
 					}
