@@ -222,7 +222,7 @@ func (g *authGuard) failed(key string) (hold time.Duration, refuse bool, retry t
 	}
 	if g.logged.IsZero() || now.Sub(g.logged) >= authLogEvery {
 		g.log.Warn("status page: wrong user or password", "client", g.top, "client_failures", g.topN,
-			"clients", g.nclients, "failures", g.unlogged, "refused", g.refused, "in_a_row", c.fails, "delay", hold)
+			"clients", g.nclients, "failures", g.unlogged, "refused", g.refused, "delay", hold)
 		g.logged, g.window = now, g.window+1
 		g.unlogged, g.refused, g.nclients, g.top, g.topN = 0, 0, 0, "", 0
 	}
