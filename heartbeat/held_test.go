@@ -45,3 +45,13 @@ func TestStatusShowsHeldAlerts(t *testing.T) {
 		t.Errorf("Held.Lines() =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestHeldLinesSayWhatWasDropped: `vigil status` says how many held alerts
+// the full digest dropped, by kind (issue 28, finding 2).
+func TestHeldLinesSayWhatWasDropped(t *testing.T) {
+	h := &Held{Transport: "telegram", Alerts: []alert.Alert{{Severity: alert.Warning, Source: alert.SourceRule, Rule: "damp", State: alert.StateFiring, Summary: "91 %"}},
+		Dropped: 206, DroppedBy: alert.Dropped{Warning: 1, Notices: 205}}
+	if got, want := h.Lines()[0], "telegram 1 alert, one digest; 206 dropped (1 warning, 205 notices)"; got != want {
+		t.Errorf("Held.Lines()[0] = %q, want %q", got, want)
+	}
+}
