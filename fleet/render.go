@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
 // Snapshot is the fleet at one instant: the --json form of the view, and
@@ -137,7 +139,10 @@ func (s Snapshot) row(d Device) []string {
 	if !d.Since.IsZero() {
 		since = ago(s.Time.Sub(d.Since))
 	}
-	return []string{clip(d.ID, idWidth), d.State, clip(since, sinceWidth), clip(beat, beatWidth), firing}
+	// What the devices sent (the id in their topic, rule names, outcomes)
+	// is shown with control characters escaped: never raw on a terminal.
+	return []string{clip(termtext.Line(d.ID), idWidth), termtext.Line(d.State), clip(since, sinceWidth),
+		clip(termtext.Line(beat), beatWidth), termtext.Line(firing)}
 }
 
 // writeColumns pads every column but the last to its widest cell and cuts

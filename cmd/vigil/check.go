@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
 // cmdCheck is `vigil check [--dry-run] [--json]`: one forced heartbeat,
@@ -67,7 +68,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		}
 		return checkExit(cj)
 	}
-	daemon.WriteCheck(e.stdout, cj)
+	_ = termtext.Print(e.stdout, func(w io.Writer) { daemon.WriteCheck(w, cj) })
 	return checkExit(cj)
 }
 
