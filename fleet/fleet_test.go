@@ -331,7 +331,7 @@ func TestLastAlertFromFiringKeepsIDAndAck(t *testing.T) {
 // TestTableEscapesControlCharacters (issue 28, finding 11): what another
 // device sends (its id in the topic, its rule names, its heartbeat's
 // outcome) reaches the table with control characters escaped, never raw
-// on a person's terminal; --json keeps the text as sent.
+// on a person's terminal; --json keeps the text as sent, in \u escapes.
 func TestTableEscapesControlCharacters(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(t0)
 	v := New("vigil", clock)
@@ -354,5 +354,12 @@ func TestTableEscapesControlCharacters(t *testing.T) {
 	}
 	if snap := jsonSnapshot(t, v, Filter{}); len(snap.Devices) != 1 || snap.Devices[0].Firing[0].Rule != "x\x1b[2J\x00\u009b1m" {
 		t.Errorf("json = %+v, want the rule name as sent", snap.Devices)
+	}
+	var buf bytes.Buffer
+	if err := NewSnapshot(v.clock.Now(), v.Devices(), Filter{}).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `x\u001b[2J\u0000\u009b1m`) {
+		t.Errorf("--json does not write the rule name with its control characters escaped:\n%s", buf.String())
 	}
 }

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -41,9 +40,8 @@ func (s Snapshot) WriteJSON(w io.Writer) error {
 	if s.Devices == nil {
 		s.Devices = []Device{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(s); err != nil {
+	// What devices sent stays exact, but no control character is raw.
+	if err := termtext.WriteJSON(w, s); err != nil {
 		return fmt.Errorf("write fleet json: %w", err)
 	}
 	return nil

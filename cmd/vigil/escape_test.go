@@ -16,7 +16,7 @@ import (
 // TestOutsideTextEscaped (issue 28, finding 11): what came from outside
 // (the model's summary and notes, a provider's error, the checklist set
 // from afar) reaches the terminal with its control characters escaped, in
-// vigil status, notes and checklist show; the checklist keeps its tabs and
+// vigil status (and --json), notes and checklist show; the checklist keeps its tabs and
 // newlines. Run in this process, with no daemon: the state file is read.
 func TestOutsideTextEscaped(t *testing.T) {
 	dir := t.TempDir()
@@ -30,7 +30,7 @@ func TestOutsideTextEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	held := alert.Alert{ID: "e2e-1", Device: "e2e", Time: now, Severity: alert.Warning, Source: alert.SourceLLM, State: alert.StateFiring, Summary: "door \x1b[2J open"}
+	held := alert.Alert{ID: "e2e-1", Device: "e2e", Time: now, Severity: alert.Warning, Source: alert.SourceLLM, State: alert.StateFiring, Summary: "door \x1b[2J\u009b open"}
 	if err := db.HoldTelegram(held, now.Add(time.Hour), "quiet hours end"); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,8 @@ func TestOutsideTextEscaped(t *testing.T) {
 		args  []string
 		wants []string
 	}{
-		{[]string{"status"}, []string{`door \x1b[2J open`, `provider said \x1b[31mno\x00`}},
+		{[]string{"status"}, []string{`door \x1b[2J\u009b open`, `provider said \x1b[31mno\x00`}},
+		{[]string{"status", "--json"}, []string{`door \u001b[2J\u009b open`}},
 		{[]string{"notes"}, []string{`remember \x1b]0;owned\x07 this`}},
 		{[]string{"checklist", "show"}, []string{"- look\\x1b[2J\\x07\\x00 at the door\n\t- and the \\u009b1m window\n"}},
 	} {

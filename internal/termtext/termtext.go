@@ -14,11 +14,14 @@
 // that is not UTF-8 as \xff. Everything else, a backslash included, is
 // left as it is.
 //
-// JSON is not for this package: encoding/json escapes what JSON needs,
-// and a JSON document must stay one.
+// JSON takes JSON instead: encoding/json escapes the C0 controls but
+// writes DEL, C1 and the bidi controls raw, and curl or vigil status
+// --json prints them to a terminal; JSON writes those as \u escapes too,
+// which decode to the same text.
 package termtext
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -40,6 +43,41 @@ func Print(w io.Writer, write func(io.Writer)) error {
 	var b strings.Builder
 	write(&b)
 	_, err := io.WriteString(w, Text(b.String()))
+	return err
+}
+
+// JSON returns the JSON document doc (as encoding/json writes it: UTF-8)
+// with DEL, the C1 controls and the bidi controls written as \u escapes.
+// Outside its strings a JSON document is ASCII, so only strings change,
+// and each still decodes to what it did.
+func JSON(doc []byte) []byte {
+	i := firstUnsafe(string(doc), true)
+	if i < 0 {
+		return doc
+	}
+	out := make([]byte, 0, len(doc)+16)
+	out = append(out, doc[:i]...)
+	for i < len(doc) {
+		r, n := utf8.DecodeRune(doc[i:])
+		if r != utf8.RuneError && unsafe(r, true) && r >= 0x7f {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, doc[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+// WriteJSON writes v to w as one JSON document indented by two spaces and
+// ended by a newline, as a json.Encoder with SetIndent("", "  ") does,
+// through JSON.
+func WriteJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(JSON(b), '\n'))
 	return err
 }
 

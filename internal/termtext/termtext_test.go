@@ -2,6 +2,7 @@ package termtext
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"testing"
 	"unicode/utf8"
@@ -42,7 +43,8 @@ func TestPrint(t *testing.T) {
 }
 
 // FuzzText: whatever comes in, what Text and Line return is valid UTF-8
-// with no character a terminal acts on (Text keeps tab and newline).
+// with no character a terminal acts on (Text keeps tab and newline), and
+// JSON keeps a JSON string's meaning.
 func FuzzText(f *testing.F) {
 	for _, s := range []string{"\x1b[2J", "a\x00b\x07", "\u009b\u202e", "\xff", "- x\n\t- y"} {
 		f.Add(s)
@@ -65,5 +67,28 @@ func FuzzText(f *testing.F) {
 				t.Fatalf("escape(%q, %v) = %q changed safe text", s, keep, out)
 			}
 		}
+		// JSON: the same text once decoded, with nothing unsafe raw.
+		doc, _ := json.Marshal(s)
+		var before, after string
+		esc := JSON(doc)
+		if err := json.Unmarshal(doc, &before); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(esc, &after); err != nil || after != before {
+			t.Fatalf("JSON(%s) = %s decodes to %q, %v; want %q", doc, esc, after, err, before)
+		}
+		for _, r := range string(esc) {
+			if unsafe(r, false) {
+				t.Fatalf("JSON(%s) = %s keeps %U", doc, esc, r)
+			}
+		}
 	})
+}
+
+func TestJSON(t *testing.T) {
+	in := []byte(`{"a":"x\u001b` + "\u009b\u007f\u202e" + `✓"}`)
+	want := `{"a":"x\u001b\u009b\u007f\u202e✓"}`
+	if got := string(JSON(in)); got != want {
+		t.Errorf("JSON(%q) = %q, want %q", in, got, want)
+	}
 }
