@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -66,7 +67,8 @@ func (h *Held) Lines() []string {
 		case a.IsNotice():
 			sev = "notice"
 		}
-		lines = append(lines, fmt.Sprintf("  %s  %s  %s: %s", a.Time.Format(transport.TimeLayout), sev, a.Name(), a.Summary))
+		// One line each: a summary's line breaks cannot forge a line of status.
+		lines = append(lines, fmt.Sprintf("  %s  %s  %s: %s", a.Time.Format(transport.TimeLayout), sev, termtext.Line(a.Name()), termtext.Line(a.Summary)))
 	}
 	return lines
 }
