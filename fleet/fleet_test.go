@@ -327,3 +327,39 @@ func TestLastAlertFromFiringKeepsIDAndAck(t *testing.T) {
 		t.Errorf("last alert = %+v, want %+v", la, want)
 	}
 }
+
+// TestTableEscapesControlCharacters (issue 28, finding 11): what another
+// device sends (its id in the topic, its rule names, its heartbeat's
+// outcome) reaches the table with control characters escaped, never raw
+// on a person's terminal; --json keeps the text as sent, in \u escapes.
+func TestTableEscapesControlCharacters(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	v := New("vigil", clock)
+	feed(t, v,
+		msg{"vigil/ev\x1b[31mil/status", "online", true},
+		msg{"vigil/ev\x1b[31mil/heartbeat", hbJSON(t0.Add(-time.Minute), 30*time.Minute, "ok\x1b]0;owned\x07"), true},
+		msg{"vigil/ev\x1b[31mil/problem/attributes", `{"firing":[{"severity":"critical","source":"rule","rule":"x\u001b[2J\u0000\u009b1m","summary":"s","time":"2026-11-26T11:50:00Z"}]}`, true},
+	)
+	tab := table(t, v, Filter{})
+	for _, r := range tab {
+		if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)) {
+			t.Errorf("table has the control character %U raw:\n%q", r, tab)
+			break
+		}
+	}
+	for _, want := range []string{`ev\x1b[31mil`, `x\x1b[2J\x00\u009b1m`, `ok\x1b]0;`} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %s:\n%s", want, tab)
+		}
+	}
+	if snap := jsonSnapshot(t, v, Filter{}); len(snap.Devices) != 1 || snap.Devices[0].Firing[0].Rule != "x\x1b[2J\x00\u009b1m" {
+		t.Errorf("json = %+v, want the rule name as sent", snap.Devices)
+	}
+	var buf bytes.Buffer
+	if err := NewSnapshot(v.clock.Now(), v.Devices(), Filter{}).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `x\u001b[2J\u0000\u009b1m`) {
+		t.Errorf("--json does not write the rule name with its control characters escaped:\n%s", buf.String())
+	}
+}

@@ -1,12 +1,13 @@
 package fleet
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
 // Snapshot is the fleet at one instant: the --json form of the view, and
@@ -39,9 +40,8 @@ func (s Snapshot) WriteJSON(w io.Writer) error {
 	if s.Devices == nil {
 		s.Devices = []Device{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(s); err != nil {
+	// What devices sent stays exact, but no control character is raw.
+	if err := termtext.WriteJSON(w, s); err != nil {
 		return fmt.Errorf("write fleet json: %w", err)
 	}
 	return nil
@@ -137,7 +137,10 @@ func (s Snapshot) row(d Device) []string {
 	if !d.Since.IsZero() {
 		since = ago(s.Time.Sub(d.Since))
 	}
-	return []string{clip(d.ID, idWidth), d.State, clip(since, sinceWidth), clip(beat, beatWidth), firing}
+	// What the devices sent (the id in their topic, rule names, outcomes)
+	// is shown with control characters escaped: never raw on a terminal.
+	return []string{clip(termtext.Line(d.ID), idWidth), termtext.Line(d.State), clip(since, sinceWidth),
+		clip(termtext.Line(beat), beatWidth), termtext.Line(firing)}
 }
 
 // writeColumns pads every column but the last to its widest cell and cuts

@@ -361,3 +361,48 @@ func TestStateLostWhileRunningDropsEndedAcks(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedCommitCountsNothing (issue 28, finding 18): a sample whose
+// commit fails changes no counter and no flood-guard budget, so the
+// sample that retries the same transition counts its alert once, and the
+// flood guard (here one alert an hour) does not take the retry for a
+// second alert.
+func TestFailedCommitCountsNothing(t *testing.T) {
+	h, db, e := resettingHarnessWith(t, func(c *Config) { c.FloodLimit = 1 })
+	state := func() store.State {
+		t.Helper()
+		var st store.State
+		if err := db.View(func(tx *store.Tx) error { var err error; st, err = tx.State(); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	before := state().Counters
+	h.sensor.set(40) // fires too_hot
+	zeroDataPages(t, h.path)
+	if err := e.SampleOnce(context.Background()); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("sample over a damaged file = %v, want ErrCorrupt", err)
+	}
+	e.mu.Lock()
+	mem := cloneCounters(e.state.Counters)
+	e.mu.Unlock()
+	if mem["alerts"] != before["alerts"] || mem["alerts_held"] != before["alerts_held"] {
+		t.Errorf("after a failed commit: alerts %d, alerts_held %d in memory; want %d and %d (nothing committed)",
+			mem["alerts"], mem["alerts_held"], before["alerts"], before["alerts_held"])
+	}
+	h.clock.Advance(h.cfg.SampleInterval)
+	h.sample() // raises state_lost on a fresh file, then retries the firing
+	after := state().Counters
+	if after["alerts"] != before["alerts"]+2 || after["alerts_held"] != before["alerts_held"] {
+		t.Errorf("after the retry: alerts %d→%d, alerts_held %d→%d; want 2 more alerts (state_lost, too_hot), none held",
+			before["alerts"], after["alerts"], before["alerts_held"], after["alerts_held"])
+	}
+	out := h.outbox()
+	if !slices.ContainsFunc(out, func(en store.Entry) bool { return en.Alert.Rule == "too_hot" && en.Alert.State == alert.StateFiring }) {
+		var rules []string
+		for _, en := range out {
+			rules = append(rules, en.Alert.Rule+"/"+en.Alert.State)
+		}
+		t.Errorf("outbox after the retry = %v, want the too_hot firing (not held by the flood guard)", rules)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -14,9 +15,12 @@ import (
 type Held struct {
 	Transport string        `json:"transport"`
 	Alerts    []alert.Alert `json:"alerts"`            // oldest first
-	Dropped   int           `json:"dropped,omitempty"` // older held alerts dropped: more were held than the state file keeps
-	Due       time.Time     `json:"due,omitzero"`      // when the digest goes out
-	Why       string        `json:"why,omitempty"`     // why then: "quiet hours end", "max_per_hour frees a slot", ...
+	Dropped   int           `json:"dropped,omitempty"` // held alerts dropped: more were held than the state file keeps
+	// DroppedBy counts the dropped ones by kind: notices go first, so a
+	// flood of notices never pushes out an alert.
+	DroppedBy alert.Dropped `json:"dropped_by,omitzero"`
+	Due       time.Time     `json:"due,omitzero"`  // when the digest goes out
+	Why       string        `json:"why,omitempty"` // why then: "quiet hours end", "max_per_hour frees a slot", ...
 }
 
 // heldShown is how many held alerts `vigil status` lists; --json has all.
@@ -27,7 +31,7 @@ func heldStatus(h store.TelegramHeld, loc *time.Location) *Held {
 	if len(h.Alerts) == 0 {
 		return nil
 	}
-	out := &Held{Transport: "telegram", Alerts: h.Alerts, Dropped: h.Dropped, Why: h.Why}
+	out := &Held{Transport: "telegram", Alerts: h.Alerts, Dropped: h.Dropped.Total(), DroppedBy: h.Dropped, Why: h.Why}
 	if !h.Due.IsZero() {
 		out.Due = h.Due.In(loc)
 	}
@@ -48,7 +52,7 @@ func (h *Held) Lines() []string {
 		head += " (" + h.Why + ")"
 	}
 	if h.Dropped > 0 {
-		head += fmt.Sprintf("; %d older ones dropped", h.Dropped)
+		head += fmt.Sprintf("; %d dropped (%s)", h.Dropped, h.DroppedBy)
 	}
 	lines := []string{head}
 	for i, a := range h.Alerts {
@@ -63,7 +67,8 @@ func (h *Held) Lines() []string {
 		case a.IsNotice():
 			sev = "notice"
 		}
-		lines = append(lines, fmt.Sprintf("  %s  %s  %s: %s", a.Time.Format(transport.TimeLayout), sev, a.Name(), a.Summary))
+		// One line each: a summary's line breaks cannot forge a line of status.
+		lines = append(lines, fmt.Sprintf("  %s  %s  %s: %s", a.Time.Format(transport.TimeLayout), sev, termtext.Line(a.Name()), termtext.Line(a.Summary)))
 	}
 	return lines
 }

@@ -45,3 +45,18 @@ func TestStatusShowsHeldAlerts(t *testing.T) {
 		t.Errorf("Held.Lines() =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestHeldLinesSayWhatWasDropped: `vigil status` says how many held alerts
+// the full digest dropped, by kind (issue 28, finding 2).
+func TestHeldLinesSayWhatWasDropped(t *testing.T) {
+	h := &Held{Transport: "telegram", Alerts: []alert.Alert{{Severity: alert.Warning, Source: alert.SourceLLM, State: alert.StateFiring, Summary: "91 %\nfiring:   none"}},
+		Dropped: 206, DroppedBy: alert.Dropped{Warning: 1, Notices: 205}}
+	got := h.Lines()
+	if want := "telegram 1 alert, one digest; 206 dropped (1 warning, 205 notices)"; got[0] != want {
+		t.Errorf("Held.Lines()[0] = %q, want %q", got[0], want)
+	}
+	// A summary is one line: its line breaks are shown escaped.
+	if want := `  0001-01-01 00:00:00 +00:00  warning  llm: 91 %\nfiring:   none`; len(got) != 2 || got[1] != want {
+		t.Errorf("Held.Lines() = %q, want the alert as %q", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -78,6 +79,7 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	}
 	var changes []change
 	var alerts []alert.Alert
+	var mark *floodMark // the flood guard before this sample, to undo on a failed commit
 	for _, r := range e.cfg.Rules {
 		rr := e.rules[r.Spec.Name]
 		next := rr.state
@@ -124,6 +126,9 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 			}
 			c.alertID = ""
 		}
+		if mark == nil {
+			mark = e.markFlood()
+		}
 		admitted := e.admit(a, mono)
 		c.sent = "held"
 		if len(admitted) > 0 {
@@ -146,7 +151,11 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		e.mu.Unlock()
 		return nil
 	}
+	// The counters change in a copy that replaces e.state only once the
+	// commit succeeded: a failed commit is retried by the next sample,
+	// which counts the same alerts again.
 	st := e.state
+	st.Counters = cloneCounters(e.state.Counters)
 	for _, a := range alerts {
 		if a.IsNotice() { // the flood guard's
 			st.Counters["notices"]++
@@ -179,7 +188,9 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	})
 	if err != nil {
 		// Keep the old rule states: the next sample sees the same transition
-		// and tries again, so no alert is lost to a failed write.
+		// and tries again, so no alert is lost to a failed write. Undo what
+		// the flood guard counted, so the retry is not a second alert.
+		e.undoFlood(mark)
 		e.mu.Unlock()
 		return fmt.Errorf("commit rule changes: %w", err)
 	}
@@ -198,6 +209,28 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	e.wakeAll()
 	e.maybePublishSensors(mono)
 	return nil
+}
+
+// floodMark is the flood guard's state (admit) and the alerts_held count,
+// as they were before a sample admitted its alerts.
+type floodMark struct {
+	times    []time.Time
+	held     bool
+	counters map[string]uint64
+}
+
+// markFlood returns the flood guard's state now. Caller holds e.mu.
+func (e *Engine) markFlood() *floodMark {
+	return &floodMark{times: slices.Clone(e.floodTimes), held: e.floodHeld, counters: cloneCounters(e.state.Counters)}
+}
+
+// undoFlood puts the flood guard back to m (nil: nothing to undo). Caller
+// holds e.mu.
+func (e *Engine) undoFlood(m *floodMark) {
+	if m == nil {
+		return
+	}
+	e.floodTimes, e.floodHeld, e.state.Counters = m.times, m.held, m.counters
 }
 
 // logSample logs one sample's readings and sensor errors at DEBUG (-v).

@@ -19,12 +19,17 @@ import (
 // The send times of its alert messages are kept too, so a restart does
 // not reset the cap.
 
+// heldDropByKey, in the telegram bucket, counts by kind (alert.Dropped,
+// JSON) the held alerts dropped from the full ring; heldDropKey keeps the
+// total, which is all an older vigil kept.
+var heldDropByKey = []byte("held_dropped_by")
+
 // TelegramHeld is what Telegram holds for its digest, for `vigil status`.
 type TelegramHeld struct {
 	Alerts []alert.Alert // oldest first
-	// Dropped counts held alerts dropped, oldest first, because more than
+	// Dropped counts held alerts dropped, by kind, because more than
 	// Options.HeldCap were held; it is reset once nothing is held.
-	Dropped int
+	Dropped alert.Dropped
 	Due     time.Time // when the digest goes out; zero when nothing is held
 	Why     string    // why then: "quiet hours end", ...
 }
@@ -37,11 +42,9 @@ func (tx *Tx) TelegramHeld() (TelegramHeld, error) {
 	if h.Alerts, err = tx.heldAlerts(); err != nil {
 		return h, err
 	}
-	n, err := tx.getUint(bucketTelegram, heldDropKey)
-	if err != nil {
+	if h.Dropped, err = tx.heldDropped(); err != nil {
 		return h, err
 	}
-	h.Dropped = int(n)
 	if b := tx.bucket(bucketTelegram); b != nil {
 		if raw := b.Get(dueKey); raw != nil {
 			if err := h.Due.UnmarshalBinary(raw); err != nil {
@@ -91,7 +94,9 @@ func (tx *Tx) telegramSends() ([]time.Time, error) {
 // HoldTelegram holds a for Telegram's digest, due at due (why says why
 // then), in one write transaction. An alert with a.ID already held is not
 // held twice; due and why are updated all the same. Beyond
-// Options.HeldCap held alerts the oldest are dropped and counted.
+// Options.HeldCap held alerts some are dropped and counted by kind (see
+// trimHeld): notices first, so a flood of notices never pushes out an
+// alert.
 func (db *DB) HoldTelegram(a alert.Alert, due time.Time, why string) error {
 	raw, err := json.Marshal(toRecord(a))
 	if err != nil {
@@ -110,22 +115,97 @@ func (db *DB) HoldTelegram(a alert.Alert, due time.Time, why string) error {
 			if _, err := appendSeq(b, raw); err != nil {
 				return fmt.Errorf("hold alert %q: %w", a.ID, err)
 			}
-			dropped, err := trimOldest(b, tx.opts().HeldCap)
+			dropped, err := trimHeld(b, tx.opts().HeldCap)
 			if err != nil {
-				return fmt.Errorf("hold alert %q: drop oldest: %w", a.ID, err)
+				return fmt.Errorf("hold alert %q: drop from the full digest: %w", a.ID, err)
 			}
-			if dropped > 0 {
-				n, err := tx.getUint(bucketTelegram, heldDropKey)
-				if err != nil {
-					return err
-				}
-				if err := tx.putUint(bucketTelegram, heldDropKey, n+uint64(dropped)); err != nil {
-					return err
+			if dropped.Total() > 0 {
+				if err := tx.addHeldDropped(dropped); err != nil {
+					return fmt.Errorf("hold alert %q: %w", a.ID, err)
 				}
 			}
 		}
 		return tx.setDue(due, why)
 	})
+}
+
+// heldDropped returns the count of held alerts dropped from the full ring,
+// by kind. The total is kept too (an older vigil kept only that): what it
+// counts beyond the kinds is Other.
+func (tx *Tx) heldDropped() (alert.Dropped, error) {
+	var d alert.Dropped
+	if _, err := tx.getJSON(bucketTelegram, heldDropByKey, &d); err != nil {
+		return d, err
+	}
+	n, err := tx.getUint(bucketTelegram, heldDropKey)
+	if err != nil {
+		return d, err
+	}
+	if extra := int(n) - d.Total(); extra > 0 {
+		d.Other += extra
+	}
+	return d, nil
+}
+
+// addHeldDropped adds d to the count of held alerts dropped.
+func (tx *Tx) addHeldDropped(d alert.Dropped) error {
+	old, err := tx.heldDropped()
+	if err != nil {
+		return err
+	}
+	sum := old.Plus(d)
+	if err := tx.putJSON(bucketTelegram, heldDropByKey, sum); err != nil {
+		return err
+	}
+	return tx.putUint(bucketTelegram, heldDropKey, uint64(sum.Total()))
+}
+
+// trimHeld drops held alerts from b until at most n remain, and returns
+// what it dropped. This is the digest's drop policy: notices go first,
+// oldest first; alerts go only when nothing but alerts is held, the lowest
+// severity first and, within one severity, the oldest first. An entry that
+// does not decode goes before all of them.
+func trimHeld(b *bolt.Bucket, n int) (alert.Dropped, error) {
+	var d alert.Dropped
+	extra := count(b) - n
+	if extra <= 0 {
+		return d, nil
+	}
+	type entry struct {
+		key  []byte
+		a    alert.Alert
+		rank int // the order of dropping: lower goes first
+	}
+	var all []entry
+	err := b.ForEach(func(k, v []byte) error {
+		e := entry{key: append([]byte(nil), k...)}
+		var r alertRecord
+		switch {
+		case json.Unmarshal(v, &r) != nil:
+			e.rank = -1
+		case r.alert().IsNotice():
+			e.a, e.rank = r.alert(), 0
+		default:
+			e.a, e.rank = r.alert(), 1+int(r.alert().Severity)
+		}
+		all = append(all, e)
+		return nil
+	})
+	if err != nil {
+		return d, err
+	}
+	slices.SortStableFunc(all, func(x, y entry) int { return x.rank - y.rank })
+	for _, e := range all[:extra] {
+		if err := b.Delete(e.key); err != nil {
+			return d, fmt.Errorf("delete: %w", err)
+		}
+		if e.rank < 0 {
+			d.Other++
+		} else {
+			d.Add(e.a)
+		}
+	}
+	return d, nil
 }
 
 // SetTelegramDue records when the digest goes out, and why then.
@@ -191,7 +271,7 @@ func heldAmong(b *bolt.Bucket, ids []string) (keys [][]byte, recs []alertRecord,
 // TelegramPending returns, in one read transaction, the held alerts
 // (oldest first), how many were dropped from the full ring, and the
 // recorded send times (oldest first).
-func (db *DB) TelegramPending() (held []alert.Alert, dropped int, sends []time.Time, err error) {
+func (db *DB) TelegramPending() (held []alert.Alert, dropped alert.Dropped, sends []time.Time, err error) {
 	err = db.View(func(tx *Tx) error {
 		h, err := tx.TelegramHeld()
 		if err != nil {
@@ -242,7 +322,7 @@ func (db *DB) TelegramSent(at time.Time, keep int, release []string) error {
 			return nil
 		}
 		t := tx.bucket(bucketTelegram)
-		for _, key := range [][]byte{dueKey, whyKey, heldDropKey} {
+		for _, key := range [][]byte{dueKey, whyKey, heldDropKey, heldDropByKey} {
 			if err := t.Delete(key); err != nil {
 				return fmt.Errorf("clear digest: %w", err)
 			}

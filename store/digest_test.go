@@ -37,7 +37,7 @@ func TestTelegramHold(t *testing.T) {
 	}
 	db = reopen(t, db, Options{})
 	held, dropped, sends, err := db.TelegramPending()
-	if err != nil || dropped != 0 || len(sends) != 0 {
+	if err != nil || dropped.Total() != 0 || len(sends) != 0 {
 		t.Fatalf("TelegramPending() = _, %d, %v, %v; want no drops, no sends", dropped, sends, err)
 	}
 	if diff := cmp.Diff([]alert.Alert{heldAlert(1), heldAlert(2), heldAlert(3)}, held); diff != "" {
@@ -94,13 +94,13 @@ func TestTelegramHoldBounded(t *testing.T) {
 		}
 	}
 	held, dropped, _, err := db.TelegramPending()
-	if err != nil || dropped != 2 || !cmp.Equal(heldIDs(held), []string{"dev-02", "dev-03", "dev-04"}) {
+	if err != nil || dropped.Total() != 2 || !cmp.Equal(heldIDs(held), []string{"dev-02", "dev-03", "dev-04"}) {
 		t.Fatalf("TelegramPending() = %v, %d, %v; want the newest 3, 2 dropped", heldIDs(held), dropped, err)
 	}
 	if err := db.TelegramSent(t0, 1, heldIDs(held)); err != nil {
 		t.Fatal(err)
 	}
-	if held, dropped, _, err = db.TelegramPending(); err != nil || dropped != 0 || len(held) != 0 {
+	if held, dropped, _, err = db.TelegramPending(); err != nil || dropped.Total() != 0 || len(held) != 0 {
 		t.Errorf("after the digest: %v, %d dropped, %v; want nothing held, the count reset", heldIDs(held), dropped, err)
 	}
 }
@@ -149,4 +149,60 @@ func TestTelegramHeldReadOnlyOldFile(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTelegramHoldNoticesGoFirst: notices never push an alert out of the
+// full digest (issue 28, finding 2): one held warning and then 460 setting
+// notices keep the warning and drop the 205 oldest notices; only when
+// nothing but alerts is held do alerts go, lowest severity and oldest
+// first, and the drops are counted by kind, across a restart.
+func TestTelegramHoldNoticesGoFirst(t *testing.T) {
+	db := openTemp(t, Options{})
+	warn := heldAlert(0)
+	if err := db.HoldTelegram(warn, t0, "quiet hours end"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 460; i++ {
+		n := heldAlert(i)
+		n.Source, n.Rule, n.State, n.Severity = alert.SourceSystem, alert.RuleSetting, alert.StateNotice, alert.Info
+		if err := db.HoldTelegram(n, t0, "quiet hours end"); err != nil {
+			t.Fatalf("HoldTelegram(notice %d): %v", i, err)
+		}
+	}
+	db = reopen(t, db, Options{})
+	held, dropped, _, err := db.TelegramPending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(held) != DefaultHeldCap || held[0].ID != warn.ID || held[1].ID != "dev-206" {
+		t.Errorf("held %d alerts from %v, want %d from [%s dev-206 ...]", len(held), heldIDs(held[:2]), DefaultHeldCap, warn.ID)
+	}
+	if want := (alert.Dropped{Notices: 205}); dropped != want {
+		t.Errorf("dropped = %+v, want %+v", dropped, want)
+	}
+
+	// Only alerts left: the lowest severity goes first, then the oldest.
+	db = reopen(t, db, Options{HeldCap: 3})
+	if err := db.TelegramSent(t0, 1, heldIDs(held)); err != nil {
+		t.Fatal(err)
+	}
+	sevs := []alert.Severity{alert.Critical, alert.Warning, alert.Critical, alert.Info, alert.Warning, alert.Critical}
+	for i, s := range sevs {
+		a := heldAlert(500 + i)
+		a.Severity = s
+		if err := db.HoldTelegram(a, t0, "quiet hours end"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db = reopen(t, db, Options{HeldCap: 3})
+	held, dropped, _, err = db.TelegramPending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"dev-500", "dev-502", "dev-505"}; !cmp.Equal(heldIDs(held), want) {
+		t.Errorf("held %v, want the three criticals %v", heldIDs(held), want)
+	}
+	if want := (alert.Dropped{Info: 1, Warning: 2}); dropped != want {
+		t.Errorf("dropped = %+v, want %+v", dropped, want)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"html"
 	"net/http"
 	"slices"
 	"strconv"
@@ -60,9 +59,9 @@ footer{color:var(--mute);font-size:12px;text-align:center;padding:16px}
 // writePage writes the page. It is plain Go rather than html/template:
 // text/template calls methods through reflection, which keeps every
 // exported method in the binary and cost 2.4 MB on linux/arm64. Every
-// value from outside goes through esc.
+// value from outside goes through esc (escHTML).
 func writePage(b *bytes.Buffer, d *pageData) {
-	esc := html.EscapeString
+	esc := escHTML
 	w := func(parts ...string) {
 		for _, p := range parts {
 			b.WriteString(p)
@@ -181,7 +180,7 @@ func writePage(b *bytes.Buffer, d *pageData) {
 // acknowledged it, or its Acknowledge button when [manage] remote allows
 // "ack".
 func writeProblems(w func(...string), d *pageData) {
-	esc := html.EscapeString
+	esc := escHTML
 	w(`<h2>Problems</h2>
 <div class="scroll"><table id="problems"><tr><th>since</th><th>severity</th><th>problem</th><th>acknowledged</th></tr>
 `)
@@ -208,7 +207,7 @@ func writeProblems(w func(...string), d *pageData) {
 // and the model's notes. A note is the model's text: escaped like every
 // other value, never markup.
 func writeRuntime(w func(...string), d *pageData) {
-	esc := html.EscapeString
+	esc := escHTML
 	w(`<h2>Run-time settings</h2>
 <div class="scroll"><table id="settings"><tr><th>key</th><th>value</th><th>origin</th></tr>
 `)

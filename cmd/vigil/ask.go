@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -99,6 +100,6 @@ func (e *env) change(ctx context.Context, cfg *config.Config, c change) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, strings.TrimRight(txt, "\n"))
+	fmt.Fprintln(e.stdout, termtext.Text(strings.TrimRight(txt, "\n")))
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
 // cmdCheck is `vigil check [--dry-run] [--json]`: one forced heartbeat,
@@ -67,7 +67,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		}
 		return checkExit(cj)
 	}
-	daemon.WriteCheck(e.stdout, cj)
+	_ = termtext.Print(e.stdout, func(w io.Writer) { daemon.WriteCheck(w, cj) })
 	return checkExit(cj)
 }
 
@@ -80,8 +80,4 @@ func checkExit(cj daemon.CheckJSON) error {
 	return nil
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func writeJSON(w io.Writer, v any) error { return termtext.WriteJSON(w, v) }

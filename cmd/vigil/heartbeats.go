@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
 func (e *env) cmdPause(ctx context.Context, args []string) error {
@@ -102,7 +103,7 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, txt)
+	fmt.Fprintln(e.stdout, termtext.Text(txt))
 	return nil
 }
 

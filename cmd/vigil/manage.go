@@ -18,6 +18,7 @@ import (
 
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -76,7 +77,7 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 		}
 		return writeJSON(e.stdout, views)
 	}
-	daemon.WriteSettings(e.stdout, views)
+	_ = termtext.Print(e.stdout, func(w io.Writer) { daemon.WriteSettings(w, views) })
 	return nil
 }
 
@@ -133,7 +134,7 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(e.stdout, txt)
+		fmt.Fprint(e.stdout, termtext.Text(txt))
 		return nil
 	case op == transport.ChecklistSet && len(pos) == 2:
 		text, err := e.readInput(pos[1])
@@ -207,6 +208,6 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(e.stdout, txt)
+	fmt.Fprint(e.stdout, termtext.Text(txt))
 	return nil
 }

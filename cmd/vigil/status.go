@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/web"
 )
@@ -62,7 +63,7 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 			DaemonRunning bool `json:"daemon_running"`
 		}{v, running})
 	}
-	daemon.WriteStatus(e.stdout, st, rt, running, daemon.ClockSynced())
+	_ = termtext.Print(e.stdout, func(w io.Writer) { daemon.WriteStatus(w, st, rt, running, daemon.ClockSynced()) })
 	daemon.WriteReadings(e.stdout, st, series, daemon.WebRules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
 }

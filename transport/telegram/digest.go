@@ -29,6 +29,11 @@
 //   - Notices are held like alerts of their severity, except a test alert
 //     (vigil test-alert), which a person asked for now: it goes out at once
 //     (and counts against the cap).
+//   - The digest is bounded (the state file keeps 256 held alerts). When it
+//     is full, notices go first, oldest first: a flood of notices never
+//     pushes out an alert. Alerts go only when nothing but alerts is held,
+//     the lowest severity first; the digest says how many of each kind
+//     were dropped.
 //   - Durability: an alert is committed to the state file as held before
 //     Notify returns nil, so the outbox lets go of it only then, and a
 //     power cut loses none. An alert redelivered after a crash is found
@@ -60,7 +65,7 @@ type Digests interface {
 	SetTelegramDue(due time.Time, why string) error
 	// TelegramPending returns the held alerts (oldest first), how many
 	// were dropped from a full ring, and the send times (oldest first).
-	TelegramPending() (held []alert.Alert, dropped int, sends []time.Time, err error)
+	TelegramPending() (held []alert.Alert, dropped alert.Dropped, sends []time.Time, err error)
 	// TelegramSent records a message sent at at, keeping the newest keep
 	// send times, and releases the held alerts it carried.
 	TelegramSent(at time.Time, keep int, release []string) error
@@ -92,7 +97,7 @@ func (b *Bot) holds() bool {
 // pending is what the state file holds for the digest.
 type pending struct {
 	held    []alert.Alert
-	dropped int
+	dropped alert.Dropped
 	sends   []time.Time
 }
 
@@ -365,9 +370,9 @@ type digestLine struct {
 
 // renderDigest renders the held alerts as one message or, when that is too
 // long for Telegram, as parts numbered 1/n..n/n, in order; every alert is
-// named in exactly one part. dropped (alerts the full ring lost) is said
-// in the first.
-func renderDigest(held []alert.Alert, dropped int, policy string, loc *time.Location) []digestPart {
+// named in exactly one part. dropped (alerts the full ring lost, by kind)
+// is said in the first.
+func renderDigest(held []alert.Alert, dropped alert.Dropped, policy string, loc *time.Location) []digestPart {
 	var lines []*digestLine
 	for _, a := range held {
 		src := a.Key()
@@ -399,8 +404,8 @@ func renderDigest(held []alert.Alert, dropped int, policy string, loc *time.Loca
 		return fmt.Sprintf("📋 DIGEST%s · %d held alerts", part, len(held))
 	}
 	var drop string
-	if dropped > 0 {
-		drop = fmt.Sprintf("%d older ones are not listed: the digest keeps the newest %d (MQTT and the log have every alert)", dropped, len(held))
+	if n := dropped.Total(); n > 0 {
+		drop = fmt.Sprintf("%d held alerts are not listed (%s): the digest keeps %d and drops notices first (MQTT and the log have every alert)", n, dropped, len(held))
 	}
 	// The room for lines in one message: the longest title, the policy,
 	// the drop note and the footer, with their line breaks.

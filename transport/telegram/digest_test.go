@@ -330,6 +330,36 @@ func TestDigestSplitsLongDigests(t *testing.T) {
 	}
 }
 
+// TestDigestNoticesNeverPushOutAnAlert (issue 28, finding 2): with quiet
+// hours on, one held warning and then 460 setting notices: the digest at
+// the end of quiet hours still names the warning, and says that 205
+// notices, and no alert, were dropped. A restart in between changes
+// nothing.
+func TestDigestNoticesNeverPushOutAnAlert(t *testing.T) {
+	loc := berlin(t)
+	r := newDigestRig(t, Config{Quiet: &schedule.Window{Start: 22 * time.Hour, End: 7 * time.Hour}}, time.Date(2026, 1, 10, 23, 0, 0, 0, loc))
+	warn := r.alert(alert.Warning, "too_hot", alert.StateFiring)
+	r.notify(warn)
+	for range 460 {
+		n := r.alert(alert.Info, alert.RuleSetting, alert.StateNotice)
+		n.Source = alert.SourceSystem
+		r.notify(n)
+	}
+	r.restart()
+	r.advanceTo(time.Date(2026, 1, 11, 7, 0, 0, 0, loc))
+	r.step()
+	sent := r.f.Sent()
+	if len(sent) == 0 {
+		t.Fatal("no digest at 07:00")
+	}
+	if in := named(sent, warn); len(in) != 1 {
+		t.Errorf("the held warning is named in digest parts %v, want exactly one", in)
+	}
+	if want := "205 held alerts are not listed (205 notices)"; !strings.Contains(sent[0].Rendered, want) {
+		t.Errorf("the digest's first part lacks %q:\n%s", want, sent[0].Rendered[:300])
+	}
+}
+
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
 
 // TestDigestWaitsForTelegram: a digest Telegram does not take stays held

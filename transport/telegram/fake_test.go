@@ -37,8 +37,12 @@ type fakeAPI struct {
 	sendHook func(n int, m sendMessage) (status int, body string)
 	// pollHook may answer a getUpdates instead of the default behaviour.
 	pollHook func(n int) (status int, body string)
-	nSend    int
-	nPoll    int
+	// meHook may answer a getMe instead of the default behaviour; n
+	// counts getMe requests from 0.
+	meHook func(n int) (status int, body string)
+	nSend  int
+	nPoll  int
+	nMe    int
 }
 
 type sentMessage struct {
@@ -104,6 +108,16 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	switch method {
 	case "getMe":
+		f.mu.Lock()
+		n, hook := f.nMe, f.meHook
+		f.nMe++
+		f.mu.Unlock()
+		if hook != nil {
+			if status, b := hook(n); status != 0 {
+				apiReply(w, status, b)
+				return
+			}
+		}
 		apiReply(w, 200, `{"ok":true,"result":{"id":42424242,"is_bot":true,"first_name":"vigil","username":"vigil_test_bot"}}`)
 	case "sendMessage":
 		st, b := f.sendMessage(body)

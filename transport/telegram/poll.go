@@ -72,9 +72,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	if err != nil {
 		b.log.Error("telegram read update offset", keyErr, err)
 	}
-	b.whoami(ctx)
+	me := meRetry{backoff: minBackoff}
 	backoff, conflict := minBackoff, false
 	for {
+		b.whoami(ctx, &me)
 		next, err := b.poll(ctx, offset)
 		if ctx.Err() != nil {
 			return nil
@@ -105,15 +106,48 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 }
 
+// meRetry is when whoami tries getMe again, and the backoff after that.
+type meRetry struct {
+	next    time.Time
+	backoff time.Duration
+	failing bool
+}
+
 // whoami learns the bot's username, so "/status@other_bot" in a group is
-// left to the other bot. Without it any @suffix is accepted.
-func (b *Bot) whoami(ctx context.Context) {
+// left to the other bot. Until it knows, every command that names a bot is
+// ignored (parseCommand): the unit may start before the network is up, so
+// a getMe that fails is tried again, before each poll once the backoff
+// (1 s doubling to 5 min, on the bot's clock) has passed.
+func (b *Bot) whoami(ctx context.Context, r *meRetry) {
+	b.mu.Lock()
+	known := b.username != ""
+	b.mu.Unlock()
+	if known || b.clock.Now().Before(r.next) {
+		return
+	}
 	var me struct {
 		Username string `json:"username"`
 	}
-	if err := b.call(ctx, "getMe", struct{}{}, &me, sendTimeout); err != nil {
-		b.log.Warn("telegram getMe", keyErr, err)
+	err := b.call(ctx, "getMe", struct{}{}, &me, sendTimeout)
+	if err == nil && me.Username == "" {
+		err = errors.New("getMe answered no username")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		if !r.failing {
+			b.log.Warn("telegram getMe: commands that name a bot (/status@name) are ignored until it answers", keyErr, err, keyRetryIn, r.backoff)
+			r.failing = true
+		} else {
+			b.log.Debug("telegram getMe", keyErr, err, keyRetryIn, r.backoff)
+		}
+		r.next = b.clock.Now().Add(r.backoff)
+		r.backoff = min(r.backoff*2, maxBackoff)
 		return
+	}
+	if r.failing {
+		b.log.Info("telegram getMe answered after a failure", "username", me.Username)
 	}
 	b.mu.Lock()
 	b.username = me.Username
@@ -249,7 +283,9 @@ func (b *Bot) migrated(chat, newID int64) {
 }
 
 // parseCommand splits "/pause@vigil_bot 30" into "pause" and "30". ok is
-// false for text that is not a command, or a command for another bot.
+// false for text that is not a command, or a command for another bot. A
+// command that names a bot while username is unknown ("": getMe has not
+// answered yet) may be for another bot, and is not ours either.
 func parseCommand(text, username string) (name, arg string, ok bool) {
 	text = strings.TrimSpace(text)
 	if !strings.HasPrefix(text, "/") {
@@ -260,7 +296,7 @@ func parseCommand(text, username string) (name, arg string, ok bool) {
 		word, rest = word[:i], word[i+1:]+" "+rest
 	}
 	word, at, hasAt := strings.Cut(word[1:], "@")
-	if hasAt && username != "" && !strings.EqualFold(at, username) {
+	if hasAt && (username == "" || !strings.EqualFold(at, username)) {
 		return "", "", false
 	}
 	if word == "" {

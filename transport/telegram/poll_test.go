@@ -408,3 +408,46 @@ func TestForwardsAndChatPostsAreNotCommands(t *testing.T) {
 		t.Errorf("an ignored forward was logged above debug:\n%s", logs)
 	}
 }
+
+// TestGetMeRetried (issue 28, finding 8): when getMe fails at start (the
+// unit came up before the network), the bot does not know its own name:
+// until it does, a command that names a bot (/pause@otherbot 43) is
+// ignored, while a plain /status is answered. getMe is retried with
+// backoff on the bot's clock; once it answers, /pause@vigil_test_bot is
+// obeyed and /pause@otherbot still ignored.
+func TestGetMeRetried(t *testing.T) {
+	f := newFakeAPI(t)
+	f.meHook = func(n int) (int, string) {
+		if n == 0 {
+			return apiErr(502, "Bad Gateway")
+		}
+		return 0, ""
+	}
+	clock := clockwork.NewFakeClock()
+	cmds := &transporttest.Commands{}
+	st := newFakeState()
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, clock, nil)
+	f.addUpdate(100, allowedChat, "/pause@otherbot 43")
+	f.addUpdate(101, allowedChat, "/status")
+	runBot(t, b)
+	waitFor(t, "the first two updates", func() bool { off, _ := st.Offset(); return off == 102 })
+	if got, want := cmds.Calls(), []string{"status"}; !slices.Equal(got, want) {
+		t.Fatalf("before getMe answered: commands run = %v, want %v (a command naming a bot is ignored)", got, want)
+	}
+
+	clock.Advance(minBackoff)
+	waitFor(t, "getMe retried and answered", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.username == "vigil_test_bot"
+	})
+	f.addUpdate(102, allowedChat, "/pause@otherbot 43")
+	f.addUpdate(103, allowedChat, "/pause@vigil_test_bot 5")
+	waitFor(t, "the last two updates", func() bool { off, _ := st.Offset(); return off == 104 })
+	if got, want := cmds.Calls(), []string{"status", "pause 5m0s"}; !slices.Equal(got, want) {
+		t.Errorf("after getMe answered: commands run = %v, want %v", got, want)
+	}
+	if n := len(f.Calls("getMe")); n != 2 {
+		t.Errorf("getMe called %d times, want 2 (once more after the failure, then never)", n)
+	}
+}

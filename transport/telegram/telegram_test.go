@@ -463,7 +463,8 @@ func TestParseCommand(t *testing.T) {
 		{"/pause@vigil_bot 30", "vigil_bot", "pause", "30", true},
 		{"/pause@Vigil_Bot 30", "vigil_bot", "pause", "30", true},
 		{"/pause@other_bot 30", "vigil_bot", "", "", false},
-		{"/pause@other_bot 30", "", "pause", "30", true}, // getMe failed: accept
+		{"/pause@other_bot 30", "", "", "", false}, // getMe has not answered: may be another bot's
+		{"/pause@vigil_bot 30", "", "", "", false},
 		{"/Status", "", "status", "", true},
 		{"/pause\n45", "", "pause", "45", true},
 		{"hello", "", "", "", false},
