@@ -246,13 +246,13 @@ func (a *Agent) think(ctx context.Context, in Input) (Decision, error) {
 	// buffers, open in between.
 	defer a.hc.CloseIdleConnections()
 	dec := Decision{ToolCalls: []string{}}
-	system, user := BuildPrompt(in)
+	system, user := buildPrompt(in, a.red)
 	if a.cfg.ScoutModel != "" {
 		r := &run{a: a, in: in, dec: &dec, scout: true}
 		err := r.loop(ctx, a.cfg.ScoutModel, scoutPrompt, user, []toolDef{respondTool(true)})
 		switch {
 		case errors.Is(err, ErrLoop):
-			dec.Outcome, dec.Summary = outcomeEscalate, clip("the scout gave no decision: "+err.Error(), summaryMax)
+			dec.Outcome, dec.Summary = outcomeEscalate, a.red.Clip("the scout gave no decision: "+err.Error(), summaryMax)
 		case err != nil:
 			return a.failed(dec, fmt.Errorf("scout %s: %w", a.cfg.ScoutModel, err))
 		}
@@ -309,12 +309,12 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 			return err
 		}
 		if len(rep.calls) == 0 {
-			d, kind := parseText(rep.text)
+			d, kind := parseText(rep.text, r.a.red)
 			r.dec.Outcome, r.dec.Severity, r.dec.Summary = d.Outcome, d.Severity, d.Summary
 			if r.scout && kind == textOther {
 				// A scout that cannot follow the protocol hands over rather than alerting.
 				r.dec.Outcome, r.dec.Severity = outcomeEscalate, 0
-				r.dec.Summary = clip("the scout answered in free text: "+d.Summary, summaryMax)
+				r.dec.Summary = r.a.red.Clip("the scout answered in free text: "+d.Summary, summaryMax)
 			}
 			return nil
 		}
@@ -322,7 +322,7 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 		results := make([]toolResult, 0, len(rep.calls))
 		for _, c := range rep.calls {
 			args := canonicalArgs(c.args)
-			r.dec.ToolCalls = append(r.dec.ToolCalls, clip(c.name, 100)+" "+args)
+			r.dec.ToolCalls = append(r.dec.ToolCalls, r.a.red.Clip(c.name, redact.CutName)+" "+r.a.red.Clip(canonicalJSON(c.args), redact.CutToolCall))
 			r.a.log.Debug("llm tool call", logModel, model, logTool, c.name)
 			r.calls++
 			if r.calls > r.a.cfg.MaxToolCalls {
@@ -383,21 +383,25 @@ func (a *Agent) setTextOnly(model string, cause error) {
 }
 
 // canonicalArgs returns the arguments as compact JSON ("{}" when empty), or
-// as sent when they are not JSON.
-func canonicalArgs(s string) string {
+// as sent when they are not JSON, cut at 500 characters: as a request
+// carries them back to the model.
+func canonicalArgs(s string) string { return clip(canonicalJSON(s), redact.CutToolCall) }
+
+// canonicalJSON is canonicalArgs uncut, for redact.Clip.
+func canonicalJSON(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "null" {
 		return "{}"
 	}
 	var v any
 	if json.Unmarshal([]byte(s), &v) != nil {
-		return clip(s, 500)
+		return s
 	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil { // sorts object keys
-		return clip(s, 500)
+		return s
 	}
-	return clip(strings.TrimSuffix(b.String(), "\n"), 500)
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -330,7 +330,9 @@ func TestThinkMalformed(t *testing.T) {
 		{"truncated", map[string]string{ProviderOpenAI: `{"choices":[{"message":{"content":"HEART`, ProviderAnthropic: `{"type":"message","content":[{"type":"te`}},
 		{"no answer", map[string]string{ProviderOpenAI: `{"choices":[],"usage":{"total_tokens":7}}`, ProviderAnthropic: `{"type":"message","usage":{"input_tokens":5,"output_tokens":2}}`}},
 		{"wrong shape", map[string]string{ProviderOpenAI: `{"choices":{"a":1}}`, ProviderAnthropic: `{"type":"message","content":"text"}`}},
-		{"error object", map[string]string{ProviderOpenAI: `{"error":{"message":"upstream failed"}}`, ProviderAnthropic: `{"type":"error","error":{"type":"api_error","message":"upstream failed"}}`}},
+		// An error without an outage's code or type: not retried (one with
+		// one is an outage: TestThinkErrorInside200).
+		{"error object", map[string]string{ProviderOpenAI: `{"error":{"message":"upstream failed"}}`, ProviderAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"upstream failed"}}`}},
 	}
 	for _, tt := range tests {
 		forProviders(t, func(t *testing.T, p string) {

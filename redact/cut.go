@@ -24,6 +24,8 @@ const MinPrefix = 6
 // place secrets across each of them (CutLengths).
 const (
 	CutSummary  = 500 // a decision's summary, a text answer, the scout's reason
+	CutNote     = 280 // a note the model keeps (remember)
+	CutPrompt   = 200 // the last alert or a sensor error in the prompt
 	CutToolCall = 500 // a tool call's arguments as the run records them
 	CutError    = 300 // a provider's error message, refusal or reason
 	CutArgs     = 200 // tool arguments quoted back to the model in an error
@@ -38,7 +40,7 @@ const (
 )
 
 // CutLengths lists every length above, for the tests.
-var CutLengths = []int{CutSummary, CutToolCall, CutError, CutArgs, CutName, CutValue, CutType,
+var CutLengths = []int{CutSummary, CutNote, CutPrompt, CutToolCall, CutError, CutArgs, CutName, CutValue, CutType,
 	CutTelegramText, CutTelegramLine, CutTelegramCallback, CutTelegramCommand}
 
 // Ellipsis is what Clip puts where it cut.
