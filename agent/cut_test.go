@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/redact"
 )
 
@@ -67,6 +68,52 @@ func TestCutAfterRedaction(t *testing.T) {
 				noSecretStart(t, tt.name, got)
 			})
 		})
+	}
+}
+
+// TestThinkMostSevereOfTurnWins: two heartbeat_respond calls in one turn:
+// the more severe decision wins, and both are recorded.
+func TestThinkMostSevereOfTurnWins(t *testing.T) {
+	forProviders(t, func(t *testing.T, p string) {
+		ok, crit := respond("ok", "", ""), respond("alert", "critical", "z")
+		ok.id, crit.id = "c1", "c2"
+		ok.args = `{"outcome":"ok"}`
+		f := newFake(t, p, turn{calls: []call{ok, crit}})
+		d, err := think(t, newTestAgent(t, testConfig(f), nil, nil))
+		if err != nil {
+			t.Fatalf("Think: %v", err)
+		}
+		if d.Outcome != OutcomeAlert || d.Severity != alert.Critical || d.Summary != "z" {
+			t.Errorf("Think = %s %v %q, want alert critical \"z\"", d.Outcome, d.Severity, d.Summary)
+		}
+		want := []string{`heartbeat_respond {"outcome":"ok"}`, `heartbeat_respond {"outcome":"alert","severity":"critical","summary":"z"}`}
+		if strings.Join(d.ToolCalls, "\n") != strings.Join(want, "\n") {
+			t.Errorf("ToolCalls = %q, want %q", d.ToolCalls, want)
+		}
+	})
+	t.Run("alert outweighs a pause", func(t *testing.T) {
+		f := newFake(t, ProviderOpenAI, turn{calls: []call{{"p1", ToolPause, `{"minutes":15}`}, respond("alert", "critical", "x")}})
+		d, err := think(t, newTestAgent(t, testConfig(f), nil, nil))
+		if err != nil || d.Outcome != OutcomeAlert || d.Severity != alert.Critical || d.Pause != 0 || len(d.ToolCalls) != 2 {
+			t.Errorf("Think = %+v, %v; want the critical alert, no pause, two calls recorded", d, err)
+		}
+	})
+	tests := []struct {
+		a, b Decision
+		want bool
+	}{
+		{Decision{Outcome: OutcomeAlert, Severity: alert.Info}, Decision{Outcome: OutcomeOK}, true},
+		{Decision{Outcome: OutcomeAlert, Severity: alert.Critical}, Decision{Outcome: OutcomeAlert, Severity: alert.Warning}, true},
+		{Decision{Outcome: OutcomeAlert, Severity: alert.Warning}, Decision{Outcome: OutcomeAlert, Severity: alert.Critical}, false},
+		{Decision{Outcome: OutcomeAlert, Severity: alert.Warning}, Decision{Outcome: OutcomeAlert, Severity: alert.Warning}, false},
+		{Decision{Outcome: OutcomeAlert, Severity: alert.Info}, Decision{Outcome: OutcomePaused}, true},
+		{Decision{Outcome: outcomeEscalate}, Decision{Outcome: OutcomeOK}, true},
+		{Decision{Outcome: OutcomeOK}, Decision{Outcome: OutcomePaused}, false},
+	}
+	for _, tt := range tests {
+		if got := severer(tt.a, tt.b); got != tt.want {
+			t.Errorf("severer(%s %v, %s %v) = %t, want %t", tt.a.Outcome, tt.a.Severity, tt.b.Outcome, tt.b.Severity, got, tt.want)
+		}
 	}
 }
 

@@ -192,14 +192,16 @@ func TestThinkPause(t *testing.T) {
 	for _, tt := range tests {
 		forProviders(t, func(t *testing.T, p string) {
 			t.Run(tt.args, func(t *testing.T) {
-				// The pause ends the run at once: the respond in the same batch is ignored.
-				f := newFake(t, p, turn{calls: []call{{"p1", ToolPause, tt.args}, respond("alert", "critical", "x")}})
+				// The pause ends the run: it outweighs an ok in the same
+				// batch, and both calls are recorded (an alert would
+				// outweigh it: TestThinkMostSevereOfTurnWins).
+				f := newFake(t, p, turn{calls: []call{{"p1", ToolPause, tt.args}, respond("ok", "", "x")}})
 				d, err := think(t, newTestAgent(t, testConfig(f), nil, nil))
 				if err != nil {
 					t.Fatalf("Think: %v", err)
 				}
-				if d.Outcome != OutcomePaused || d.Pause != tt.want || len(d.ToolCalls) != 1 || d.Calls != 1 {
-					t.Errorf("Think = %+v, want paused for %v after one tool call", d, tt.want)
+				if d.Outcome != OutcomePaused || d.Pause != tt.want || len(d.ToolCalls) != 2 || d.Calls != 1 {
+					t.Errorf("Think = %+v, want paused for %v, two tool calls recorded", d, tt.want)
 				}
 			})
 		})
