@@ -71,6 +71,10 @@ func TestMinSecret(t *testing.T) {
 	if got, want := r.String(short+" "+long+" [redacted]"), short+" [redacted] [redacted]"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
+	// Nor is the start of one that is ignored.
+	if got, want := r.Clip("x "+short[:MinPrefix], 50), "x "+short[:MinPrefix]; got != want {
+		t.Errorf("Clip = %q, want %q", got, want)
+	}
 }
 
 // TestAddLater: a secret added after the Redactor was made (a reload, a
@@ -165,6 +169,17 @@ func FuzzString(f *testing.F) {
 		}
 		if again := r.String(out); again != out {
 			t.Errorf("String(%q) = %q, but String of that = %q", before+secret+after, out, again)
+		}
+		// Cut at every length vigil cuts at, it still never shows
+		// whole, and the cut fits.
+		for _, n := range CutLengths {
+			c := r.Clip(before+secret+after, n)
+			if len(secret) >= MinSecret && utf8.ValidString(secret) && !strings.Contains(Mark, secret) && strings.Contains(c, secret) {
+				t.Errorf("Clip(%q, %d) = %q still holds %q", before+secret+after, n, c, secret)
+			}
+			if utf8.RuneCountInString(c) > n {
+				t.Errorf("Clip(%q, %d) = %q: longer than %d", before+secret+after, n, c, n)
+			}
 		}
 	})
 }
