@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-iot/vigil/redact"
 )
 
 // anthropicVersion is the Messages API version vigil speaks.
@@ -130,9 +132,12 @@ func decodeAnthropic(body []byte) (reply, error) {
 	switch resp.Type {
 	case "message":
 	case "error":
-		return rep, fmt.Errorf("error in response: %s", errorMessage(body))
+		// An error event inside a 200 (a stream that failed after it began,
+		// a proxy): the same outage as that status would be, retried and
+		// classed alike, as OpenRouter's errors inside a 200 are.
+		return rep, &answerError{reason: "error in response: ", detail: errorMessage(body), code: anthropicErrorCode(body)}
 	default:
-		return rep, fmt.Errorf("response type %q, want message", clip(resp.Type, 40))
+		return rep, &quoteError{reason: "response type, want message: ", quote: resp.Type, n: redact.CutType}
 	}
 	if resp.Content == nil {
 		return rep, errors.New("no content in message")
@@ -140,10 +145,12 @@ func decodeAnthropic(body []byte) (reply, error) {
 	switch resp.StopReason {
 	case "refusal":
 		reason := "stop_reason refusal: the model declined"
+		detail := ""
 		if d := resp.StopDetails; d != nil && strings.TrimSpace(d.Explanation+d.Category) != "" {
-			reason += ": " + clip(oneLine(strings.TrimSpace(d.Category+" "+d.Explanation)), 300)
+			reason += ": "
+			detail = oneLine(strings.TrimSpace(d.Category + " " + d.Explanation))
 		}
-		return rep, &answerError{reason: reason}
+		return rep, &answerError{reason: reason, detail: detail}
 	case "max_tokens":
 		return rep, &answerError{reason: "stop_reason max_tokens: the answer was cut at max_output_tokens"}
 	case "model_context_window_exceeded":
@@ -164,4 +171,40 @@ func decodeAnthropic(body []byte) (reply, error) {
 	}
 	rep.text = text.String()
 	return rep, nil
+}
+
+// anthropicErrorCode returns the HTTP status Anthropic documents for the
+// type of an error event ({"type":"error","error":{"type":...}}), so that
+// one inside a 200 is retried and classed as that status would be; 0 for
+// a type it does not know.
+func anthropicErrorCode(body []byte) int {
+	var v struct {
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return 0
+	}
+	switch v.Error.Type {
+	case "invalid_request_error":
+		return http.StatusBadRequest
+	case "authentication_error":
+		return http.StatusUnauthorized
+	case "permission_error":
+		return http.StatusForbidden
+	case "not_found_error":
+		return http.StatusNotFound
+	case "request_too_large":
+		return http.StatusRequestEntityTooLarge
+	case "rate_limit_error":
+		return http.StatusTooManyRequests
+	case "api_error":
+		return http.StatusInternalServerError
+	case "timeout_error":
+		return http.StatusGatewayTimeout
+	case "overloaded_error":
+		return 529
+	}
+	return 0
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/vigil-iot/vigil/redact"
 )
 
 func addTranscripts(f *testing.F, files ...string) {
@@ -70,8 +73,13 @@ func FuzzErrorMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if msg := errorMessage(body); msg == "" || len([]rune(msg)) > 300 {
+		// Uncut: the caller cuts it after redaction, with redact.Clip.
+		msg := errorMessage(body)
+		if msg == "" || strings.ContainsAny(msg, "\n\r\x00") {
 			t.Errorf("errorMessage(%q) = %q", body, msg)
+		}
+		if c := redact.New().Clip(msg, redact.CutError); len([]rune(c)) > redact.CutError {
+			t.Errorf("Clip(errorMessage(%q)) = %q: longer than %d", body, c, redact.CutError)
 		}
 	})
 }

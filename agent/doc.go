@@ -15,4 +15,6 @@
 // The agent reads nothing and writes nothing itself: what it remembers
 // (ModelMemory, Self) is given to it, and every text the model wrote is
 // redacted with the Redactor it is given before it leaves the package.
+// What the model or the provider sent is cut only with that Redactor's
+// Clip, which redacts before it cuts (see package redact).
 package agent

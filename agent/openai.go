@@ -142,7 +142,7 @@ func decodeOpenAI(body []byte) (reply, error) {
 		if present(resp.Error) {
 			// OpenRouter answers 200 once the model started, and reports a
 			// failure after that in the body.
-			return rep, &answerError{reason: "error in response: " + errorMessage(body), code: errorCode(resp.Error)}
+			return rep, &answerError{reason: "error in response: ", detail: errorMessage(body), code: errorCode(resp.Error)}
 		}
 		return rep, errors.New("no choices in response")
 	}
@@ -150,9 +150,9 @@ func decodeOpenAI(body []byte) (reply, error) {
 	msg := ch.Message
 	switch {
 	case present(ch.Error):
-		return rep, &answerError{reason: "error in response: " + errorMessage([]byte(`{"error":`+string(ch.Error)+`}`)), code: errorCode(ch.Error)}
+		return rep, &answerError{reason: "error in response: ", detail: errorMessage([]byte(`{"error":` + string(ch.Error) + `}`)), code: errorCode(ch.Error)}
 	case strings.TrimSpace(msg.Refusal) != "":
-		return rep, &answerError{reason: "refusal: " + clip(oneLine(msg.Refusal), 300)}
+		return rep, &answerError{reason: "refusal: ", detail: oneLine(msg.Refusal)}
 	case ch.FinishReason == "length":
 		return rep, &answerError{reason: "finish_reason length: the answer was cut at max_output_tokens"}
 	case ch.FinishReason == "content_filter":

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+
+	"github.com/vigil-iot/vigil/redact"
 )
 
 // Classes of provider errors; test them with errors.Is.
@@ -246,14 +248,18 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 				err = &answerError{reason: "empty answer: no text and no tool call"}
 			}
 			var ae *answerError
+			var qe *quoteError
 			switch {
 			case errors.As(err, &ae):
 				perr = &ProviderError{Provider: a.prov.name(), Status: statusOK, NoAnswer: true,
 					Retryable: ae.code == statusTooManyRequests || ae.code == statusRequestTimeout || ae.code >= 500,
-					Err:       errors.New(a.redact(ae.reason))}
+					Err:       errors.New(a.redact(ae.reason) + a.red.Clip(ae.detail, redact.CutError))}
 				if !perr.Retryable {
 					return reply{}, perr
 				}
+			case errors.As(err, &qe):
+				return reply{}, &ProviderError{Provider: a.prov.name(), Status: statusOK,
+					Err: errors.New("decode response: " + a.redact(qe.reason) + a.red.Clip(qe.quote, qe.n))}
 			case err != nil:
 				return reply{}, &ProviderError{Provider: a.prov.name(), Status: statusOK,
 					Err: errors.New(a.redact(fmt.Sprintf("decode response: %v", err)))}
@@ -283,14 +289,26 @@ func (a *Agent) complete(ctx context.Context, req *request, dec *Decision, maxCa
 }
 
 // answerError is a well-formed response without a usable answer; reason
-// is the provider's, code its error code when it sent one (OpenRouter's
-// in-200 errors carry the HTTP status the request would have had).
+// is vigil's words, detail the provider's (uncut: complete redacts, then
+// cuts it), code its error code when it sent one (OpenRouter's in-200
+// errors carry the HTTP status the request would have had; an Anthropic
+// error event names a type that has one, see anthropicErrorCode).
 type answerError struct {
 	reason string
+	detail string
 	code   int
 }
 
-func (e *answerError) Error() string { return e.reason }
+func (e *answerError) Error() string { return e.reason + e.detail }
+
+// quoteError is a response that is not of the protocol, quoting what the
+// provider sent (uncut: complete redacts, then cuts it at n characters).
+type quoteError struct {
+	reason, quote string
+	n             int
+}
+
+func (e *quoteError) Error() string { return e.reason + e.quote }
 
 // errorCode reads an error object's numeric "code" (OpenRouter); 0 when it
 // has none or a string code (OpenAI).
@@ -359,7 +377,7 @@ func (a *Agent) once(ctx context.Context, body []byte) ([]byte, *ProviderError) 
 	if st >= 300 && st < 400 {
 		msg = "redirect to " + resp.Header.Get("Location") + " (check base_url)"
 	}
-	pe := a.perr(st, retryable, errors.New(msg))
+	pe := a.perr(st, retryable, errors.New(a.red.Clip(msg, redact.CutError)))
 	if toolsRefused(st, msg) {
 		// A refusal, whatever its status: llama.cpp's server files it
 		// as a 500, and asking again with tools gets the same answer.
@@ -484,9 +502,9 @@ func retryAfterMS(v string) time.Duration {
 	return time.Duration(n * float64(time.Millisecond))
 }
 
-// errorMessage extracts a short reason from an error body: OpenAI's and
-// Anthropic's {"error":{"message":...}}, Ollama's {"error":"..."}, or the
-// start of the body.
+// errorMessage extracts the reason from an error body, on one line and
+// uncut (cut it with redact.Clip): OpenAI's and Anthropic's
+// {"error":{"message":...}}, Ollama's {"error":"..."}, or the body.
 func errorMessage(body []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
@@ -520,7 +538,7 @@ func errorMessage(body []byte) string {
 	if msg == "" {
 		return "empty response body"
 	}
-	return clip(msg, 300)
+	return msg
 }
 
 // Log attribute keys.

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/redact"
 )
 
 // The text fallback for models that answer in prose (SPEC §4).
@@ -28,11 +29,12 @@ const (
 // else is an alert carrying the text, so nothing is silently dropped. An
 // ALERT: prefix wins over a HEARTBEAT_OK at the end.
 func ParseText(s string) Decision {
-	d, _ := parseText(s)
+	d, _ := parseText(s, nil)
 	return d
 }
 
-func parseText(s string) (Decision, int) {
+// parseText is ParseText with the summary cut by red (redacted first).
+func parseText(s string, red *redact.Redactor) (Decision, int) {
 	t := strings.NewReplacer("**", "", "`", "").Replace(dropFences(s))
 	lead := strings.TrimLeftFunc(t, isTokenTrim)
 	if len(lead) >= 6 && foldEqual(lead[:6], "ALERT:") {
@@ -49,23 +51,23 @@ func parseText(s string) (Decision, int) {
 		if rest == "" {
 			rest = "the model raised an alert without a summary"
 		}
-		return Decision{Outcome: OutcomeAlert, Severity: sev, Summary: clip(oneLine(rest), summaryMax)}, textAlert
+		return Decision{Outcome: OutcomeAlert, Severity: sev, Summary: red.Clip(oneLine(rest), summaryMax)}, textAlert
 	}
 	core := trimToken(t)
 	n := len(okToken)
 	if len(core) >= n && foldEqual(core[:n], okToken) && boundary(core[n:], true) {
 		if rest := trimToken(core[n:]); utf8.RuneCountInString(rest) <= okSlack {
-			return Decision{Outcome: OutcomeOK, Summary: clip(oneLine(rest), summaryMax)}, textOK
+			return Decision{Outcome: OutcomeOK, Summary: red.Clip(oneLine(rest), summaryMax)}, textOK
 		}
 	}
 	if len(core) >= n && foldEqual(core[len(core)-n:], okToken) && boundary(core[:len(core)-n], false) {
 		if rest := trimToken(core[:len(core)-n]); utf8.RuneCountInString(rest) <= okSlack {
 			// Keep the sentence's own final period, drop a separator before the token.
 			rest = strings.TrimRight(trimSummary(core[:len(core)-n]), ":-—–,; \t\n")
-			return Decision{Outcome: OutcomeOK, Summary: clip(oneLine(rest), summaryMax)}, textOK
+			return Decision{Outcome: OutcomeOK, Summary: red.Clip(oneLine(rest), summaryMax)}, textOK
 		}
 	}
-	summary := clip(oneLine(trimSummary(t)), summaryMax)
+	summary := red.Clip(oneLine(trimSummary(t)), summaryMax)
 	if summary == "" {
 		summary = "the model answered with an empty text"
 	}

@@ -246,13 +246,13 @@ func (a *Agent) think(ctx context.Context, in Input) (Decision, error) {
 	// buffers, open in between.
 	defer a.hc.CloseIdleConnections()
 	dec := Decision{ToolCalls: []string{}}
-	system, user := BuildPrompt(in)
+	system, user := buildPrompt(in, a.red)
 	if a.cfg.ScoutModel != "" {
 		r := &run{a: a, in: in, dec: &dec, scout: true}
 		err := r.loop(ctx, a.cfg.ScoutModel, scoutPrompt, user, []toolDef{respondTool(true)})
 		switch {
 		case errors.Is(err, ErrLoop):
-			dec.Outcome, dec.Summary = outcomeEscalate, clip("the scout gave no decision: "+err.Error(), summaryMax)
+			dec.Outcome, dec.Summary = outcomeEscalate, a.red.Clip("the scout gave no decision: "+err.Error(), summaryMax)
 		case err != nil:
 			return a.failed(dec, fmt.Errorf("scout %s: %w", a.cfg.ScoutModel, err))
 		}
@@ -309,41 +309,87 @@ func (r *run) loop(ctx context.Context, model, system, user string, tools []tool
 			return err
 		}
 		if len(rep.calls) == 0 {
-			d, kind := parseText(rep.text)
+			d, kind := parseText(rep.text, r.a.red)
 			r.dec.Outcome, r.dec.Severity, r.dec.Summary = d.Outcome, d.Severity, d.Summary
 			if r.scout && kind == textOther {
 				// A scout that cannot follow the protocol hands over rather than alerting.
 				r.dec.Outcome, r.dec.Severity = outcomeEscalate, 0
-				r.dec.Summary = clip("the scout answered in free text: "+d.Summary, summaryMax)
+				r.dec.Summary = r.a.red.Clip("the scout answered in free text: "+d.Summary, summaryMax)
 			}
 			return nil
 		}
 		req.msgs = append(req.msgs, message{role: roleAssistant, text: rep.text, calls: rep.calls})
 		results := make([]toolResult, 0, len(rep.calls))
+		// Policy: a call that ends the run (heartbeat_respond,
+		// pause_heartbeats) does not end the turn. Every call of the turn
+		// is recorded, the other deciding calls are weighed too, and the
+		// most severe decision wins (see severer): a critical alert in a
+		// second heartbeat_respond is never dropped. After a decision no
+		// other tool runs, and the limits on calls no longer fail the run:
+		// the calls beyond them are counted, not listed.
+		var final *Decision
+		extra := 0
 		for _, c := range rep.calls {
-			args := canonicalArgs(c.args)
-			r.dec.ToolCalls = append(r.dec.ToolCalls, clip(c.name, 100)+" "+args)
-			r.a.log.Debug("llm tool call", logModel, model, logTool, c.name)
 			r.calls++
+			if final != nil && r.calls > r.a.cfg.MaxToolCalls {
+				extra++
+			} else {
+				r.dec.ToolCalls = append(r.dec.ToolCalls, r.a.red.Clip(c.name, redact.CutName)+" "+r.a.red.Clip(canonicalJSON(c.args), redact.CutToolCall))
+			}
+			r.a.log.Debug("llm tool call", logModel, model, logTool, c.name)
+			if final != nil {
+				if c.name == ToolRespond || c.name == ToolPause {
+					if _, d := r.exec(ctx, c.name, c.args); d != nil && severer(*d, *final) {
+						final = d
+					}
+				}
+				continue
+			}
 			if r.calls > r.a.cfg.MaxToolCalls {
 				return fmt.Errorf("%w: more than %d tool calls", ErrLoop, r.a.cfg.MaxToolCalls)
 			}
-			key := c.name + " " + args
+			key := c.name + " " + canonicalArgs(c.args)
 			r.seen[key]++
 			if r.seen[key] >= breakerLimit {
 				return fmt.Errorf("%w: %s called %d times with the same arguments", ErrLoop, c.name, breakerLimit)
 			}
-			res, final := r.exec(ctx, c.name, c.args)
-			if final != nil {
-				r.dec.Outcome, r.dec.Severity, r.dec.Summary, r.dec.Pause = final.Outcome, final.Severity, final.Summary, final.Pause
-				return nil
+			res, d := r.exec(ctx, c.name, c.args)
+			if d != nil {
+				final = d
+				continue
 			}
 			res.id = c.id
 			results = append(results, res)
 		}
+		if final != nil {
+			if extra > 0 {
+				r.dec.ToolCalls = append(r.dec.ToolCalls, fmt.Sprintf("… and %d more tool calls in the same turn", extra))
+			}
+			r.dec.Outcome, r.dec.Severity, r.dec.Summary, r.dec.Pause = final.Outcome, final.Severity, final.Summary, final.Pause
+			return nil
+		}
 		req.msgs = append(req.msgs, message{role: roleTool, results: results})
 	}
 	return fmt.Errorf("%w after %d steps", ErrLoop, r.a.cfg.MaxSteps)
+}
+
+// severer reports whether decision d outweighs cur: an alert beats
+// anything else, and a more severe alert a less severe one; then escalate
+// (the scout's doubt), then a pause, then ok. On a tie the earlier call
+// stays.
+func severer(d, cur Decision) bool {
+	rank := func(d Decision) int {
+		switch d.Outcome {
+		case OutcomeAlert:
+			return 10 + int(d.Severity)
+		case outcomeEscalate:
+			return 3
+		case OutcomePaused:
+			return 2
+		}
+		return 1
+	}
+	return rank(d) > rank(cur)
 }
 
 // textOnly reports whether model speaks the text contract.
@@ -383,21 +429,25 @@ func (a *Agent) setTextOnly(model string, cause error) {
 }
 
 // canonicalArgs returns the arguments as compact JSON ("{}" when empty), or
-// as sent when they are not JSON.
-func canonicalArgs(s string) string {
+// as sent when they are not JSON, cut at 500 characters: as a request
+// carries them back to the model.
+func canonicalArgs(s string) string { return clip(canonicalJSON(s), redact.CutToolCall) }
+
+// canonicalJSON is canonicalArgs uncut, for redact.Clip.
+func canonicalJSON(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "null" {
 		return "{}"
 	}
 	var v any
 	if json.Unmarshal([]byte(s), &v) != nil {
-		return clip(s, 500)
+		return s
 	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil { // sorts object keys
-		return clip(s, 500)
+		return s
 	}
-	return clip(strings.TrimSuffix(b.String(), "\n"), 500)
+	return strings.TrimSuffix(b.String(), "\n")
 }

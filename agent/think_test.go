@@ -192,14 +192,16 @@ func TestThinkPause(t *testing.T) {
 	for _, tt := range tests {
 		forProviders(t, func(t *testing.T, p string) {
 			t.Run(tt.args, func(t *testing.T) {
-				// The pause ends the run at once: the respond in the same batch is ignored.
-				f := newFake(t, p, turn{calls: []call{{"p1", ToolPause, tt.args}, respond("alert", "critical", "x")}})
+				// The pause ends the run: it outweighs an ok in the same
+				// batch, and both calls are recorded (an alert would
+				// outweigh it: TestThinkMostSevereOfTurnWins).
+				f := newFake(t, p, turn{calls: []call{{"p1", ToolPause, tt.args}, respond("ok", "", "x")}})
 				d, err := think(t, newTestAgent(t, testConfig(f), nil, nil))
 				if err != nil {
 					t.Fatalf("Think: %v", err)
 				}
-				if d.Outcome != OutcomePaused || d.Pause != tt.want || len(d.ToolCalls) != 1 || d.Calls != 1 {
-					t.Errorf("Think = %+v, want paused for %v after one tool call", d, tt.want)
+				if d.Outcome != OutcomePaused || d.Pause != tt.want || len(d.ToolCalls) != 2 || d.Calls != 1 {
+					t.Errorf("Think = %+v, want paused for %v, two tool calls recorded", d, tt.want)
 				}
 			})
 		})
@@ -330,7 +332,9 @@ func TestThinkMalformed(t *testing.T) {
 		{"truncated", map[string]string{ProviderOpenAI: `{"choices":[{"message":{"content":"HEART`, ProviderAnthropic: `{"type":"message","content":[{"type":"te`}},
 		{"no answer", map[string]string{ProviderOpenAI: `{"choices":[],"usage":{"total_tokens":7}}`, ProviderAnthropic: `{"type":"message","usage":{"input_tokens":5,"output_tokens":2}}`}},
 		{"wrong shape", map[string]string{ProviderOpenAI: `{"choices":{"a":1}}`, ProviderAnthropic: `{"type":"message","content":"text"}`}},
-		{"error object", map[string]string{ProviderOpenAI: `{"error":{"message":"upstream failed"}}`, ProviderAnthropic: `{"type":"error","error":{"type":"api_error","message":"upstream failed"}}`}},
+		// An error without an outage's code or type: not retried (one with
+		// one is an outage: TestThinkErrorInside200).
+		{"error object", map[string]string{ProviderOpenAI: `{"error":{"message":"upstream failed"}}`, ProviderAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"upstream failed"}}`}},
 	}
 	for _, tt := range tests {
 		forProviders(t, func(t *testing.T, p string) {

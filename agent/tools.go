@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/redact"
 )
 
 // Tool names (SPEC §4). All tools are read-only; pause_heartbeats and
@@ -29,12 +30,12 @@ const (
 )
 
 // MaxNoteLen is the longest note remember accepts, in characters.
-const MaxNoteLen = 280
+const MaxNoteLen = redact.CutNote
 
 // Limits on what the tools accept and return.
 const (
-	summaryMax       = 500 // characters of a decision's summary
-	historyPoints    = 60  // points sensor_history returns at most
+	summaryMax       = redact.CutSummary // characters of a decision's summary
+	historyPoints    = 60                // points sensor_history returns at most
 	historyDefault   = time.Hour
 	historyMax       = 24 * time.Hour
 	pauseDefault     = 2 // minutes
@@ -89,7 +90,7 @@ func respondTool(scout bool) toolDef {
 // exec runs one tool call. A non-nil Decision ends the run.
 func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decision) {
 	if r.scout && name != ToolRespond {
-		return toolErr("unknown tool %q: only %s is available", clip(name, 100), ToolRespond), nil
+		return toolErr("unknown tool %q: only %s is available", r.a.red.Clip(name, redact.CutName), ToolRespond), nil
 	}
 	switch name {
 	case ToolListSensors:
@@ -98,10 +99,10 @@ func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decisio
 		var a struct {
 			Name string `json:"name"`
 		}
-		if err := decodeArgs(args, &a); err != nil {
+		if err := r.decodeArgs(args, &a); err != nil {
 			return toolErr("%v", err), nil
 		}
-		v, err := readSensor(r.in, a.Name)
+		v, err := readSensor(r.in, a.Name, r.a.red)
 		if err != nil {
 			return toolErr("%v", err), nil
 		}
@@ -112,10 +113,10 @@ func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decisio
 			Quantity string `json:"quantity"`
 			Window   string `json:"window"`
 		}
-		if err := decodeArgs(args, &a); err != nil {
+		if err := r.decodeArgs(args, &a); err != nil {
 			return toolErr("%v", err), nil
 		}
-		v, err := sensorHistory(ctx, r.in, a.Name, a.Quantity, a.Window)
+		v, err := sensorHistory(ctx, r.in, a.Name, a.Quantity, a.Window, r.a.red)
 		if err != nil {
 			return toolErr("%v", err), nil
 		}
@@ -136,7 +137,7 @@ func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decisio
 		var a struct {
 			Minutes *float64 `json:"minutes"`
 		}
-		if err := decodeArgs(args, &a); err != nil {
+		if err := r.decodeArgs(args, &a); err != nil {
 			return toolErr("%v", err), nil
 		}
 		m := pauseDefault
@@ -160,7 +161,7 @@ func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decisio
 	for _, t := range r.a.tools {
 		names = append(names, t.name)
 	}
-	return toolErr("unknown tool %q: available: %s", clip(name, 100), strings.Join(names, ", ")), nil
+	return toolErr("unknown tool %q: available: %s", r.a.red.Clip(name, redact.CutName), strings.Join(names, ", ")), nil
 }
 
 // Aliases of "ok" that small (scout) models answer with; accepted so such
@@ -181,17 +182,17 @@ func (r *run) setInterval(ctx context.Context, args string) toolResult {
 	var a struct {
 		Interval string `json:"interval"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := r.decodeArgs(args, &a); err != nil {
 		return toolErr("%v", err)
 	}
 	s := strings.TrimSpace(a.Interval)
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return toolErr("interval %q: want a Go duration like 15m or 2h", clip(s, 50))
+		return toolErr("interval %q: want a Go duration like 15m or 2h", r.a.red.Clip(s, redact.CutValue))
 	}
 	lo, hi := r.a.cfg.IntervalMin, r.a.cfg.IntervalMax
 	if d < lo || d > hi {
-		return toolErr("interval %s is outside the allowed %s to %s (heartbeat.interval_min, interval_max); nothing changed", clip(s, 50), age(lo), age(hi))
+		return toolErr("interval %s is outside the allowed %s to %s (heartbeat.interval_min, interval_max); nothing changed", r.a.red.Clip(s, redact.CutValue), age(lo), age(hi))
 	}
 	if r.a.cfg.Self == nil {
 		return toolErr("setting the interval is not available")
@@ -212,7 +213,7 @@ func (r *run) remember(ctx context.Context, args string) toolResult {
 	var a struct {
 		Note string `json:"note"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := r.decodeArgs(args, &a); err != nil {
 		return toolErr("%v", err)
 	}
 	note := strings.TrimSpace(strings.ToValidUTF8(a.Note, "\uFFFD"))
@@ -226,7 +227,7 @@ func (r *run) remember(ctx context.Context, args string) toolResult {
 	if r.a.cfg.Self == nil {
 		return toolErr("notes are not available")
 	}
-	msg, err := r.a.cfg.Self.Remember(ctx, clip(r.a.redact(note), MaxNoteLen))
+	msg, err := r.a.cfg.Self.Remember(ctx, r.a.red.Clip(note, MaxNoteLen))
 	if err != nil {
 		return toolErr("remember: %v", err)
 	}
@@ -243,10 +244,10 @@ func (r *run) respond(args string) (toolResult, *Decision) {
 		Summary  string `json:"summary"`
 		Reason   string `json:"reason"`
 	}
-	if err := decodeArgs(args, &a); err != nil {
+	if err := r.decodeArgs(args, &a); err != nil {
 		return toolErr("%v", err), nil
 	}
-	summary := clip(strings.TrimSpace(a.Summary), summaryMax)
+	summary := r.a.red.Clip(strings.TrimSpace(a.Summary), summaryMax)
 	switch strings.ToLower(strings.TrimSpace(a.Outcome)) {
 	case OutcomeOK, outcomeNoop, outcomeDone: // small models say noop or done for ok
 		return toolResult{}, &Decision{Outcome: OutcomeOK, Summary: summary}
@@ -261,7 +262,7 @@ func (r *run) respond(args string) (toolResult, *Decision) {
 		return toolResult{}, &Decision{Outcome: OutcomeAlert, Severity: sev, Summary: summary}
 	case outcomeEscalate:
 		if r.scout {
-			reason := clip(strings.TrimSpace(a.Reason), summaryMax)
+			reason := r.a.red.Clip(strings.TrimSpace(a.Reason), summaryMax)
 			if reason == "" {
 				reason = summary
 			}
@@ -279,7 +280,7 @@ func (r *run) respond(args string) (toolResult, *Decision) {
 
 // decodeArgs decodes tool arguments into v. Empty arguments are an empty
 // object; a JSON string holding the object (double encoding) is accepted.
-func decodeArgs(s string, v any) error {
+func (r *run) decodeArgs(s string, v any) error {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "null" {
 		s = "{}"
@@ -289,7 +290,7 @@ func decodeArgs(s string, v any) error {
 		s = strings.TrimSpace(inner)
 	}
 	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return fmt.Errorf("invalid arguments %s: %v", clip(s, 200), err)
+		return fmt.Errorf("invalid arguments %s: %v", r.a.red.Clip(s, redact.CutArgs), err)
 	}
 	return nil
 }
@@ -353,7 +354,7 @@ type sensorReading struct {
 	LastGoodRead string                  `json:"last_good_read,omitempty"`
 }
 
-func readSensor(in Input, name string) (sensorReading, error) {
+func readSensor(in Input, name string, red *redact.Redactor) (sensorReading, error) {
 	name = strings.TrimSpace(name)
 	sensor, qty := device.SplitKey(name)
 	out := sensorReading{Name: sensor, Readings: map[string]device.Value{}}
@@ -365,7 +366,7 @@ func readSensor(in Input, name string) (sensorReading, error) {
 	}
 	out.Error = in.Snapshot.Errors[sensor]
 	if len(out.Readings) == 0 && out.Error == "" {
-		return out, fmt.Errorf("unknown sensor %q: sensors: %s", clip(name, 100), strings.Join(sensorNames(in.Snapshot), ", "))
+		return out, fmt.Errorf("unknown sensor %q: sensors: %s", red.Clip(name, redact.CutName), strings.Join(sensorNames(in.Snapshot), ", "))
 	}
 	if !in.Snapshot.Time.IsZero() {
 		out.Time = in.Snapshot.Time.In(location(in)).Format(time.RFC3339)
@@ -406,7 +407,7 @@ type history struct {
 	Points [][2]any `json:"points"` // ["15:04", value], oldest first
 }
 
-func sensorHistory(ctx context.Context, in Input, name, quantity, window string) (history, error) {
+func sensorHistory(ctx context.Context, in Input, name, quantity, window string, red *redact.Redactor) (history, error) {
 	name, quantity = strings.TrimSpace(name), strings.TrimSpace(quantity)
 	key := device.Key(name, quantity)
 	if quantity == "" {
@@ -420,7 +421,7 @@ func sensorHistory(ctx context.Context, in Input, name, quantity, window string)
 	if window = strings.TrimSpace(window); window != "" {
 		d, err := time.ParseDuration(window)
 		if err != nil || d <= 0 {
-			return history{}, fmt.Errorf("window %q: want a positive Go duration like 30m or 6h", clip(window, 50))
+			return history{}, fmt.Errorf("window %q: want a positive Go duration like 30m or 6h", red.Clip(window, redact.CutValue))
 		}
 		w = d
 		if w > historyMax {
@@ -494,7 +495,9 @@ func location(in Input) *time.Location {
 }
 
 // clip shortens s to at most n characters, marking the cut with "…", and
-// replaces invalid UTF-8.
+// replaces invalid UTF-8. It is for vigil's own words (a rule's condition,
+// what a request carries back to the model); what came from outside is cut
+// with redact.Clip, which redacts first.
 func clip(s string, n int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if utf8.RuneCountInString(s) <= n {

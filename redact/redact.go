@@ -46,7 +46,13 @@ const MinSecret = 8
 type Redactor struct {
 	mu      sync.Mutex // serialises Add
 	secrets []string   // what Add was given, unique
-	rep     atomic.Pointer[strings.Replacer]
+	rep     atomic.Pointer[replacer]
+}
+
+// replacer is what String and Clip use, swapped whole by Add.
+type replacer struct {
+	*strings.Replacer
+	needles []string // every form of every secret, the longest first
 }
 
 // New returns a Redactor that knows secrets.
@@ -86,7 +92,7 @@ func (r *Redactor) Add(secrets ...string) {
 	for _, f := range needles {
 		pairs = append(pairs, f, Mark)
 	}
-	r.rep.Store(strings.NewReplacer(pairs...))
+	r.rep.Store(&replacer{Replacer: strings.NewReplacer(pairs...), needles: needles})
 }
 
 // forms returns s as text may carry it: as is, escaped inside a JSON

@@ -2,13 +2,17 @@ package redact
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func TestString(t *testing.T) {
@@ -66,6 +70,10 @@ func TestMinSecret(t *testing.T) {
 	r := New(short, long, "redacted")
 	if got, want := r.String(short+" "+long+" [redacted]"), short+" [redacted] [redacted]"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
+	}
+	// Nor is the start of one that is ignored.
+	if got, want := r.Clip("x "+short[:MinPrefix], 50), "x "+short[:MinPrefix]; got != want {
+		t.Errorf("Clip = %q, want %q", got, want)
 	}
 }
 
@@ -162,5 +170,202 @@ func FuzzString(f *testing.F) {
 		if again := r.String(out); again != out {
 			t.Errorf("String(%q) = %q, but String of that = %q", before+secret+after, out, again)
 		}
+		// Cut at every length vigil cuts at, it still never shows
+		// whole, and the cut fits.
+		for _, n := range CutLengths {
+			c := r.Clip(before+secret+after, n)
+			if len(secret) >= MinSecret && utf8.ValidString(secret) && !strings.Contains(Mark, secret) && strings.Contains(c, secret) {
+				t.Errorf("Clip(%q, %d) = %q still holds %q", before+secret+after, n, c, secret)
+			}
+			if utf8.RuneCountInString(c) > n {
+				t.Errorf("Clip(%q, %d) = %q: longer than %d", before+secret+after, n, c, n)
+			}
+		}
 	})
+}
+
+// TestClip: the text is redacted before it is cut, so a secret across the
+// cut goes whole; a start of a secret left at the end goes too.
+func TestClip(t *testing.T) {
+	key := "sk-vigil-0123456789abcdefgh" // 27 characters, also a credential shape
+	pw := "q7Zt9wLmN3xK2pR8vB4c"
+	r := New(key, pw)
+	pad := func(n int) string { return strings.Repeat("x", n) }
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"short", "ok " + pw, 50, "ok " + Mark},
+		{"across the cut", pad(473) + key, 500, pad(473) + Mark},
+		{"cut in Mark", pad(294) + pw, 300, pad(294) + "[reda" + Ellipsis},
+		{"already cut: a start of 6 at the end", pad(10) + pw[:6], 50, pad(10) + Mark},
+		{"already cut: a start of 5 stays", pad(10) + pw[:5], 50, pad(10) + pw[:5]},
+		{"multibyte", strings.Repeat("ü", 20), 10, strings.Repeat("ü", 9) + Ellipsis},
+		{"invalid UTF-8", "a\xffb", 10, "a\uFFFDb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.Clip(tt.in, tt.n); got != tt.want {
+				t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+			}
+		})
+	}
+	// A secret that JSON escapes: its escaped start at the end goes too.
+	r2 := New(`pa"ss\word-1`)
+	if got, want := r2.Clip(`{"s":"`+pad(30)+`pa\"ss\\wo`, 100), `{"s":"`+pad(30)+Mark; got != want {
+		t.Errorf("Clip(escaped start) = %q, want %q", got, want)
+	}
+	var nilR *Redactor
+	if got, want := nilR.Clip("key sk-proj-AbCdEf0123456789xyz "+pad(20), 20), "key [redacted] xxxx"+Ellipsis; got != want {
+		t.Errorf("nil Clip = %q, want %q", got, want)
+	}
+}
+
+// cutAlphabets are what TestClipCuts and FuzzClip build secrets and text
+// from: ASCII, Latin letters, CJK, emoji (four bytes, two UTF-16 units),
+// what JSON and URLs escape.
+var cutAlphabets = [][]rune{
+	[]rune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:~"),
+	[]rune("äöüßéèñçøåÄÖÜ"),
+	[]rune("漢字日本語温度湿度警報"),
+	[]rune("😀🔑🌡🚨🧊"),
+	[]rune(`"\/%+&=? <>` + "\t"),
+}
+
+// randomSecret returns a valid UTF-8 string of 8 to 64 bytes whose first
+// character cannot be mistaken for a piece of Mark or of a cut's mark, nor
+// changes when JSON escapes it, so that any start of it found in Clip's
+// output can only come from the secret.
+func randomSecret(rnd *rand.Rand) string {
+	for {
+		size := 8 + rnd.IntN(57)
+		var b strings.Builder
+		for b.Len() < size {
+			a := cutAlphabets[rnd.IntN(len(cutAlphabets))]
+			c := a[rnd.IntN(len(a))]
+			if b.Len()+utf8.RuneLen(c) > 64 {
+				break
+			}
+			b.WriteRune(c)
+		}
+		s := b.String()
+		first, _ := utf8.DecodeRuneInString(s)
+		if len(s) >= MinSecret && !strings.ContainsRune(Mark+Ellipsis+telegramMark+`"\`+"\t<>&", first) {
+			return s
+		}
+	}
+}
+
+const telegramMark = "… (truncated)"
+
+// filler returns n random characters, none of them avoid.
+func filler(rnd *rand.Rand, n int, avoid rune) string {
+	var b strings.Builder
+	for i := 0; i < n; {
+		a := cutAlphabets[rnd.IntN(len(cutAlphabets))]
+		if c := a[rnd.IntN(len(a))]; c != avoid {
+			b.WriteRune(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// startOf returns the first MinPrefix characters of s.
+func startOf(s string) string {
+	rs := []rune(s)
+	return string(rs[:min(MinPrefix, len(rs))])
+}
+
+// jsonForm returns s as a JSON string's content carries it.
+func jsonForm(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+// checkClip cuts text at n with both Clip and ClipUTF16 and fails if a
+// start of secret (as is or JSON-escaped) of MinPrefix characters survives.
+func checkClip(t *testing.T, r *Redactor, secret, text string, n int) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		out  string
+	}{{"Clip", r.Clip(text, n)}, {"ClipUTF16", r.ClipUTF16(text, n, telegramMark)}} {
+		for _, f := range []string{secret, jsonForm(secret)} {
+			if p := startOf(f); utf8.RuneCountInString(p) >= MinPrefix && strings.Contains(c.out, p) {
+				t.Fatalf("%s(%q, %d) = %q: holds %q, the start of the secret %q", c.name, text, n, c.out, p, secret)
+			}
+		}
+	}
+}
+
+// TestClipCuts: for random secrets (8 to 64 bytes of any alphabet) at
+// random offsets around every length vigil cuts at, as they are and
+// JSON-escaped, no start of a secret of MinPrefix characters survives.
+// Deterministic: the seed is fixed.
+func TestClipCuts(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(28, 1))
+	rounds := 150
+	if testing.Short() {
+		rounds = 30
+	}
+	for _, n := range CutLengths {
+		for range rounds {
+			secret := randomSecret(rnd)
+			first, _ := utf8.DecodeRuneInString(secret)
+			form := secret
+			if rnd.IntN(3) == 0 {
+				form = jsonForm(secret)
+			}
+			size := utf8.RuneCountInString(form)
+			off := max(n-size-3+rnd.IntN(size+6), 0) // the secret ends within a few characters of the cut
+			if rnd.IntN(4) == 0 {
+				off = rnd.IntN(n + 10)
+			}
+			text := filler(rnd, off, first) + form + filler(rnd, rnd.IntN(40), first)
+			checkClip(t, New(secret), secret, text, n)
+			// Cut by someone else, then given to Clip: its end goes too.
+			k := MinPrefix + rnd.IntN(max(utf8.RuneCountInString(form)-MinPrefix, 1))
+			cut := filler(rnd, rnd.IntN(n), first) + string([]rune(form)[:min(k, utf8.RuneCountInString(form))])
+			checkClip(t, New(secret), secret, cut, n)
+		}
+	}
+}
+
+// FuzzClip: a configured secret placed anywhere in text cut at any
+// length leaves no start of MinPrefix characters in Clip's output.
+func FuzzClip(f *testing.F) {
+	for i, n := range CutLengths {
+		f.Add(uint64(i), n, n-10)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, n, off int) {
+		if n < 12 || n > 5000 || off < 0 || off > 6000 {
+			return
+		}
+		rnd := rand.New(rand.NewPCG(seed, 7))
+		secret := randomSecret(rnd)
+		first, _ := utf8.DecodeRuneInString(secret)
+		text := filler(rnd, off, first) + secret + filler(rnd, rnd.IntN(40), first)
+		checkClip(t, New(secret), secret, text, n)
+	})
+}
+
+// TestClipLength: what Clip returns fits n (for n that holds Mark and the
+// cut's mark), whatever it replaced.
+func TestClipLength(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(6, 28))
+	for range 500 {
+		secret := randomSecret(rnd)
+		n := 12 + rnd.IntN(200)
+		text := filler(rnd, rnd.IntN(n+20), 0) + secret + filler(rnd, rnd.IntN(20), 0)
+		r := New(secret)
+		if out := r.Clip(text, n); utf8.RuneCountInString(out) > n {
+			t.Fatalf("Clip(%q, %d) = %q: %d characters", text, n, out, utf8.RuneCountInString(out))
+		}
+		if out := r.ClipUTF16(text, n+13, telegramMark); len(utf16.Encode([]rune(out))) > n+13 {
+			t.Fatalf("ClipUTF16(%q, %d) = %q: too long", text, n+13, out)
+		}
+	}
 }

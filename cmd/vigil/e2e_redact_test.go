@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
+	"github.com/vigil-iot/vigil/redact"
 )
 
 // TestModelEchoingSecretsLeavesNoTrace: a model that echoes every
@@ -43,13 +44,19 @@ func TestModelEchoingSecretsLeavesNoTrace(t *testing.T) {
 		return string(b)
 	}
 	var steps [][]string
-	for range 8 { // every heartbeat: three tool calls, then the alert
+	for i := range 8 { // every heartbeat: three tool calls, then the alert
+		summary := "leaked " + all
+		if i > 0 {
+			// Padded so that the key straddles the cut of a summary
+			// (500 characters): none of it may survive the cut.
+			summary = strings.Repeat("x", 500-len(llmKey)+i) + llmKey
+		}
 		steps = append(steps, []string{
 			"remember " + args(map[string]string{"note": "remember " + all}),
 			"read_sensor " + args(map[string]string{"name": llmKey}),
 			llmKey + " " + args(map[string]string{"token": botToken, "pw": mqttPW}),
 		}, []string{
-			"heartbeat_respond " + args(map[string]string{"outcome": "alert", "severity": "warning", "summary": "leaked " + all}),
+			"heartbeat_respond " + args(map[string]string{"outcome": "alert", "severity": "warning", "summary": summary}),
 		})
 	}
 	model := newModelScript(t, steps...)
@@ -147,11 +154,17 @@ sim = { every = "0s" }
 	if !bytes.Contains(seen["telegram"], []byte("leaked [redacted]")) {
 		t.Errorf("the alert never reached Telegram with its secrets redacted:\n%s", seen["telegram"])
 	}
+	if !bytes.Contains(seen["vigil check"], []byte("xxxxxxxxxx")) {
+		t.Errorf("vigil check did not show the padded summary:\n%s", seen["vigil check"])
+	}
 	for _, sec := range secrets {
 		for _, form := range secretForms(sec) {
+			// A secret's start (redact.MinPrefix characters) is as bad as
+			// the whole: a cut must not leave one behind.
+			start := string([]rune(form)[:redact.MinPrefix])
 			for where, b := range seen {
-				if i := bytes.Index(b, []byte(form)); i >= 0 {
-					t.Errorf("%s holds the secret %q (as %q): ...%s...", where, sec, form, b[max(0, i-80):min(len(b), i+len(form)+40)])
+				if i := bytes.Index(b, []byte(start)); i >= 0 {
+					t.Errorf("%s holds the secret %q or its start (as %q): ...%s...", where, sec, start, b[max(0, i-80):min(len(b), i+len(form)+40)])
 				}
 			}
 		}

@@ -58,7 +58,7 @@ func (e *env) newApp(ctx context.Context, cfg *config.Config, base *manage.Base,
 	}
 	if p.transports {
 		w.Transports = func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *daemon.Commands, problems mqtt.ProblemSource, log *slog.Logger) ([]daemon.Transport, error) {
-			return newTransports(ctx, cfg, prof.Name, db, cmds, problems, clock, log)
+			return newTransports(ctx, cfg, prof.Name, db, cmds, problems, e.redactor(), clock, log)
 		}
 	}
 	o.Profile, o.Log, o.Redactor, o.Wiring, o.Base = prof, log, e.redactor(), w, base

@@ -106,8 +106,8 @@ func readTLS(files [3]tlsFile, named func(name string, err error) error) (*tls.C
 // newTransports builds MQTT and Telegram when configured; board is the
 // resolved board profile, which MQTT publishes on <p>/<id>/info; problems
 // is what MQTT rebuilds its Home Assistant problem sensor from after every
-// connect (Wiring.Transports).
-func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds *daemon.Commands, problems mqtt.ProblemSource, clock clockwork.Clock, log *slog.Logger) ([]daemon.Transport, error) {
+// connect (Wiring.Transports); red cuts what Telegram shortens.
+func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds *daemon.Commands, problems mqtt.ProblemSource, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger) ([]daemon.Transport, error) {
 	var w []daemon.Transport
 	if cfg.MQTTEnabled() {
 		m := cfg.MQTT
@@ -143,6 +143,7 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID, AllowedChats: tg.AllowedChats, AllowedUsers: tg.AllowedUsers, MinSeverity: sev,
 			UserAgent: "vigil/" + version, Location: cfg.Device.Location,
 			Quiet: tg.Quiet, QuietMinSeverity: quietSev, MaxPerHour: tg.MaxPerHour, Digests: db, Messages: db,
+			Redactor: red,
 		}, telegramState{db}, cmds, newHTTPClient(http.ProxyFromEnvironment, telegram.DefaultPollTimeout+15*time.Second), clock, log.With("transport", "telegram"))
 		w = append(w, daemon.Transport{Notifier: b, Run: b.Run})
 	}

@@ -86,7 +86,7 @@ type answerCallback struct {
 // handleCallback answers a press of a button (see the policy above).
 func (b *Bot) handleCallback(ctx context.Context, q *callbackQuery) {
 	answer := b.pressed(ctx, q)
-	if err := b.call(ctx, "answerCallbackQuery", answerCallback{ID: q.ID, Text: truncate16(answer, maxCallbackText)}, nil, sendTimeout); err != nil {
+	if err := b.call(ctx, "answerCallbackQuery", answerCallback{ID: q.ID, Text: clip16(b.cfg.Redactor, answer, maxCallbackText)}, nil, sendTimeout); err != nil {
 		b.log.Warn("telegram answer a button press", keyUser, q.From.ID, keyErr, err)
 	}
 }
@@ -192,7 +192,7 @@ func (b *Bot) Acknowledged(ctx context.Context, p alert.Alert, ids []string) err
 	}
 	for i, a := range as {
 		a.AckedBy, a.AckedAt = p.AckedBy, p.AckedAt
-		htmlText, plain := formatAlert(a, b.cfg.Location)
+		htmlText, plain := formatAlert(a, b.cfg.Location, b.cfg.Redactor)
 		err := b.callRetry(ctx, "editMessageText", editMessage{ChatID: chats[i], MessageID: msgs[i], Text: htmlText, ParseMode: "HTML"})
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Code == statusBadRequest {

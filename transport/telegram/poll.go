@@ -228,7 +228,7 @@ func (b *Bot) handle(ctx context.Context, u update) {
 	b.log.Info("telegram command", keyChat, chat, keyUser, user, keyCommand, name)
 	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelTelegram, Chat: chat, User: user, Name: m.From.name()})
 	reply := b.execute(ctx, name, arg)
-	for _, part := range replyParts(reply) {
+	for _, part := range replyParts(b.cfg.Redactor, reply) {
 		if _, _, err := b.send(ctx, sendMessage{ChatID: chat, Text: part}, false); err != nil {
 			b.log.Warn("telegram reply", keyChat, chat, keyErr, err)
 			return
@@ -238,8 +238,12 @@ func (b *Bot) handle(ctx context.Context, u update) {
 
 // replyParts cuts a reply into messages Telegram accepts, at most
 // maxReplyParts of them: a longer reply (a whole checklist is 16 KiB at
-// most and fits) is cut short and says so.
-func replyParts(reply string) []string {
+// most and fits) is cut short and says so. The reply is redacted by red
+// first (when not nil), so no cut splits a secret it knows.
+func replyParts(red Redactor, reply string) []string {
+	if red != nil {
+		reply = red.String(reply)
+	}
 	parts := split(reply, maxText)
 	if len(parts) <= maxReplyParts {
 		return parts
@@ -382,7 +386,7 @@ func (b *Bot) execute(ctx context.Context, name, arg string) string {
 	case "start", "help":
 		return help
 	default:
-		return "unknown command /" + truncate16(name, 32) + "\n\n" + help
+		return "unknown command /" + clip16(b.cfg.Redactor, name, 32) + "\n\n" + help
 	}
 	if errors.Is(err, transport.ErrNotAllowed) {
 		return fmt.Sprintf("not allowed: add %q to [manage] remote", remoteVerb(name))

@@ -109,6 +109,19 @@ type Config struct {
 	// an Acknowledge button too when the alert chat is an allowed chat the
 	// bot takes commands from. Nil: no button and no edit.
 	Messages Messages
+
+	// Redactor cuts what the bot shortens (an alert's summary, a reply
+	// split into messages, a command quoted back) after removing the
+	// secrets it knows, so no secret is left in part at a cut; cmd passes
+	// the process's *redact.Redactor. Nil: texts are cut as they are.
+	Redactor Redactor
+}
+
+// Redactor removes secrets from text before the bot cuts it:
+// *redact.Redactor.
+type Redactor interface {
+	String(s string) string
+	ClipUTF16(s string, n int, mark string) string
 }
 
 // State persists what the bot learns: the getUpdates offset and chat
@@ -192,6 +205,10 @@ func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 	if a.Severity < b.cfg.MinSeverity {
 		return nil
 	}
+	if b.cfg.Redactor != nil {
+		// Before it is held too: a digest line cuts the summary as well.
+		a.Summary = b.cfg.Redactor.String(a.Summary)
+	}
 	if b.holds() {
 		return b.notifyHeld(ctx, a)
 	}
@@ -202,7 +219,7 @@ func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 // an Acknowledge button (when buttons are on), and the bot remembers its
 // message, for an ack to edit.
 func (b *Bot) sendAlert(ctx context.Context, a alert.Alert) error {
-	htmlText, plain := formatAlert(a, b.cfg.Location)
+	htmlText, plain := formatAlert(a, b.cfg.Location, b.cfg.Redactor)
 	var markup *inlineKeyboard
 	if a.IsProblem() && b.buttons() {
 		markup = ackKeyboard(a)
@@ -323,9 +340,10 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // formatAlert renders an alert as escaped HTML and as plain text, with the
-// summary shortened so that either fits one message; its time reads in
-// loc. An acknowledged alert ends with who acknowledged it and when.
-func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
+// summary shortened (by red, after redaction) so that either fits one
+// message; its time reads in loc. An acknowledged alert ends with who
+// acknowledged it and when.
+func formatAlert(a alert.Alert, loc *time.Location, red Redactor) (htmlText, plain string) {
 	head, what := headOf(a)
 	foot := a.Device
 	if a.Time.Year() >= 2020 { // a Pi without RTC may stamp 1970
@@ -337,7 +355,7 @@ func formatAlert(a alert.Alert, loc *time.Location) (htmlText, plain string) {
 	}
 	// After entity parsing the HTML is as long as the plain text.
 	overhead := len16(head + " · " + what + "\n" + "\n" + foot + ack)
-	summary := truncate16(a.Summary, maxText-overhead)
+	summary := clip16(red, a.Summary, maxText-overhead)
 	plain = head + " · " + what + "\n" + summary + "\n" + foot + ack
 	htmlText = "<b>" + esc(head) + "</b> · " + esc(what) + "\n" + esc(summary) + "\n<i>" + esc(foot) + "</i>" + esc(ack)
 	return htmlText, plain
@@ -380,13 +398,24 @@ func len16(s string) int {
 	return n
 }
 
+// cutMark marks where the bot cut a text.
+const cutMark = "… (truncated)"
+
 // truncate16 shortens s to at most n UTF-16 code units, marking the cut.
 func truncate16(s string, n int) string {
 	if len16(s) <= n {
 		return s
 	}
-	const mark = "… (truncated)"
-	return s[:prefix16(s, max(n-len16(mark), 0))] + mark
+	return s[:prefix16(s, max(n-len16(cutMark), 0))] + cutMark
+}
+
+// clip16 is truncate16 by red: outside text is redacted before it is cut,
+// so no secret is left in part (redact.ClipUTF16). Nil red: truncate16.
+func clip16(red Redactor, s string, n int) string {
+	if red == nil {
+		return truncate16(s, n)
+	}
+	return red.ClipUTF16(s, n, cutMark)
 }
 
 // prefix16 returns the byte length of the longest prefix of s that has at

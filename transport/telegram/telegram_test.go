@@ -411,7 +411,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 func TestFormatAlertFits(t *testing.T) {
 	for _, n := range []int{0, 1, 4000, 4096, 5000} {
 		a := testAlert(strings.Repeat("&", n))
-		h, p := formatAlert(a, time.UTC)
+		h, p := formatAlert(a, time.UTC, nil)
 		r, err := renderHTML(h)
 		if err != nil {
 			t.Fatalf("formatAlert(%d×&) HTML does not parse: %v", n, err)
@@ -493,7 +493,7 @@ func ExampleBot_Notify() {
 		Summary: "Greenhouse at 36 °C",
 	})
 	fmt.Println(err)
-	html, plain := formatAlert(alert.Alert{Device: "pi", Severity: alert.Warning, Source: alert.SourceLLM, Summary: "soil <dry> & warm"}, time.UTC)
+	html, plain := formatAlert(alert.Alert{Device: "pi", Severity: alert.Warning, Source: alert.SourceLLM, Summary: "soil <dry> & warm"}, time.UTC, nil)
 	fmt.Println(html)
 	fmt.Println(plain)
 	// Output:
