@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -160,4 +161,76 @@ func TestStatusShowsSensorErrors(t *testing.T) {
 		t.Errorf("no daemon: status does not say the errors are the stored sample's:\n%s", out)
 	}
 	wantJSON(t, "no daemon")
+}
+
+// TestKernelHintFollowsTheBoard: a missing hwmon or iio device's error
+// gives a Raspberry Pi's dtoverlay line only on a Pi; on other boards it
+// gives the new_device line, with the board's bus when it names one.
+func TestKernelHintFollowsTheBoard(t *testing.T) {
+	for _, tc := range []struct {
+		board      string
+		want, nope string
+	}{
+		{"generic", "echo lm75 0x48 | sudo tee /sys/bus/i2c/devices/i2c-N/new_device", "Raspberry Pi"},
+		{"visionfive2", "echo lm75 0x48 | sudo tee /sys/bus/i2c/devices/i2c-0/new_device", "Raspberry Pi"},
+		{"rpi4", "on a Raspberry Pi, add dtoverlay=i2c-sensor,lm75", "new_device"},
+	} {
+		t.Run(tc.board, func(t *testing.T) {
+			cfg := writeConfig(t, t.TempDir(), `
+[[sensor]]
+name = "rack"
+driver = "hwmon"
+device = "lm75"
+`)
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), `board = "sim"`, `board = "`+tc.board+`"`, 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, _ := runVigil(t, "-c", cfg, "sensors")
+			if strings.Contains(out, "lm75 at /sys") {
+				t.Skip("this machine has an lm75")
+			}
+			if !strings.Contains(out, tc.want) || strings.Contains(out, tc.nope) {
+				t.Errorf("vigil sensors on %s: want %q and no %q:\n%s%s", tc.board, tc.want, tc.nope, out, errOut)
+			}
+		})
+	}
+}
+
+// TestConfigCheckNamesTheBus: on the generic board, config check says
+// what becomes of an I²C sensor that names no bus on this machine,
+// instead of passing it without a word (then every read failed with "no
+// default bus").
+func TestConfigCheckNamesTheBus(t *testing.T) {
+	cfg := writeConfig(t, t.TempDir(), "\n[[sensor]]\nname = \"air\"\ndriver = \"tmp102\"\n")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), `board = "sim"`, `board = "generic"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runVigil(t, "-c", cfg, "config", "check")
+	buses, _ := filepath.Glob("/dev/i2c-*")
+	var want string
+	switch wantCode := 0; len(buses) {
+	case 0:
+		want = "sensor air reads as an error until a bus appears: no I²C bus: the generic board profile names no default bus and this machine has none (no /dev/i2c-*)"
+		if code != wantCode {
+			t.Errorf("exit %d, want %d", code, wantCode)
+		}
+	case 1:
+		want = "sensor air names no I²C bus: it uses i2c bus "
+	default:
+		want, wantCode = "sensor.air.bus: no I²C bus set: the generic board profile names no default bus and this machine has", exitConfig
+		if code != wantCode {
+			t.Errorf("exit %d, want %d", code, wantCode)
+		}
+	}
+	if !strings.Contains(errOut, want) {
+		t.Errorf("config check: exit %d, stderr lacks %q:\n%s", code, want, errOut)
+	}
 }
