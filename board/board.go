@@ -35,6 +35,10 @@ type Profile struct {
 
 	EnableI2C string // how to enable I²C on this board, shown when the bus is missing
 	EnableSPI string // how to enable SPI on this board
+	// Overlays: the firmware loads device-tree overlays named by
+	// dtoverlay= in /boot/firmware/config.txt (the Raspberry Pis), which is
+	// how a sensor the kernel drives is enabled.
+	Overlays bool
 }
 
 // Paths shared by the profiles.
@@ -65,7 +69,7 @@ func pi(name, desc, goarch, goarm string, models ...string) Profile {
 		I2CBus: "1", SPIPorts: []string{"0.0", "0.1"},
 		ThermalZone: zone0, ThrottlePath: piThrottle, W1Dir: w1Dir,
 		GOARCH: goarch, GOARM: goarm,
-		EnableI2C: piEnableI2C, EnableSPI: piEnableSPI,
+		EnableI2C: piEnableI2C, EnableSPI: piEnableSPI, Overlays: true,
 	}
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -108,5 +109,27 @@ func TestMCP3008ChannelHint(t *testing.T) {
 	want := "config.toml:7: rule.r.when: adc.ch6: sensor adc (mcp3008) has ch0; add 6 to its channels to read ch6"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// TestSensorError: an error about a sensor's key found after Parse names
+// the file, the sensor's key, and its line, or the [[sensor]] header's
+// when the key is not set.
+func TestSensorError(t *testing.T) {
+	src := "[[sensor]]\nname = \"air\"\ndriver = \"tmp102\"\n\n[[sensor]]\nname = \"soil\"\ndriver = \"ads1115\"\nbus = \"1\"\n"
+	c, err := Parse(strings.NewReader(src), "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		i    int
+		want string
+	}{
+		{0, "config.toml:1: sensor.air.bus: pick one"},
+		{1, "config.toml:8: sensor.soil.bus: pick one"},
+	} {
+		if got := c.SensorError(tt.i, "bus", errors.New("pick one")).Error(); got != tt.want {
+			t.Errorf("SensorError(%d) = %q, want %q", tt.i, got, tt.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ package daemon
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -146,6 +147,7 @@ func WriteStatus(w io.Writer, st heartbeat.Status, rt *manage.Runtime, running, 
 		fmt.Fprintf(w, "firing:   none\n")
 	}
 	writeProblems(w, st.Problems, st.Now)
+	writeSensorErrors(w, st, running)
 	if rt != nil {
 		writeRuntime(w, *rt, st.Now)
 	}
@@ -203,6 +205,35 @@ func writeProblems(w io.Writer, ps []alert.Alert, now time.Time) {
 		}
 		fmt.Fprintf(tw, "%-10s%s\t%s\tsince %s\t%s\n", label, name, p.Severity, sinceText(p.Time, now), ack)
 		label = ""
+	}
+	tw.Flush()
+}
+
+// writeSensorErrors says which sensors failed in the last sample known
+// (the daemon's, or with none running the last one the state file
+// stored), one a line with its error, or that none did; without a sample
+// it says the sensors are not known rather than nothing.
+func writeSensorErrors(w io.Writer, st heartbeat.Status, running bool) {
+	if st.SensorsAt.IsZero() {
+		if running {
+			fmt.Fprintln(w, "sensors:  no sample yet")
+		} else {
+			fmt.Fprintln(w, "sensors:  not known: no daemon is running and the state file holds no sample yet ('vigil sensors' reads them now)")
+		}
+		return
+	}
+	which := "in the last sample, " + sinceText(st.SensorsAt, st.Now)
+	if !running {
+		which = "in the last sample stored, " + sinceText(st.SensorsAt, st.Now) + " (no daemon is running)"
+	}
+	if len(st.SensorErrors) == 0 {
+		fmt.Fprintf(w, "sensors:  none failed %s\n", which)
+		return
+	}
+	fmt.Fprintf(w, "sensors:  %d failed %s:\n", len(st.SensorErrors), which)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, name := range slices.Sorted(maps.Keys(st.SensorErrors)) {
+		fmt.Fprintf(tw, "  %s\t%s\n", name, st.SensorErrors[name])
 	}
 	tw.Flush()
 }

@@ -86,3 +86,38 @@ func TestWriteReadings(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusSensorErrors: status names every sensor that failed in the
+// last sample known, with its error and the sample's time; it says when
+// that sample is the state file's, and never stays silent about sensors it
+// knows nothing of.
+func TestStatusSensorErrors(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	errs := map[string]string{"rack": `hwmon: no device named "lm75"`, "air": "tmp102: i2c bus 7: not found (buses here: 1)"}
+	for _, tc := range []struct {
+		name    string
+		st      heartbeat.Status
+		running bool
+		want    []string
+	}{
+		{"daemon, two failed", heartbeat.Status{Now: now, SensorErrors: errs, SensorsAt: now.Add(-time.Second)}, true,
+			[]string{"sensors:  2 failed in the last sample, 11:59 +00:00:\n  air   tmp102: i2c bus 7: not found (buses here: 1)\n  rack  hwmon: no device named \"lm75\"\n"}},
+		{"state file, two failed", heartbeat.Status{Now: now, SensorErrors: errs, SensorsAt: now.Add(-time.Hour)}, false,
+			[]string{"sensors:  2 failed in the last sample stored, 11:00 +00:00 (no daemon is running):\n", "  air   tmp102"}},
+		{"daemon, none failed", heartbeat.Status{Now: now, SensorErrors: map[string]string{}, SensorsAt: now}, true,
+			[]string{"sensors:  none failed in the last sample, 12:00 +00:00\n"}},
+		{"daemon, no sample yet", heartbeat.Status{Now: now}, true, []string{"sensors:  no sample yet\n"}},
+		{"state file, no sample", heartbeat.Status{Now: now}, false,
+			[]string{"sensors:  not known: no daemon is running and the state file holds no sample yet ('vigil sensors' reads them now)\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			WriteStatus(&b, tc.st, nil, tc.running, false)
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("status lacks %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}

@@ -74,6 +74,20 @@ func (d *DS18B20) Sense(ctx context.Context) ([]Reading, error) {
 	return []Reading{r}, nil
 }
 
+// Locate reports whether the sensor is there now, without a conversion:
+// the error Sense would give for a missing one.
+func (d *DS18B20) Locate() error {
+	serial := d.serial
+	if serial == "" {
+		_, err := d.only()
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(d.dir, serial, "w1_slave")); errors.Is(err, os.ErrNotExist) {
+		return at{"ds18b20", "w1 " + serial}.errorf("read", fmt.Errorf("not present in %s (wiring, pull-up, or the w1-gpio overlay)", d.dir))
+	}
+	return nil
+}
+
 // only returns the serial of the single DS18B20 in the directory.
 func (d *DS18B20) only() (string, error) {
 	m, err := filepath.Glob(filepath.Join(d.dir, "28-*"))

@@ -122,3 +122,32 @@ func FuzzParseW1Slave(f *testing.F) {
 		}
 	})
 }
+
+// TestDS18B20Locate: Locate finds a sensor without a conversion and gives
+// Sense's error for one that is not there.
+func TestDS18B20Locate(t *testing.T) {
+	for _, tt := range []struct {
+		name, dir, serial string
+		missing           bool
+	}{
+		{"the only sensor", "testdata/w1/one", "", false},
+		{"by serial", "testdata/w1/two", "28-01144c2b8aaa", false},
+		{"no such serial", "testdata/w1/two", "28-000000000000", true},
+		{"two, no serial", "testdata/w1/two", "", true},
+		{"no bus", t.TempDir(), "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewDS18B20(tt.dir, tt.serial)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = d.Locate()
+			if (err != nil) != tt.missing {
+				t.Fatalf("Locate() = %v, want an error: %v", err, tt.missing)
+			}
+			if _, serr := d.Sense(bg()); err != nil && (serr == nil || serr.Error() != err.Error()) {
+				t.Errorf("Locate() = %v, Sense() = %v: want the same error", err, serr)
+			}
+		})
+	}
+}

@@ -35,6 +35,33 @@ type KernelSensor struct {
 	path  string   // directory in fsys, or ""
 	name  string   // the kernel's name for the device, or ""
 	want  []string // quantities to return, in order; none: all
+	board KernelBoard
+}
+
+// KernelBoard is what the hint for a missing device needs to know of the
+// board: how a device the kernel drives is enabled there.
+type KernelBoard struct {
+	// Overlays: the firmware loads device-tree overlays named by
+	// dtoverlay= lines in /boot/firmware/config.txt (a Raspberry Pi).
+	Overlays bool
+	// I2CBus is the header's I²C bus, for the new_device line given on
+	// other boards; "" when the board names none.
+	I2CBus string
+}
+
+// OnBoard sets the board whose way of enabling a device the error for a
+// missing one names; without it the hint is for a board that is not a
+// Raspberry Pi. Call it before the first Sense.
+func (k *KernelSensor) OnBoard(b KernelBoard) *KernelSensor {
+	k.board = b
+	return k
+}
+
+// Locate reports whether the device is there now, without reading it:
+// the error Sense would give for a missing one, with how to enable it.
+func (k *KernelSensor) Locate() error {
+	_, _, err := k.find()
+	return err
 }
 
 var _ Sensor = (*KernelSensor)(nil)
@@ -236,7 +263,7 @@ func (k *KernelSensor) find() (string, at, error) {
 		a := at{d, "/" + k.path}
 		if _, err := fs.Stat(k.fsys, k.path); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return "", a, fmt.Errorf("%s: %s: no such device: is its kernel driver loaded? ('ls /%s' lists the devices; %s)", d, a.where, k.class.dir, overlayHint("", k.class.example))
+				return "", a, fmt.Errorf("%s: %s: no such device: is its kernel driver loaded? ('ls /%s' lists the devices; %s)", d, a.where, k.class.dir, k.enableHint())
 			}
 			return "", a, a.errorf("read", err)
 		}
@@ -272,7 +299,7 @@ func (k *KernelSensor) find() (string, at, error) {
 			slices.Sort(others)
 			present = strings.Join(slices.Compact(others), ", ")
 		}
-		return "", a, fmt.Errorf("%s: no device named %q in /%s (present: %s): %s", d, k.name, k.class.dir, present, overlayHint(k.name, k.class.example))
+		return "", a, fmt.Errorf("%s: no device named %q in /%s (present: %s): %s", d, k.name, k.class.dir, present, k.enableHint())
 	case 1:
 		a.where = k.name + " at /" + found[0]
 		return found[0], a, nil
@@ -297,9 +324,45 @@ var i2cSensorOverlay = map[string]string{
 	"tmp102": "tmp102", "tsl4531": "tsl4531", "veml6070": "veml6070",
 }
 
-// overlayHint says how to make the kernel drive the device named name
-// (empty when it was looked for by path), with example, a chip of the same
-// class, where it does not know the device's own overlay.
+// knownAddr are the default I²C addresses of chips vigil has no driver
+// for but the kernel does, for the new_device line (each datasheet's
+// address with the address pins low, or its only address).
+var knownAddr = map[string]uint16{
+	"bme680": 0x76, "bmp085": 0x77, "bmp180": 0x77, "htu21": 0x40, "lm75": 0x48,
+	"sgp30": 0x58, "si7020": 0x40,
+}
+
+// enableHint says how to make the kernel drive the device: on a Raspberry
+// Pi the overlay to add, elsewhere its device-tree node or the new_device
+// line that creates an I²C device from user space.
+func (k *KernelSensor) enableHint() string {
+	name, example := k.name, k.class.example
+	if k.board.Overlays {
+		return overlayHint(name, example)
+	}
+	if name == "dht11" || name == "dht22" || name == "am2302" {
+		return "enable the dht11 node in the board's device tree, on the GPIO that DATA is wired to"
+	}
+	chip, addr := name, "0xADDR"
+	if chip == "" {
+		chip = "CHIP"
+	}
+	if a, ok := knownAddr[chip]; ok {
+		addr = fmt.Sprintf("0x%02x", a)
+	} else if d, ok := LookupDriver(chip); ok && len(d.Addresses) > 0 {
+		addr = fmt.Sprintf("0x%02x", d.Addresses[0])
+	}
+	bus := k.board.I2CBus
+	if bus == "" {
+		bus = "N"
+	}
+	return "enable its node in the board's device tree, or, if the kernel has the driver, create the I²C device: echo " + chip + " " + addr +
+		" | sudo tee /sys/bus/i2c/devices/i2c-" + bus + "/new_device (with its address and bus; 'vigil scan' lists what answers)"
+}
+
+// overlayHint says how to make the kernel drive the device named name on
+// a Raspberry Pi (empty when it was looked for by path), with example, a
+// chip of the same class, where it does not know the device's own overlay.
 func overlayHint(name, example string) string {
 	const cfg = " to /boot/firmware/config.txt and reboot"
 	switch p, ok := i2cSensorOverlay[name]; {

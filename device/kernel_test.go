@@ -3,6 +3,7 @@ package device
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -141,9 +142,59 @@ func TestKernelSensorMissing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = d.Sense(bg())
+			_, err = d.OnBoard(KernelBoard{Overlays: true, I2CBus: "1"}).Sense(bg()) // a Raspberry Pi
 			wantErr(t, err, tt.prefix, tt.contains)
 		})
+	}
+}
+
+// TestKernelHintOtherBoards: on a board that takes no dtoverlay lines the
+// hint for a missing device is its device-tree node or the new_device line
+// docs/hardware.md gives, with the board's bus, never a Raspberry Pi's
+// overlay; Locate gives the same error as Sense, without reading.
+func TestKernelHintOtherBoards(t *testing.T) {
+	empty := fstest.MapFS{}
+	jh := KernelBoard{I2CBus: "0"} // a VisionFive 2
+	tests := []struct {
+		name     string
+		open     func() (*KernelSensor, error)
+		board    KernelBoard
+		contains string
+	}{
+		{"iio by name", func() (*KernelSensor, error) { return NewIIO(empty, "", "bme680", nil) }, jh,
+			"enable its node in the board's device tree, or, if the kernel has the driver, create the I²C device: echo bme680 0x76 | sudo tee /sys/bus/i2c/devices/i2c-0/new_device"},
+		{"hwmon by name, no default bus", func() (*KernelSensor, error) { return NewHwmon(hwmonTree, "", "tmp102", nil) }, KernelBoard{},
+			"echo tmp102 0x48 | sudo tee /sys/bus/i2c/devices/i2c-N/new_device"},
+		{"unknown chip", func() (*KernelSensor, error) { return NewIIO(empty, "", "xyz123", nil) }, jh,
+			"echo xyz123 0xADDR | sudo tee /sys/bus/i2c/devices/i2c-0/new_device"},
+		{"by path", func() (*KernelSensor, error) { return NewHwmon(hwmonTree, "/sys/class/hwmon/hwmon9", "", nil) }, jh,
+			"echo CHIP 0xADDR | sudo tee /sys/bus/i2c/devices/i2c-0/new_device"},
+		{"dht22", func() (*KernelSensor, error) { return NewIIO(empty, "", "dht22", nil) }, jh,
+			"enable the dht11 node in the board's device tree, on the GPIO that DATA is wired to"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := tt.open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.OnBoard(tt.board)
+			_, err = d.Sense(bg())
+			wantErr(t, err, "", tt.contains)
+			if strings.Contains(err.Error(), "Raspberry Pi") || strings.Contains(err.Error(), "dtoverlay") {
+				t.Errorf("Sense() = %v: a Raspberry Pi's hint on another board", err)
+			}
+			if lerr := d.Locate(); lerr == nil || lerr.Error() != err.Error() {
+				t.Errorf("Locate() = %v, want %v", lerr, err)
+			}
+		})
+	}
+	d, err := NewHwmon(hwmonTree, "", "lm75", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Locate(); err != nil {
+		t.Errorf("Locate() of a present chip = %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -40,6 +41,13 @@ type Status struct {
 	Counters       map[string]uint64 `json:"counters"`
 	Commands       []Command         `json:"commands"` // accepted remote commands, newest last
 	Snapshot       *device.Snapshot  `json:"snapshot,omitempty"`
+	// SensorErrors are the sensors that failed in the last sample known,
+	// by name ("air" -> "tmp102: i2c bus 7: not found ..."): the daemon's
+	// last sample or, with none running, the last one stored in the state
+	// file. SensorsAt is when that sample was taken; zero when none is
+	// known (then SensorErrors is empty: nothing says the sensors work).
+	SensorErrors map[string]string `json:"sensor_errors"`
+	SensorsAt    time.Time         `json:"sensors_at,omitzero"`
 }
 
 // Rule states in `vigil status`.
@@ -68,6 +76,8 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	if until, ok := e.PausedUntil(); ok {
 		st.PausedUntil = until.In(loc).Round(time.Second)
 	}
+	var stored device.Snapshot
+	var ok bool
 	err := e.deps.DB.View(func(tx *store.Tx) error {
 		var err error
 		if st.Runs, err = tx.Runs(10); err != nil {
@@ -89,6 +99,12 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		}
 		held, err := tx.TelegramHeld()
 		st.Held = heldStatus(held, loc)
+		if err != nil {
+			return err
+		}
+		// Without a sample of its own (the CLI on the state file, a daemon
+		// just started) the last stored one says which sensors failed.
+		stored, ok, err = tx.LastHistory()
 		return err
 	})
 	if err != nil {
@@ -139,6 +155,12 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 	st.Rules = e.ruleStatus()
 	if e.last != nil {
 		st.Snapshot = e.last.Clone()
+		stored, ok = *st.Snapshot, true
+	}
+	st.SensorErrors = map[string]string{}
+	if ok {
+		maps.Copy(st.SensorErrors, stored.Errors)
+		st.SensorsAt = stored.Time.In(loc).Round(time.Second)
 	}
 	return st, nil
 }

@@ -153,6 +153,24 @@ func (tx *Tx) AppendHistory(snaps []device.Snapshot) error {
 	return nil
 }
 
+// LastHistory returns the snapshot appended last to the history ring: what
+// the sensors last read, as far as the state file knows. ok is false when
+// the ring is empty.
+func (tx *Tx) LastHistory() (s device.Snapshot, ok bool, err error) {
+	b := tx.bucket(bucketHistory)
+	if b == nil {
+		return s, false, nil
+	}
+	k, v := b.Cursor().Last()
+	if k == nil {
+		return s, false, nil
+	}
+	if s, err = decodeSnapshot(v); err != nil {
+		return s, false, fmt.Errorf("decode history %x: %w", k, err)
+	}
+	return s, true, nil
+}
+
 // History returns the stored snapshots taken at or after since, oldest first
 // (in the order they were appended, which after a clock jump is not the order
 // of their times).

@@ -193,6 +193,20 @@ func TestHistory(t *testing.T) {
 						t.Errorf("History()[%d] has nil maps", i)
 					}
 				}
+				// LastHistory is the last appended, whatever its time.
+				all, err := tx.History(time.Time{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				last, ok, err := tx.LastHistory()
+				if err != nil || ok != (len(all) > 0) {
+					t.Fatalf("LastHistory() ok = %v, %v; want %v", ok, err, len(all) > 0)
+				}
+				if ok {
+					if diff := cmp.Diff(all[len(all)-1], last, cmpopts.EquateEmpty()); diff != "" {
+						t.Errorf("LastHistory() mismatch (-want +got):\n%s", diff)
+					}
+				}
 				return nil
 			})
 		})

@@ -138,7 +138,7 @@ func writePage(b *bytes.Buffer, d *pageData) {
 	}
 	section("readings", "", d.Readings)
 	if len(d.SensorErrors) > 0 {
-		w("<h2>Sensor errors</h2><ul class=\"err\">")
+		w(`<h2>Sensor errors</h2><p class="mute">in the sample of `, esc(d.SensorsAt), `</p><ul class="err" id="sensor-errors">`)
 		for _, e := range d.SensorErrors {
 			w("<li>", esc(e), "</li>")
 		}
@@ -277,6 +277,7 @@ type pageData struct {
 	Token, Done               string
 	Readings, Board           []readingView
 	SensorErrors              []string
+	SensorsAt                 string // when the sample they failed in was taken
 	Alerts                    []alertView
 	Runs                      []runView
 	Runtime                   bool // the sections below are known
@@ -368,9 +369,13 @@ func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done 
 				keys = append(keys, k)
 			}
 		}
-		for _, name := range sortedKeys(st.Snapshot.Errors) {
-			d.SensorErrors = append(d.SensorErrors, name+": "+st.Snapshot.Errors[name])
-		}
+	}
+	// The status's own list: the last sample's, or the state file's.
+	for _, name := range sortedKeys(st.SensorErrors) {
+		d.SensorErrors = append(d.SensorErrors, name+": "+st.SensorErrors[name])
+	}
+	if len(d.SensorErrors) > 0 {
+		d.SensorsAt = when(st.SensorsAt)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {

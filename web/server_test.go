@@ -38,7 +38,9 @@ type fakeEngine struct {
 	// problems are the problems firing; Ack refuses the ids in resolved
 	// with transport.ErrNotFiring.
 	problems []alert.Alert
-	resolved []string
+	// sensorErrors are the sensors that failed in the last sample.
+	sensorErrors map[string]string
+	resolved     []string
 	// refused are the verbs the commands refuse with
 	// transport.ErrNotAllowed, as the daemon's do once a reload took them
 	// out of [manage] remote.
@@ -67,7 +69,7 @@ func (f *fakeEngine) Status(ctx context.Context) (heartbeat.Status, error) {
 		snap.Readings[s.Key] = device.Value{Value: s.Points[len(s.Points)-1].Value, Unit: s.Unit}
 	}
 	return heartbeat.Status{Device: "fake", Mode: "rules-only", Now: f.now, PausedUntil: f.paused, Snapshot: snap,
-		Outbox: map[string]int{"log": 0}, BudgetMax: 96, Problems: f.problems,
+		Outbox: map[string]int{"log": 0}, BudgetMax: 96, Problems: f.problems, SensorErrors: f.sensorErrors, SensorsAt: f.now,
 		Rules: append([]heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring, Since: f.now.Add(-time.Hour)}}, f.rules...)}, nil
 }
 
@@ -549,5 +551,29 @@ func TestAckButton(t *testing.T) {
 	}
 	if resp := do(t, s2, "POST", "/do/ack", url.Values{"csrf": {s2.Token()}, "target": {"fake-01"}}, "", ""); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("POST /do/ack without ack in [manage] remote = %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestPageSensorErrors: the page and /api/status list every sensor that
+// failed in the last sample, escaped, whether or not a reading of it was
+// ever seen.
+func TestPageSensorErrors(t *testing.T) {
+	f := newFake(t0, 3)
+	f.sensorErrors = map[string]string{"rack": `hwmon: no device named "lm75" <x>`, "air": "tmp102: i2c bus 7: not found"}
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}})
+	b, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
+	for _, want := range []string{`<ul class="err" id="sensor-errors"><li>air: tmp102: i2c bus 7: not found</li><li>rack: hwmon: no device named &#34;lm75&#34; &lt;x&gt;</li></ul>`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	var v struct {
+		SensorErrors map[string]string `json:"sensor_errors"`
+	}
+	if err := json.NewDecoder(do(t, s, "GET", "/api/status", nil, "", "").Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.SensorErrors) != 2 || v.SensorErrors["rack"] != f.sensorErrors["rack"] {
+		t.Errorf("/api/status sensor_errors = %v, want %v", v.SensorErrors, f.sensorErrors)
 	}
 }

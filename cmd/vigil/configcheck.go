@@ -27,8 +27,18 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	}
 	// What `run` checks beyond the file itself: the board profile and the
 	// files the config names.
-	if _, err := profile(cfg, e.logger(), slog.LevelDebug); err != nil {
+	prof, err := profile(cfg, e.logger(), slog.LevelDebug)
+	if err != nil {
 		return err
+	}
+	// An I²C sensor with no bus on a profile with no default: config does
+	// no IO, so the machine's buses come from here.
+	notes, err := checkI2CDefault(cfg, prof, periphBuses{newHardware(prof)}.list)
+	if err != nil {
+		return configErr(err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(e.stderr, n)
 	}
 	if cfg.MQTTEnabled() {
 		if _, err := mqttTLS(cfg); err != nil {

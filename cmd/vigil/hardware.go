@@ -10,14 +10,17 @@ package main
 // sensor is returned as a device.Reopen that tries to open the bus and the
 // chip again on every read and reports the error meanwhile. The daemon
 // starts, reads the other sensors and the board's health, and rules like
-// error(air) or stale(air) > 5m fire for the missing one; openSensors logs
-// each missing bus once, with how to enable it. Retrying costs one stat of
-// the device node per sample (no periph.io re-init), so a bus that appears
-// later (modprobe i2c-dev, dtoverlay at runtime) is picked up without a
-// restart. A sensor the kernel drives (iio, hwmon) is looked up in sysfs
-// on every read, like a DS18B20: until its driver is loaded the reading
-// error names the overlay to enable. `vigil sensors` never stops at the
-// first problem: it prints every sensor's reading or error and then fails.
+// error(air) or stale(air) > 5m fire for the missing one. Retrying costs
+// one stat of the device node per sample (no periph.io re-init), so a bus
+// that appears later (modprobe i2c-dev, dtoverlay at runtime) is picked up
+// without a restart. A sensor the kernel drives (iio, hwmon) is looked up
+// in sysfs on every read, like a DS18B20: until its driver is loaded the
+// reading error says how to enable it on this board (an overlay on a
+// Raspberry Pi, the device tree or a new_device line elsewhere). Whatever
+// the cause, openSensors logs one warning at start for every sensor it
+// cannot open (a missing bus once, naming its sensors), with the fix.
+// `vigil sensors` never stops at the first problem: it prints every
+// sensor's reading or error and then fails.
 
 import (
 	"context"
@@ -26,6 +29,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -57,20 +61,156 @@ const (
 
 // openSensors opens every configured sensor and the board health sensor
 // ("board"). Buses are opened once and shared; closeAll closes them. On the
-// "sim" board every sensor is simulated and no hardware is touched. A
-// missing bus is logged once as a warning; its sensors report the error on
-// every read until it appears.
+// "sim" board every sensor is simulated and no hardware is touched. Every
+// sensor that cannot be opened is logged once as a warning that says how
+// to fix it; it reports the error on every read until it can be read.
 func openSensors(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) (sensors []device.Named, closeAll func() error) {
-	sensors, closeAll, busErrs := openSensorsLenient(cfg, prof, now, log)
-	for _, err := range busErrs {
-		log.Warn("bus missing: its sensors read as errors and are retried on every sample", "err", err)
+	sensors, closeAll, problems := openSensorsLenient(cfg, prof, now)
+	for _, p := range problems {
+		p.log(log)
 	}
 	return sensors, closeAll
 }
 
-// openSensorsLenient is openSensors that returns the missing buses' errors
-// instead of logging them.
-func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) ([]device.Named, func() error, []error) {
+// openProblem is a sensor, or a bus and its sensors, that could not be
+// opened at start.
+// (With info set it is a choice made for one: the bus it was given.)
+type openProblem struct {
+	info   bool   // logged at Info, not Warn
+	msg    string // what vigil does about it
+	sensor string // "" for a missing bus: err names its sensors
+	err    error  // what is wrong, and where a fix is known, the fix
+	fix    string // the fix, when err does not say it
+	bus    string // the bus chosen for the sensor
+}
+
+func (p openProblem) log(log *slog.Logger) {
+	var args []any
+	if p.sensor != "" {
+		args = append(args, "sensor", p.sensor)
+	}
+	if p.bus != "" {
+		args = append(args, "bus", p.bus)
+	}
+	if p.err != nil {
+		args = append(args, "err", p.err)
+	}
+	if p.fix != "" {
+		args = append(args, "fix", p.fix)
+	}
+	level := slog.LevelWarn
+	if p.info {
+		level = slog.LevelInfo
+	}
+	log.Log(context.Background(), level, p.msg, args...)
+}
+
+// listI2C returns the I²C buses this machine has, by number, in order:
+// those periph.io's registry knows and any /dev/i2c-N that appeared after
+// it was filled.
+func (h *hardware) listI2C() ([]string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.init(); err != nil {
+		return nil, err
+	}
+	var have []string
+	for _, r := range i2creg.All() {
+		if r.Number >= 0 {
+			have = append(have, strconv.Itoa(r.Number))
+		} else {
+			have = append(have, r.Name)
+		}
+	}
+	devs, _ := filepath.Glob("/dev/i2c-*")
+	for _, d := range devs {
+		if n := strings.TrimPrefix(d, "/dev/i2c-"); n != "" && strings.Trim(n, "0123456789") == "" {
+			have = append(have, n)
+		}
+	}
+	slices.SortFunc(have, func(a, b string) int {
+		x, errA := strconv.Atoi(a)
+		y, errB := strconv.Atoi(b)
+		if errA == nil && errB == nil {
+			return x - y
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(have), nil
+}
+
+// onlyI2CBus picks the bus of an I²C sensor that names none on a board
+// profile with no default (generic) from the buses the machine has: the
+// only one, as `vigil scan` does. With none or several it says what to do.
+func onlyI2CBus(prof board.Profile, have []string) (string, error) {
+	switch len(have) {
+	case 1:
+		return have[0], nil
+	case 0:
+		hint := ""
+		if prof.EnableI2C != "" {
+			hint = "; to enable I²C: " + prof.EnableI2C
+		}
+		return "", fmt.Errorf("no I²C bus: the %s board profile names no default bus and this machine has none (no /dev/i2c-*)%s; once it has one, vigil uses it", prof.Name, hint)
+	}
+	return "", fmt.Errorf("no I²C bus set: the %s board profile names no default bus and this machine has %d (buses here: %s); set bus = \"N\" to the one the sensor is on ('vigil scan --bus N' lists what answers on each)", prof.Name, len(have), strings.Join(have, ", "))
+}
+
+// needsDefaultI2C reports whether s is an I²C chip that names no bus.
+func needsDefaultI2C(s config.Sensor) bool {
+	info, ok := device.LookupDriver(s.Driver)
+	return ok && s.Bus == "" && len(info.Addresses) > 0 && !slices.Contains(config.SPIOnly, s.Driver)
+}
+
+// checkI2CDefault is `vigil config check` on the I²C sensors that name no
+// bus on a board profile with no default, against the buses have lists:
+// with one bus it says each uses it, with none that each reads as an
+// error until one appears (hardware, not the file), and with several it is
+// a config error for each, naming its line and the buses found.
+func checkI2CDefault(cfg *config.Config, prof board.Profile, list func() ([]string, error)) (notes []string, err error) {
+	if prof.I2CBus != "" || prof.Name == "sim" {
+		return nil, nil
+	}
+	var idx []int
+	for i, s := range cfg.Sensors {
+		if needsDefaultI2C(s) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	have, err := list()
+	if err != nil {
+		return []string{fmt.Sprintf("cannot list the I²C buses: %v", err)}, nil
+	}
+	bus, berr := onlyI2CBus(prof, have)
+	var errs []error
+	for _, i := range idx {
+		name := cfg.Sensors[i].Name
+		switch {
+		case berr == nil:
+			notes = append(notes, fmt.Sprintf("sensor %s names no I²C bus: it uses i2c bus %s, the only one here (the %s board profile names no default bus)", name, bus, prof.Name))
+		case len(have) == 0:
+			notes = append(notes, fmt.Sprintf("sensor %s reads as an error until a bus appears: %v", name, berr))
+		default:
+			errs = append(errs, cfg.SensorError(i, "bus", berr))
+		}
+	}
+	return notes, errors.Join(errs...)
+}
+
+// The warnings' messages.
+const (
+	msgBusMissing    = "bus missing: its sensors read as errors and are retried on every sample"
+	msgNotAnswering  = "sensor not answering; retrying on every read"
+	msgSensorMissing = "sensor missing: it reads as an error and is looked for on every sample"
+	msgSensorFailed  = "sensor cannot be opened: it reads as an error"
+)
+
+// openSensorsLenient is openSensors that returns the sensors it could not
+// open instead of logging them.
+func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.Time) ([]device.Named, func() error, []openProblem) {
 	start := now()
 	if prof.Name == "sim" {
 		var out []device.Named
@@ -84,12 +224,13 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 	hw := newHardware(prof)
 	var out []device.Named
 	for _, s := range cfg.Sensors {
-		out = append(out, named(s, hw.open(s, now, log)))
+		out = append(out, named(s, hw.open(s, now)))
 	}
-	var busErrs []error
+	var problems []openProblem
 	for _, f := range hw.failures {
-		busErrs = append(busErrs, fmt.Errorf("sensor %s: %w", strings.Join(f.sensors, ", "), f.err))
+		problems = append(problems, openProblem{msg: msgBusMissing, err: fmt.Errorf("sensor %s: %w", strings.Join(f.sensors, ", "), f.err)})
 	}
+	problems = append(problems, hw.problems...)
 	out = append(out, device.Named{Name: config.BoardSensor, Sensor: &device.Health{
 		Root:         "/",
 		ThermalZone:  prof.ThermalZone,
@@ -97,7 +238,7 @@ func openSensorsLenient(cfg *config.Config, prof board.Profile, now func() time.
 		StateDir:     cfg.Device.StateDir,
 		ClockSynced:  device.KernelClockSynced,
 	}, Timeout: healthTimeout})
-	return out, hw.close, busErrs
+	return out, hw.close, problems
 }
 
 // named binds a configured sensor's name, timeout and calibrations to
@@ -262,6 +403,7 @@ type hardware struct {
 	spi      map[string]string        // SPI port -> sensor using it
 	closers  []func() error
 	failures []*busFailure // missing buses, in the order sensors named them
+	problems []openProblem // sensors that could not be opened for another reason, in config order
 }
 
 // busFailure is a bus that could not be opened and the sensors on it.
@@ -437,10 +579,30 @@ func (h *hardware) spiPort(port, sensor string) (spi.PortCloser, error) {
 	return p, nil
 }
 
+// locator is a sensor looked up on every read (a kernel device, a
+// DS18B20): Locate says whether it is there now, without reading it.
+type locator interface{ Locate() error }
+
 // open builds one configured sensor. When its bus or chip cannot be opened
 // it returns a device.Reopen that tries both again on every read; a
-// missing bus is also recorded in h.failures.
-func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger) device.Sensor {
+// missing bus is recorded in h.failures, every other sensor that cannot
+// be opened or found in h.problems.
+func (h *hardware) open(s config.Sensor, now func() time.Time) device.Sensor {
+	d := h.openSensor(s, now)
+	switch d := d.(type) {
+	case device.Failed:
+		h.problems = append(h.problems, openProblem{msg: msgSensorFailed, sensor: s.Name, err: d.Err})
+	case locator:
+		if err := d.Locate(); err != nil {
+			h.problems = append(h.problems, openProblem{msg: msgSensorMissing, sensor: s.Name, err: err})
+		}
+	}
+	return d
+}
+
+// openSensor is open without the record of what failed, but a chip that
+// does not answer.
+func (h *hardware) openSensor(s config.Sensor, now func() time.Time) device.Sensor {
 	// Errors name the chip, like the drivers' own: "bme280: i2c bus 1: ...".
 	failed := func(err error) device.Sensor {
 		return device.Failed{Err: fmt.Errorf("%s: %w", s.Driver, err)}
@@ -472,7 +634,7 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 		if err != nil {
 			return device.Failed{Err: err}
 		}
-		return d
+		return d.OnBoard(device.KernelBoard{Overlays: h.prof.Overlays, I2CBus: h.prof.I2CBus})
 	}
 	info, ok := device.LookupDriver(s.Driver)
 	if !ok {
@@ -482,6 +644,7 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 	// openBus opens the sensor's bus and returns the chip's constructor;
 	// retry says whether to try a bus that was found missing before.
 	var openBus func(retry bool) (func() (device.Sensor, error), error)
+	var i2cName string // the I²C bus, for the fix of a chip that does not answer
 	port, isSPI := strings.CutPrefix(s.Bus, "spi:")
 	if s.Bus == "" && slices.Contains(config.SPIOnly, s.Driver) {
 		// An SPI-only chip without a bus is on the board's first port.
@@ -533,7 +696,16 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 		if busName == "" {
 			busName = h.prof.I2CBus
 		}
-		name := i2cBusKey(busName)
+		if busName == "" { // a profile with no default (generic): the only bus, as scan picks it
+			if have, err := h.listI2C(); err == nil {
+				if only, err := onlyI2CBus(h.prof, have); err == nil {
+					busName = only
+					h.problems = append(h.problems, openProblem{info: true, sensor: s.Name, bus: only,
+						msg: fmt.Sprintf("sensor names no I²C bus: using the only one here (the %s board profile names no default bus)", h.prof.Name)})
+				}
+			}
+		}
+		i2cName = i2cBusKey(busName)
 		addr := uint16(s.Address)
 		if addr == 0 {
 			addr = info.Addresses[0]
@@ -543,11 +715,21 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 			if retry {
 				open = h.retryI2C
 			}
-			bus, err := open(busName)
+			name := busName
+			if name == "" { // none yet, or several: look again, a bus may have appeared
+				have, err := h.listI2C()
+				if err != nil {
+					return nil, err
+				}
+				if name, err = onlyI2CBus(h.prof, have); err != nil {
+					return nil, err
+				}
+			}
+			bus, err := open(name)
 			if err != nil {
 				return nil, err
 			}
-			return func() (device.Sensor, error) { return openI2CChip(s, bus, name, addr, now) }, nil
+			return func() (device.Sensor, error) { return openI2CChip(s, bus, i2cBusKey(name), addr, now) }, nil
 		}
 	}
 	reopen := &device.Reopen{Open: func() (device.Sensor, error) {
@@ -564,7 +746,11 @@ func (h *hardware) open(s config.Sensor, now func() time.Time, log *slog.Logger)
 	}
 	d, err := openChip()
 	if err != nil {
-		log.Warn("sensor not answering; retrying on every read", "sensor", s.Name, "err", err)
+		fix := "check its wiring, power and address"
+		if !isSPI {
+			fix += fmt.Sprintf(" ('vigil scan --bus %s' lists the addresses that answer)", i2cName)
+		}
+		h.problems = append(h.problems, openProblem{msg: msgNotAnswering, sensor: s.Name, err: err, fix: fix})
 		return reopen
 	}
 	return d
@@ -608,9 +794,9 @@ type sensorsOptions struct{ json, drivers bool }
 func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o sensorsOptions, stdout io.Writer, log *slog.Logger) error {
 
 	// The table shows every open error; don't log them a second time.
-	sensors, closeAll, busErrs := openSensorsLenient(cfg, prof, time.Now, slog.New(slog.DiscardHandler))
+	sensors, closeAll, problems := openSensorsLenient(cfg, prof, time.Now)
 	defer closeAll()
-	log.Debug("sensors opened", "sensors", len(sensors), "missing_buses", len(busErrs))
+	log.Debug("sensors opened", "sensors", len(sensors), "not_opened", len(problems))
 	snap := device.Sense(ctx, sensors, time.Now())
 
 	if o.json {
@@ -765,16 +951,7 @@ type i2cBuses interface {
 // periphBuses are the buses periph.io's registry knows.
 type periphBuses struct{ h *hardware }
 
-func (p periphBuses) list() ([]string, error) {
-	if err := p.h.init(); err != nil {
-		return nil, err
-	}
-	var have []string
-	for _, r := range i2creg.All() {
-		have = append(have, strconv.Itoa(r.Number))
-	}
-	return have, nil
-}
+func (p periphBuses) list() ([]string, error) { return p.h.listI2C() }
 
 func (p periphBuses) open(name string) (i2c.Bus, error) { return p.h.i2cBus(name) }
 
@@ -783,7 +960,7 @@ func scanWith(ctx context.Context, cfg *config.Config, prof board.Profile, busNa
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	name := busName
+	name, only := busName, ""
 	if name == "" {
 		name = prof.I2CBus
 	}
@@ -798,8 +975,8 @@ func scanWith(ctx context.Context, cfg *config.Config, prof board.Profile, busNa
 		switch len(have) {
 		case 0:
 			return fmt.Errorf("scan: this machine has no I²C bus (no /dev/i2c-*)")
-		case 1: // nothing to choose between
-			name = have[0]
+		case 1: // nothing to choose between: the bus run gives its sensors that name none
+			name, only = have[0], have[0]
 			fmt.Fprintf(stdout, "scanning i2c bus %s, the only one here (the %s board profile names no default bus)\n", name, prof.Name)
 		default:
 			return fmt.Errorf("scan: the %s board profile has no default I²C bus; pick one with --bus (buses here: %s)", prof.Name, strings.Join(have, ", "))
@@ -822,6 +999,9 @@ func scanWith(ctx context.Context, cfg *config.Config, prof board.Profile, busNa
 		b := s.Bus
 		if b == "" {
 			b = prof.I2CBus
+		}
+		if b == "" {
+			b = only
 		}
 		if i2cBusKey(b) != key {
 			continue
