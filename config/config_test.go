@@ -461,6 +461,16 @@ func TestErrors(t *testing.T) {
 		{"scout_model path", "[llm]\nscout_model = \"./x\"\n", `config.toml:2: llm.scout_model: must be a model name, not a path with . or .. in it (got "./x")`},
 		{"scout_model space", "[llm]\nscout_model = \" \"\n", `config.toml:2: llm.scout_model: must be printable ASCII without spaces (got " ")`},
 
+		{"control characters in a rule message", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nmessage = \"a\\u0000b\\u001b[31m\"\n",
+			`config.toml:4: rule.r.message: must not contain U+0000 (NUL), a control character (got "a\x00b\x1b[31m"); only tabs and newlines may be in a rule's message, when and clear; remove it`},
+		{"control characters in every other string", "[device]\nstate_dir = \"/var/lib/\\tvigil\"\n[heartbeat]\nchecklist = \"/etc/vigil/\\u0007.md\"\n" +
+			"[[sensor]]\nname = \"t\"\ndriver = \"hwmon\"\ndevice = \"lm\\u001b75\"\n" +
+			"[mqtt]\nbroker = \"tcp://127.0.0.1:1883\"\nusername = \"u\\u009b\"\n[http]\nusername = \"me\\u007f\"\n",
+			"config.toml:2: device.state_dir: must not contain U+0009 (TAB), a control character (got \"/var/lib/\\tvigil\"); remove it\n" +
+				"config.toml:4: heartbeat.checklist: must not contain U+0007 (BEL), a control character (got \"/etc/vigil/\\a.md\"); remove it\n" +
+				"config.toml:8: sensor.t.device: must not contain U+001B (ESC), a control character (got \"lm\\x1b75\"); remove it\n" +
+				"config.toml:11: mqtt.username: must not contain U+009B (CSI), a control character (got \"u\\u009b\"); remove it\n" +
+				"config.toml:13: http.username: must not contain U+007F (DEL), a control character (got \"me\\x7f\"); remove it"},
 		{"multi-line strings keep lines", "[[rule]]\nname = \"r\"\nmessage = \"\"\"\nline one\nline two\n\"\"\"\nwhen = '''\nboard.load1\n> 4'''\nseverity = \"bad\"\n",
 			`config.toml:10: rule.r.severity: must be info, warning or critical (got "bad")`},
 	}

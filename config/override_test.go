@@ -247,6 +247,8 @@ func TestOverrideErrorsUseTheValidatorsMessages(t *testing.T) {
 			`set by cli: heartbeat.active_hours: must be "HH:MM-HH:MM" on a 24-hour clock (got "7-22")`},
 		{"empty model", set("llm.model", " "),
 			`set by cli: llm.model: must not be empty`},
+		{"escape in a variable", env("mqtt.username", "VIGIL_MQTT_USERNAME", "u\x1b[2J"),
+			`$VIGIL_MQTT_USERNAME: mqtt.username: must not contain U+001B (ESC), a control character (got "u\x1b[2J"); remove it`},
 		{"no such rule", set("rule.too_cold.enabled", "false"),
 			`set by cli: rule.too_cold.enabled: no rule "too_cold"`},
 		{"no such key", set("heartbeat.intervall", "10m"),

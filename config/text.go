@@ -10,6 +10,8 @@ package config
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -41,4 +43,79 @@ func DescribeRune(r rune) string {
 		return fmt.Sprintf("%U (%s)", r, n)
 	}
 	return fmt.Sprintf("%U", r)
+}
+
+// proseKeys are the keys of a [[rule]] that may hold tabs and newlines: a
+// message written over several lines, a condition split across them.
+var proseKeys = []string{"message", "when", "clear"}
+
+// validateText refuses a control character in every string of the config,
+// from the file or an override: every table's keys, [[sensor]] and
+// [[rule]] included, and every element of an array of strings. A key that
+// already has an error (a model name, a rule's condition, a sensor's name
+// each refuse control characters in their own words) is not reported
+// again.
+func (p *parser) validateText() {
+	root := reflect.ValueOf(p.cfg).Elem()
+	for i := range root.NumField() {
+		sec, _, _ := strings.Cut(root.Type().Field(i).Tag.Get("toml"), ",")
+		if sec == "" || sec == "-" {
+			continue
+		}
+		switch f := root.Field(i); f.Kind() {
+		case reflect.Struct:
+			p.text(f, at(sec, -1), "")
+		case reflect.Slice:
+			for j := range f.Len() {
+				allow := ""
+				if sec == "rule" {
+					allow = "\t\n"
+				}
+				p.text(f.Index(j), at(sec, j), allow)
+			}
+		}
+	}
+}
+
+// text checks the strings of the table v at prefix; allow is what the
+// prose keys of a rule may hold besides.
+func (p *parser) text(v reflect.Value, prefix []seg, prose string) {
+	for i := range v.NumField() {
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ",")
+		if key == "" || key == "-" {
+			continue
+		}
+		path := append(slices.Clone(prefix), seg{name: key, idx: -1})
+		allow := ""
+		if prose != "" && slices.Contains(proseKeys, key) {
+			allow = prose
+		}
+		f := v.Field(i)
+		switch {
+		case f.Kind() == reflect.String:
+			p.controlChar(path, "", f.String(), allow)
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+			for j := range f.Len() {
+				p.controlChar(path, fmt.Sprintf("%s[%d]: ", key, j), f.Index(j).String(), allow)
+			}
+		}
+	}
+}
+
+// controlChar reports the first control character of s, the value at path.
+func (p *parser) controlChar(path []seg, elem, s, allow string) {
+	r, _, ok := ControlChar(s, allow)
+	if !ok || p.hasError(p.display(path)) {
+		return
+	}
+	fix := "remove it"
+	if allow != "" {
+		fix = "only tabs and newlines may be in a rule's message, when and clear; remove it"
+	}
+	p.bad(path, "%smust not contain %s, a control character (got %q); %s", elem, DescribeRune(r), s, fix)
+}
+
+// hasError reports whether an error names key already.
+func (p *parser) hasError(key string) bool {
+	return slices.ContainsFunc(p.errs, func(e *Error) bool { return e.Key == key })
 }

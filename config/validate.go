@@ -161,6 +161,7 @@ func (p *parser) validate() {
 	p.validateHTTP()
 	p.validateManage()
 	p.validatePaths()
+	p.validateText()
 }
 
 // validatePaths refuses a path-valued key (checklist, *_dir, *_file) that

@@ -63,7 +63,7 @@ func TestWriteTOMLRoundTrip(t *testing.T) {
 		"",
 		"[heartbeat]\ninterval = \"0\"\nenabled = false\n[llm]\nprovider = \"anthropic\"\napi_key_file = \"k\"\n",
 		"[llm]\napi_key_env = \"\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n",
-		"[[sensor]]\nname = \"q\"\ndriver = \"sim\"\ndeadband = { x_y = 1e-9, big = 1e300 }\n[[rule]]\nname = \"r\"\nwhen = \"q.x > 1\"\nmessage = \"tab\\there \\\"quoted\\\" \\\\ \\u0001 é\"\n",
+		"[[sensor]]\nname = \"q\"\ndriver = \"sim\"\ndeadband = { x_y = 1e-9, big = 1e300 }\n[[rule]]\nname = \"r\"\nwhen = \"q.x > 1\"\nmessage = \"tab\\there \\\"quoted\\\" \\\\ \\n é\"\n",
 		"[mqtt]\nbroker = \"ssl://h:8883\"\nca_file = \"ca.pem\"\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\n[telegram]\ntoken_env = \"T\"\nchat_id = -1001\nallowed_chats = [1, -1001]\n",
 		"[mqtt]\nbrokers = [\"ssl://a:8883\", \"wss://b:443/mqtt\"]\nca_file = \"ca.pem\"\n",
 		"[telegram]\ntoken_env = \"T\"\nchat_id = 7\nquiet_hours = \"23:30-24:00\"\nquiet_min_severity = \"warning\"\nmax_per_hour = 0\n",
