@@ -24,6 +24,7 @@ type Config struct {
 	lines     map[string]int        // indexed key -> line, for errors after Parse
 	overrides map[string]Override   // key -> the override that set it (Origin)
 	exprs     map[string]*rule.Expr // rule expressions Parse compiled, by source: RuleSpec compiles none again
+	off       string                // why heartbeats are off when Heartbeat.Enabled is false but not by heartbeat.enabled
 }
 
 // Duration is a time.Duration written as a Go duration string ("30m").

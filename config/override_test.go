@@ -232,7 +232,17 @@ func TestOverrideErrorsUseTheValidatorsMessages(t *testing.T) {
 		want string
 	}{
 		{"too short", env("heartbeat.interval", "VIGIL_HEARTBEAT_INTERVAL", "30s"),
-			`$VIGIL_HEARTBEAT_INTERVAL: heartbeat.interval: must be at least 1m (got "30s")`},
+			`$VIGIL_HEARTBEAT_INTERVAL: heartbeat.interval: must be at least 1m (got "30s"); allowed: "0" (off) or 1m to 24h`},
+		{"empty id", env("device.id", "VIGIL_DEVICE_ID", ""),
+			`$VIGIL_DEVICE_ID: device.id: must not be empty (remove it to use the host name, or give an id like "greenhouse-pi")`},
+		{"empty timezone", env("device.timezone", "VIGIL_DEVICE_TIMEZONE", ""),
+			`$VIGIL_DEVICE_TIMEZONE: device.timezone: must not be empty (remove it for UTC, or give an IANA name like "Europe/Berlin")`},
+		{"set beyond the bound", set("heartbeat.interval", "25h"),
+			`set by cli: heartbeat.interval: must be at most 24h (got "25h"); allowed: "0" (off) or 1m to 24h`},
+		{"set max_quiet beyond the bound", set("heartbeat.max_quiet", "200h"),
+			`set by cli: heartbeat.max_quiet: must be at most 168h (got "200h"); allowed: "0" (never force a call) or 1s to 168h`},
+		{"set alert_cooldown below the bound", set("heartbeat.alert_cooldown", "1s"),
+			`set by cli: heartbeat.alert_cooldown: must be at least 1m (got "1s"); allowed: "0" (no cooldown) or 1m to 168h`},
 		{"not a duration", set("heartbeat.interval", "soon"),
 			`set by cli: heartbeat.interval: must be a duration like "30m" (got "soon")`},
 		{"not a bool", set("heartbeat.enabled", "yes please"),

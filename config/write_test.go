@@ -149,3 +149,26 @@ func TestWriteTOMLError(t *testing.T) {
 		t.Error("WriteTOML to a failing writer = nil, want error")
 	}
 }
+
+// TestWriteTOMLHeartbeatsOff: interval = "0" turns heartbeats off, and the
+// resolved config says so: enabled = false, with the key that did it,
+// never enabled = true beside interval = "0".
+func TestWriteTOMLHeartbeatsOff(t *testing.T) {
+	for src, reason := range map[string]string{
+		"[heartbeat]\ninterval = \"0s\"\n":                 `# heartbeats are off: heartbeat.interval = "0"`,
+		"[heartbeat]\nenabled = false\n":                   `# heartbeats are off: heartbeat.enabled = false`,
+		"[heartbeat]\nenabled = false\ninterval = \"0\"\n": `# heartbeats are off: heartbeat.enabled = false`,
+	} {
+		c := mustParse(t, src)
+		var buf strings.Builder
+		if err := c.WriteTOML(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if want := reason + "\nenabled = false\n"; !strings.Contains(buf.String(), want) {
+			t.Errorf("WriteTOML of %q has no %q:\n%s", src, want, buf.String())
+		}
+		if c.HeartbeatEnabled() {
+			t.Errorf("HeartbeatEnabled() for %q = true", src)
+		}
+	}
+}
