@@ -623,3 +623,25 @@ func TestChecklistControlCharactersRefused(t *testing.T) {
 		t.Errorf("checklist file with an escape = %q, %v; want it refused", txt, err)
 	}
 }
+
+// TestSetHoldsTheConfigBounds: a run-time set, from any channel, is held
+// to the bounds the file is (config's one table of them), with the same
+// message, and the refused value is not kept.
+func TestSetHoldsTheConfigBounds(t *testing.T) {
+	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"get\", \"set\"]\n")
+	for _, ch := range []string{transport.ChannelSocket, transport.ChannelMQTT, transport.ChannelTelegram, transport.ChannelWeb} {
+		ctx := transport.WithSource(context.Background(), transport.Source{Channel: ch})
+		for _, tt := range []struct{ key, value, want string }{
+			{"heartbeat.interval", "25h", `heartbeat.interval: must be at most 24h (got "25h"); allowed: "0" (off) or 1m to 24h`},
+			{"heartbeat.max_quiet", "200h", `heartbeat.max_quiet: must be at most 168h (got "200h"); allowed: "0" (never force a call) or 1s to 168h`},
+			{"heartbeat.alert_cooldown", "1s", `heartbeat.alert_cooldown: must be at least 1m (got "1s"); allowed: "0" (no cooldown) or 1m to 168h`},
+		} {
+			if out, err := a.cmds.Set(ctx, tt.key, tt.value); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Set(%s, %s) from %s = %q, %v; want %q", tt.key, tt.value, ch, out, err, tt.want)
+			}
+		}
+	}
+	if st, _ := a.db.Settings(); len(st) != 0 {
+		t.Errorf("settings kept after refusals: %+v", st)
+	}
+}
