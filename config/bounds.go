@@ -35,9 +35,9 @@ import (
 	"time"
 )
 
-// Bounds are what a duration key takes: Min to Max, and 0 when Zero says
+// bounds are what a duration key takes: Min to Max, and 0 when Zero says
 // what 0 means.
-type Bounds struct {
+type bounds struct {
 	Min, Max time.Duration
 	Zero     string // what "0" means ("off", "never"); "" when 0 is refused
 }
@@ -46,7 +46,7 @@ const week = 7 * 24 * time.Hour
 
 // durationBounds are the bounds of every duration key; a [[sensor]] or
 // [[rule]] key is named without its table's name (rule.renotify).
-var durationBounds = map[string]Bounds{
+var durationBounds = map[string]bounds{
 	"heartbeat.interval":                 {time.Minute, 24 * time.Hour, "off"},
 	"heartbeat.sample_interval":          {time.Second, time.Hour, ""},
 	"heartbeat.sensors_publish_interval": {time.Second, 24 * time.Hour, ""},
@@ -64,16 +64,9 @@ var durationBounds = map[string]Bounds{
 	"rule.renotify":                      {time.Minute, week, "never"},
 }
 
-// DurationBounds returns the bounds of a duration key ("heartbeat.interval",
-// "rule.renotify").
-func DurationBounds(key string) (Bounds, bool) {
-	b, ok := durationBounds[key]
-	return b, ok
-}
-
 // String states the bounds as the errors and docs do: `"0" (off) or 1m to
 // 24h`, `1s to 1h`.
-func (b Bounds) String() string {
+func (b bounds) String() string {
 	s := Duration{b.Min}.String() + " to " + Duration{b.Max}.String()
 	if b.Zero != "" {
 		s = fmt.Sprintf("%q (%s) or %s", "0", b.Zero, s)
@@ -81,9 +74,9 @@ func (b Bounds) String() string {
 	return s
 }
 
-// Check reports whether d is within the bounds, and says which one it is
+// check reports whether d is within the bounds, and says which one it is
 // not within, with all of them.
-func (b Bounds) Check(d time.Duration) error {
+func (b bounds) check(d time.Duration) error {
 	switch {
 	case d == 0 && b.Zero != "":
 		return nil
@@ -98,7 +91,7 @@ func (b Bounds) Check(d time.Duration) error {
 // durations checks every duration key of the config against its bounds.
 func (p *parser) durations() {
 	check := func(path []seg, key string, d Duration) {
-		if err := durationBounds[key].Check(d.Duration); err != nil {
+		if err := durationBounds[key].check(d.Duration); err != nil {
 			p.badErr(path, err)
 		}
 	}
