@@ -109,6 +109,8 @@ func (p *parser) validateCalibration(i int, s *Sensor) {
 		case c.Offset != nil:
 			if !finite(*c.Offset) {
 				p.bad(key("offset"), "must be a finite number (got %v)", *c.Offset)
+			} else if math.Abs(*c.Offset) > MaxCalibration {
+				p.bad(key("offset"), "must be within ±%g (got %v)", MaxCalibration, *c.Offset)
 			}
 		case c.Points != nil:
 			p.validatePoints(key("points"), c.Points)
@@ -140,8 +142,25 @@ func (p *parser) validatePoints(path []seg, pts [][]float64) {
 		p.bad(path, "the two raw values must differ, a line needs two different readings (got %v twice)", pts[0][0])
 	case pts[0][1] == pts[1][1]:
 		p.bad(path, "the two true values must differ, or every reading would become %v (got %v twice)", pts[0][1], pts[0][1])
+	default:
+		// The line device.TwoPoint applies, as true = offset + slope × raw.
+		slope := (pts[1][1] - pts[0][1]) / (pts[1][0] - pts[0][0])
+		offset := pts[0][1] - slope*pts[0][0]
+		const how = "give a line (true = offset + slope × raw) with slope"
+		switch {
+		case !finite(slope) || !finite(offset) || math.Abs(slope) > MaxCalibration || math.Abs(offset) > MaxCalibration:
+			p.bad(path, "%s %v and offset %v: both must be finite and within ±%g; check the two [raw, true] pairs", how, slope, offset, MaxCalibration)
+		case slope == 0:
+			p.bad(path, "%s 0: every reading would become %v; check the two [raw, true] pairs", how, offset)
+		}
 	}
 }
+
+// MaxCalibration bounds a calibration's offset and slope. A sensor's
+// correction is a few units or a few percent; a line steeper or further
+// off than a billion is a typo, and over the range of a float it turns a
+// real reading into ±Inf, which no rule can compare and JSON cannot hold.
+const MaxCalibration = 1e9
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 

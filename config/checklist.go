@@ -43,6 +43,12 @@ is never called. Uncomment or write a line below to start.
 // comments removed and blank runs collapsed; empty reports that it holds
 // nothing to check: only blank lines, markdown headings, HTML comments
 // (possibly spanning lines) and lines with nothing but list markers.
+//
+// Every way a checklist arrives (the file at each run, vigil checklist
+// set, MQTT's cmd/checklist, Telegram, the page) comes through here, so
+// this is where a checklist with a control character other than a tab or
+// a newline (a CR of a CRLF line end is one) is refused, naming its line:
+// it is shown on terminals and pages, and goes into every prompt.
 func ParseChecklist(r io.Reader) (text string, empty bool, err error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxChecklistSize+1))
 	if err != nil {
@@ -57,6 +63,10 @@ func ParseChecklist(r io.Reader) (text string, empty bool, err error) {
 	}
 	s := strings.ReplaceAll(string(b), "\ufeff", "") // byte order marks, anywhere
 	s = strings.ReplaceAll(s, "\r\n", "\n")
+	if r, at, ok := ControlChar(s, "\t\n"); ok {
+		line := 1 + strings.Count(s[:at], "\n")
+		return "", false, fmt.Errorf("checklist line %d: must not contain %s, a control character: only tabs and newlines may be in a checklist; remove it", line, DescribeRune(r))
+	}
 	for { // removing "<!--x-->" from "<!<!--x-->--y-->" makes a new comment
 		t := stripComments(s)
 		if t == s {

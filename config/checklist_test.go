@@ -79,6 +79,31 @@ func TestParseChecklistErrors(t *testing.T) {
 	}
 }
 
+// TestChecklistControlCharacters: a checklist with a control character
+// other than a tab or a newline (a terminal escape, a bell, a NUL), even
+// inside a comment, is refused with its line and the character, whichever
+// way it arrives (every path reads it through ParseChecklist). A CRLF file
+// is fine: its CRs are line ends.
+func TestChecklistControlCharacters(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"- a\x1b[31m red\n", "checklist line 1: must not contain U+001B (ESC), a control character: only tabs and newlines may be in a checklist; remove it"},
+		{"# H\n- ok\x00\n", "checklist line 2: must not contain U+0000 (NUL), a control character: only tabs and newlines may be in a checklist; remove it"},
+		{"- ring\a\n", "checklist line 1: must not contain U+0007 (BEL), a control character: only tabs and newlines may be in a checklist; remove it"},
+		{"# H\n<!--\n\x1b[2J\n-->\n", "checklist line 3: must not contain U+001B (ESC), a control character: only tabs and newlines may be in a checklist; remove it"},
+		{"- a\x7f\n", "checklist line 1: must not contain U+007F (DEL), a control character: only tabs and newlines may be in a checklist; remove it"},
+		{"- a\n- b\u009b2J\n", "checklist line 2: must not contain U+009B (CSI), a control character: only tabs and newlines may be in a checklist; remove it"},
+		{"- a\rb\n", "checklist line 1: must not contain U+000D (CR), a control character: only tabs and newlines may be in a checklist; remove it"},
+	} {
+		if _, _, err := ParseChecklist(strings.NewReader(tt.in)); err == nil || err.Error() != tt.want {
+			t.Errorf("ParseChecklist(%q) error = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+	text, _, err := ParseChecklist(strings.NewReader("# H\r\n- air\tok\r\n"))
+	if err != nil || text != "# H\n- air\tok" {
+		t.Errorf("ParseChecklist(CRLF and a tab) = %q, %v; want %q, nil", text, err, "# H\n- air\tok")
+	}
+}
+
 func FuzzChecklist(f *testing.F) {
 	f.Add(ChecklistTemplate)
 	f.Add("# H\n- air <!-- x --> ok\n<!--\n")
@@ -86,10 +111,13 @@ func FuzzChecklist(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		text, empty, err := ParseChecklist(strings.NewReader(in))
 		if err != nil {
-			if len(in) <= MaxChecklistSize && utf8.ValidString(in) {
+			if len(in) <= MaxChecklistSize && utf8.ValidString(in) && !hasControl(strings.ReplaceAll(in, "\r\n", "\n")) {
 				t.Fatalf("ParseChecklist(%q) = %v for a small valid input", in, err)
 			}
 			return
+		}
+		if hasControl(text) {
+			t.Fatalf("ParseChecklist(%q) = %q, with a control character", in, text)
 		}
 		if len(text) > len(in) {
 			t.Fatalf("text %q longer than input %q", text, in)
@@ -104,3 +132,5 @@ func FuzzChecklist(f *testing.F) {
 		}
 	})
 }
+
+func hasControl(s string) bool { _, _, ok := ControlChar(s, "\t\n"); return ok }

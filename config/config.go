@@ -24,6 +24,7 @@ type Config struct {
 	lines     map[string]int        // indexed key -> line, for errors after Parse
 	overrides map[string]Override   // key -> the override that set it (Origin)
 	exprs     map[string]*rule.Expr // rule expressions Parse compiled, by source: RuleSpec compiles none again
+	off       string                // why heartbeats are off when Heartbeat.Enabled is false but not by heartbeat.enabled
 }
 
 // Duration is a time.Duration written as a Go duration string ("30m").
@@ -128,7 +129,8 @@ type Sensor struct {
 // every reading, or the line through two Points, each [raw, true]: a
 // reading of raw becomes true, and every other reading moves in proportion.
 // Parse makes sure exactly one is set, and Points holds two pairs of finite
-// numbers with different raw values.
+// numbers with different raw values; the offset and the slope of the line
+// are within ±MaxCalibration, and the slope is not 0.
 //
 //	calibrate = { temperature = { offset = -1.5 }, humidity = { points = [[35.0, 33.2], [75.0, 76.1]] } }
 type Calibration struct {

@@ -132,9 +132,6 @@ func TestDefaultsDependOnKeys(t *testing.T) {
 		{"timezone", "[device]\ntimezone = \"Europe/Berlin\"\n", func(c *Config) string {
 			return want(c.Device.Location.String(), "Europe/Berlin")
 		}},
-		{"empty timezone is UTC", "[device]\ntimezone = \"\"\n", func(c *Config) string {
-			return want(c.Device.Location == time.UTC, true) + want(c.Device.Timezone, "UTC")
-		}},
 		{"active hours", "[heartbeat]\nactive_hours = \"22:00-06:30\"\n", func(c *Config) string {
 			return want(*c.Heartbeat.Active, Window{Start: 22 * time.Hour, End: 6*time.Hour + 30*time.Minute})
 		}},
@@ -268,9 +265,9 @@ func TestErrors(t *testing.T) {
 		{"state_dir", "[device]\nstate_dir = \"\"\n", `config.toml:2: device.state_dir: must not be empty`},
 		{"timezone", "[device]\ntimezone = \"Mars/Olympus\"\n", `config.toml:2: device.timezone: unknown time zone "Mars/Olympus" (want an IANA name like "Europe/Berlin")`},
 
-		{"interval", "[heartbeat]\ninterval = \"30s\"\n", `config.toml:2: heartbeat.interval: must be at least 1m (got "30s")`},
-		{"sample_interval", "[heartbeat]\nsample_interval = \"500ms\"\n", `config.toml:2: heartbeat.sample_interval: must be at least 1s (got "500ms")`},
-		{"sample_interval 0", "[heartbeat]\nsample_interval = \"0\"\n", `config.toml:2: heartbeat.sample_interval: must be at least 1s (got "0")`},
+		{"interval", "[heartbeat]\ninterval = \"30s\"\n", `config.toml:2: heartbeat.interval: must be at least 1m (got "30s"); allowed: "0" (off) or 1m to 24h`},
+		{"sample_interval", "[heartbeat]\nsample_interval = \"500ms\"\n", `config.toml:2: heartbeat.sample_interval: must be at least 1s (got "500ms"); allowed: 1s to 1h`},
+		{"sample_interval 0", "[heartbeat]\nsample_interval = \"0\"\n", `config.toml:2: heartbeat.sample_interval: must be at least 1s (got "0"); allowed: 1s to 1h`},
 		{"checklist", "[heartbeat]\nchecklist = \"\"\n", `config.toml:2: heartbeat.checklist: must not be empty`},
 		{"active_hours format", "[heartbeat]\nactive_hours = \"7-22\"\n", `config.toml:2: heartbeat.active_hours: must be "HH:MM-HH:MM" on a 24-hour clock (got "7-22")`},
 		{"active_hours no dash", "[heartbeat]\nactive_hours = \"07:00\"\n", `config.toml:2: heartbeat.active_hours: must be "HH:MM-HH:MM" (got "07:00")`},
@@ -286,7 +283,7 @@ func TestErrors(t *testing.T) {
 		{"model", "[llm]\nmodel = \"\"\n", `config.toml:2: llm.model: must not be empty`},
 		{"api_key_env name", "[llm]\napi_key_env = \"sk-live-abc\"\n", `config.toml:2: llm.api_key_env: must be an environment variable name (got "sk-live-abc")`},
 		{"api_key env and file", "[llm]\napi_key_env = \"K\"\napi_key_file = \"k\"\n", `config.toml:3: llm.api_key_file: set either api_key_env or api_key_file, not both`},
-		{"llm timeout", "[llm]\ntimeout = \"0\"\n", `config.toml:2: llm.timeout: must be at least 1s (got "0")`},
+		{"llm timeout", "[llm]\ntimeout = \"0\"\n", `config.toml:2: llm.timeout: must be at least 1s (got "0"); allowed: 1s to 10m`},
 		{"max_steps", "[llm]\nmax_steps = 21\n", `config.toml:2: llm.max_steps: must be between 1 and 20 (got 21)`},
 		{"max_tool_calls", "[llm]\nmax_tool_calls = 0\n", `config.toml:2: llm.max_tool_calls: must be between 1 and 100 (got 0)`},
 		{"max_output_tokens", "[llm]\nmax_output_tokens = 8\n", `config.toml:2: llm.max_output_tokens: must be between 16 and 65536 (got 8)`},
@@ -330,7 +327,7 @@ func TestErrors(t *testing.T) {
 		{"spi with address", "[[sensor]]\nname = \"a\"\ndriver = \"bmp280\"\nbus = \"spi:0.1\"\naddress = 0x76\n", `config.toml:5: sensor.a.address: not used with an SPI bus`},
 		{"key of another driver", "[[sensor]]\nname = \"a\"\ndriver = \"bme280\"\ngain = 4.096\n", `config.toml:4: sensor.a.gain: not used by driver bme280`},
 		{"address on ds18b20", "[[sensor]]\nname = \"a\"\ndriver = \"ds18b20\"\naddress = 0x40\n", `config.toml:4: sensor.a.address: not used by driver ds18b20`},
-		{"sensor timeout 0", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ntimeout = \"0s\"\n", `config.toml:4: sensor.a.timeout: must be more than 0 (got "0")`},
+		{"sensor timeout 0", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ntimeout = \"0s\"\n", `config.toml:4: sensor.a.timeout: must be at least 10ms (got "0"); allowed: 10ms to 1m`},
 		{"deadband negative", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { temperature = -0.5 }\n", `config.toml:4: sensor.a.deadband.temperature: must be a non-negative number (got -0.5)`},
 		{"deadband nan", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\n[sensor.deadband]\nhumidity = nan\n", `config.toml:5: sensor.a.deadband.humidity: must be a non-negative number (got NaN)`},
 		{"deadband quantity", "[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ndeadband = { \"Temp C\" = 1 }\n", `config.toml:4: sensor.a.deadband."Temp C": must be a quantity name like temperature (got "Temp C")`},
@@ -376,7 +373,7 @@ func TestErrors(t *testing.T) {
 		{"tls files need ssl brokers", "[mqtt]\nbrokers = [\"tcp://a:1883\", \"ws://b:80\"]\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl://, mqtts:// or wss:// broker`},
 		{"tls files need ssl", "[mqtt]\nbroker = \"tcp://h:1883\"\nca_file = \"/etc/ca.pem\"\n", `config.toml:3: mqtt.ca_file: needs an ssl://, mqtts:// or wss:// broker`},
 		{"cert without key", "[mqtt]\nbroker = \"ssl://h:8883\"\ncert_file = \"/c.pem\"\n", `config.toml:3: mqtt.cert_file: cert_file and key_file go together`},
-		{"keepalive", "[mqtt]\nkeepalive = \"2s\"\n", `config.toml:2: mqtt.keepalive: must be between 5s and 18h12m15s (got "2s")`},
+		{"keepalive", "[mqtt]\nkeepalive = \"2s\"\n", `config.toml:2: mqtt.keepalive: must be at least 5s (got "2s"); allowed: 5s to 18h12m15s`},
 		{"discovery_prefix", "[mqtt]\ndiscovery_prefix = \"ha/+\"\n", `config.toml:2: mqtt.discovery_prefix: must not contain "+" (the MQTT single-level wildcard: no broker takes it in a topic name) (got "ha/+")`},
 		{"mqtt min_severity", "[mqtt]\nmin_severity = \"debug\"\n", `config.toml:2: mqtt.min_severity: must be info, warning or critical (got "debug")`},
 		{"password env and file", "[mqtt]\npassword_env = \"P\"\npassword_file = \"p\"\n", `config.toml:3: mqtt.password_file: set either password_env or password_file, not both`},
@@ -424,7 +421,7 @@ func TestErrors(t *testing.T) {
 			`config.toml:2: heartbeat.schedule: is an alternative to interval (set to "0" on line 3): remove one of them`},
 		{"several, in file order", "[[sensor]]\nname = \"a\"\ndriver = \"x\"\n[heartbeat]\ninterval = \"1s\"\n[device]\nid = \"A\"\nfoo = 1\n",
 			"config.toml:3: sensor.a.driver: unknown driver \"x\" (want one of bme280, bmp280, aht20, sht3x, sht4x, mcp9808, tmp102, ina219, bh1750, scd4x, ads1015, ads1115, max31855, max31865, mcp3008, mcp3208, ds18b20, iio, hwmon, sim)\n" +
-				"config.toml:5: heartbeat.interval: must be at least 1m (got \"1s\")\n" +
+				"config.toml:5: heartbeat.interval: must be at least 1m (got \"1s\"); allowed: \"0\" (off) or 1m to 24h\n" +
 				"config.toml:7: device.id: must match [a-z0-9_-]{1,64} (got \"A\")\n" +
 				"config.toml:8: device.foo: unknown key"},
 		{"deadband a string", "[[sensor]]\nname = \"air\"\ndriver = \"sim\"\ndeadband = \"x\"\n", `config.toml:4: sensor.air.deadband: must be a table (got a string)`},
@@ -461,6 +458,36 @@ func TestErrors(t *testing.T) {
 		{"scout_model path", "[llm]\nscout_model = \"./x\"\n", `config.toml:2: llm.scout_model: must be a model name, not a path with . or .. in it (got "./x")`},
 		{"scout_model space", "[llm]\nscout_model = \" \"\n", `config.toml:2: llm.scout_model: must be printable ASCII without spaces (got " ")`},
 
+		{"control characters in a rule message", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nmessage = \"a\\u0000b\\u001b[31m\"\n",
+			`config.toml:4: rule.r.message: must not contain U+0000 (NUL), a control character (got "a\x00b\x1b[31m"); only tabs and newlines may be in a rule's message, when and clear; remove it`},
+		{"control characters in every other string", "[device]\nstate_dir = \"/var/lib/\\tvigil\"\n[heartbeat]\nchecklist = \"/etc/vigil/\\u0007.md\"\n" +
+			"[[sensor]]\nname = \"t\"\ndriver = \"hwmon\"\ndevice = \"lm\\u001b75\"\n" +
+			"[mqtt]\nbroker = \"tcp://127.0.0.1:1883\"\nusername = \"u\\u009b\"\n[http]\nusername = \"me\\u007f\"\n",
+			"config.toml:2: device.state_dir: must not contain U+0009 (TAB), a control character (got \"/var/lib/\\tvigil\"); remove it\n" +
+				"config.toml:4: heartbeat.checklist: must not contain U+0007 (BEL), a control character (got \"/etc/vigil/\\a.md\"); remove it\n" +
+				"config.toml:8: sensor.t.device: must not contain U+001B (ESC), a control character (got \"lm\\x1b75\"); remove it\n" +
+				"config.toml:11: mqtt.username: must not contain U+009B (CSI), a control character (got \"u\\u009b\"); remove it\n" +
+				"config.toml:13: http.username: must not contain U+007F (DEL), a control character (got \"me\\x7f\"); remove it"},
+		{"empty id", "[device]\nid = \"\"\n", `config.toml:2: device.id: must not be empty (remove it to use the host name, or give an id like "greenhouse-pi")`},
+		{"empty timezone", "[device]\ntimezone = \"\"\n", `config.toml:2: device.timezone: must not be empty (remove it for UTC, or give an IANA name like "Europe/Berlin")`},
+		{"Local timezone", "[device]\ntimezone = \"Local\"\n", `config.toml:2: device.timezone: "Local" is whatever the machine's clock is set to, not an IANA name: give one like "Europe/Berlin", or "UTC"`},
+		{"empty bus", "[[sensor]]\nname = \"a\"\ndriver = \"tmp102\"\nbus = \"\"\n", `config.toml:4: sensor.a.bus: must not be empty (remove it to use the board's default bus, or name one like "1")`},
+		{"empty serial", "[[sensor]]\nname = \"a\"\ndriver = \"ds18b20\"\nserial = \"\"\n", `config.toml:4: sensor.a.serial: must not be empty (remove it to use the only DS18B20 present, or give its id like "28-0316a2794aff")`},
+		{"blank clear", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nclear = \" \"\n", `config.toml:4: rule.r.clear: must not be empty (remove it to resolve when the condition no longer holds)`},
+		{"llm timeout 26h1m", "[llm]\ntimeout = \"26h1m\"\n", `config.toml:2: llm.timeout: must be at most 10m (got "26h1m"); allowed: 1s to 10m`},
+		{"sample_interval 26h1m", "[heartbeat]\nsample_interval = \"26h1m\"\n", `config.toml:2: heartbeat.sample_interval: must be at most 1h (got "26h1m"); allowed: 1s to 1h`},
+		{"renotify 1s", "[[rule]]\nname = \"r\"\nwhen = \"board.load1 > 4\"\nrenotify = \"1s\"\n", `config.toml:4: rule.r.renotify: must be at least 1m (got "1s"); allowed: "0" (never) or 1m to 168h`},
+		{"interval beyond a day", "[heartbeat]\ninterval = \"25h\"\nmax_quiet = \"30h\"\n", `config.toml:2: heartbeat.interval: must be at most 24h (got "25h"); allowed: "0" (off) or 1m to 24h`},
+		{"every other duration out of bounds", "[heartbeat]\nsensors_publish_interval = \"0\"\nmax_quiet = \"200h\"\nalert_cooldown = \"30s\"\ninterval_max = \"25h\"\n" +
+			"[[sensor]]\nname = \"a\"\ndriver = \"sim\"\ntimeout = \"2m\"\nsim = { every = \"25h\" }\n" +
+			"[[rule]]\nname = \"r\"\nwhen = \"a.temperature > 4\"\nfor = \"25h\"\n",
+			"config.toml:2: heartbeat.sensors_publish_interval: must be at least 1s (got \"0\"); allowed: 1s to 24h\n" +
+				"config.toml:3: heartbeat.max_quiet: must be at most 168h (got \"200h\"); allowed: \"0\" (never force a call) or 1s to 168h\n" +
+				"config.toml:4: heartbeat.alert_cooldown: must be at least 1m (got \"30s\"); allowed: \"0\" (no cooldown) or 1m to 168h\n" +
+				"config.toml:5: heartbeat.interval_max: must be at most 24h (got \"25h\"); allowed: 1m to 24h\n" +
+				"config.toml:9: sensor.a.timeout: must be at most 1m (got \"2m\"); allowed: 10ms to 1m\n" +
+				"config.toml:10: sensor.a.sim.every: must be at most 24h (got \"25h\"); allowed: \"0\" (no excursions) or 1s to 24h\n" +
+				"config.toml:14: rule.r.for: must be at most 24h (got \"25h\"); allowed: \"0\" (at once) or 1s to 24h"},
 		{"multi-line strings keep lines", "[[rule]]\nname = \"r\"\nmessage = \"\"\"\nline one\nline two\n\"\"\"\nwhen = '''\nboard.load1\n> 4'''\nseverity = \"bad\"\n",
 			`config.toml:10: rule.r.severity: must be info, warning or critical (got "bad")`},
 	}

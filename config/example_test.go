@@ -22,7 +22,7 @@ driver = "bme280"
 	_, err := config.Parse(strings.NewReader(src), "config.toml")
 	fmt.Println(err)
 	// Output:
-	// config.toml:5: heartbeat.interval: must be at least 1m (got "10s")
+	// config.toml:5: heartbeat.interval: must be at least 1m (got "10s"); allowed: "0" (off) or 1m to 24h
 	// config.toml:8: sensor[0].name: must match [a-z0-9_]{1,32} (got "Air")
 }
 

@@ -271,6 +271,14 @@ func (c *Config) Origin(key string) Origin {
 	return Origin{Kind: "default"}
 }
 
+// given reports whether key ("heartbeat.max_quiet") is set in the file or
+// by an override, not left at its default.
+func (c *Config) given(key string) bool {
+	_, over := c.overrides[key]
+	_, inFile := c.lines[key]
+	return over || inFile
+}
+
 // Overridden lists the keys whose value comes from an override, sorted.
 func (c *Config) Overridden() []string {
 	return sortedKeys(c.overrides)

@@ -148,6 +148,8 @@ func (c *Config) HeartbeatEnabled() bool { return c.HeartbeatsOff() == "" }
 // runs; `vigil status` shows it in place of the next run.
 func (c *Config) HeartbeatsOff() string {
 	switch {
+	case c.off != "":
+		return c.off
 	case !c.Heartbeat.Enabled:
 		return "heartbeat.enabled = false"
 	case len(c.Heartbeat.Schedule) == 0 && c.Heartbeat.Interval.Duration == 0:

@@ -152,6 +152,7 @@ func (p *parser) badErr(path []seg, err error) {
 
 func (p *parser) validate() {
 	p.validateDevice()
+	defer p.durations() // after the defaults that depend on other keys (sim.length)
 	p.validateHeartbeat()
 	p.validateLLM()
 	p.validateSensors()
@@ -161,6 +162,7 @@ func (p *parser) validate() {
 	p.validateHTTP()
 	p.validateManage()
 	p.validatePaths()
+	p.validateText()
 }
 
 // validatePaths refuses a path-valued key (checklist, *_dir, *_file) that
@@ -231,9 +233,29 @@ func modelName(s string) error {
 	return nil
 }
 
+// notEmpty refuses a key given (in the file or by an override) with an
+// empty or blank value, where leaving it out means a default: an empty
+// value would pass for that default without a word. fix says how to get
+// the default or what to give. It reports whether it refused.
+func (p *parser) notEmpty(path []seg, value, fix string) bool {
+	if strings.TrimSpace(value) != "" || !p.given(path) {
+		return false
+	}
+	p.bad(path, "must not be empty (%s)", fix)
+	return true
+}
+
+// given reports whether the key at path is in the file or set by an
+// override.
+func (p *parser) given(path []seg) bool {
+	_, over := p.origins[p.display(path)]
+	return over || p.defined(indexedKey(path))
+}
+
 func (p *parser) validateDevice() {
 	d := &p.cfg.Device
 	k := func(key string) []seg { return at("device", -1, key) }
+	p.notEmpty(k("id"), d.ID, `remove it to use the host name, or give an id like "greenhouse-pi"`)
 	if d.ID != "" && !validID(d.ID) {
 		p.bad(k("id"), "must match [a-z0-9_-]{1,64} (got %q)", d.ID)
 	}
@@ -246,8 +268,12 @@ func (p *parser) validateDevice() {
 	if d.StateDir == "" {
 		p.bad(k("state_dir"), "must not be empty")
 	}
-	if d.Timezone == "" {
-		d.Timezone = "UTC"
+	if p.notEmpty(k("timezone"), d.Timezone, `remove it for UTC, or give an IANA name like "Europe/Berlin"`) {
+		return
+	}
+	if d.Timezone == "Local" { // time.LoadLocation's name for the machine's own zone
+		p.bad(k("timezone"), `"Local" is whatever the machine's clock is set to, not an IANA name: give one like "Europe/Berlin", or "UTC"`)
+		return
 	}
 	loc, err := time.LoadLocation(d.Timezone)
 	if err != nil || strings.ContainsAny(d.Timezone, "\x00") {
@@ -260,11 +286,11 @@ func (p *parser) validateDevice() {
 func (p *parser) validateHeartbeat() {
 	h := &p.cfg.Heartbeat
 	k := func(key string) []seg { return at("heartbeat", -1, key) }
-	if h.Interval.Duration != 0 && h.Interval.Duration < time.Minute {
-		p.bad(k("interval"), "must be at least 1m (got %q)", h.Interval)
-	}
-	if h.SampleInterval.Duration < time.Second {
-		p.bad(k("sample_interval"), "must be at least 1s (got %q)", h.SampleInterval)
+	if h.Enabled && len(h.Schedule) == 0 && h.Interval.Duration == 0 {
+		// interval = "0" turns heartbeats off: say so in enabled too, so
+		// the resolved config never shows enabled = true beside it.
+		h.Enabled = false
+		p.cfg.off = `heartbeat.interval = "0"`
 	}
 	if h.Checklist == "" {
 		p.bad(k("checklist"), "must not be empty")
@@ -303,9 +329,6 @@ func (p *parser) validateHeartbeat() {
 			p.bad(k("model_may"), "model_may[%d]: %q is listed twice", i, v)
 		}
 		seen[v] = true
-	}
-	if h.IntervalMin.Duration < time.Minute {
-		p.bad(k("interval_min"), "must be at least 1m (got %q)", h.IntervalMin)
 	}
 	if h.IntervalMax.Duration < h.IntervalMin.Duration {
 		p.bad(k("interval_max"), "must not be below interval_min %s (got %q)", h.IntervalMin, h.IntervalMax)
@@ -346,9 +369,6 @@ func (p *parser) validateLLM() {
 		}
 	}
 	p.secretRef(at("llm", -1), "api_key", l.APIKeyEnv, l.APIKeyFile)
-	if l.Timeout.Duration < time.Second {
-		p.bad(k("timeout"), "must be at least 1s (got %q)", l.Timeout)
-	}
 	if l.MaxSteps < 1 || l.MaxSteps > 20 {
 		p.bad(k("max_steps"), "must be between 1 and 20 (got %d)", l.MaxSteps)
 	}
@@ -360,9 +380,6 @@ func (p *parser) validateLLM() {
 	}
 	if l.MaxRetries < 0 || l.MaxRetries > 10 {
 		p.bad(k("max_retries"), "must be between 0 and 10 (got %d)", l.MaxRetries)
-	}
-	if l.RetryBackoff.Duration < 10*time.Millisecond || l.RetryBackoff.Duration > 5*time.Minute {
-		p.bad(k("retry_backoff"), "must be between 10ms and 5m (got %q)", l.RetryBackoff)
 	}
 }
 
@@ -496,14 +513,12 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 			w.Rise = 20
 		}
 		switch {
-		case w.Every.Duration < 0:
-			p.bad(at("sensor", i, "sim", "every"), "must not be negative (got %s)", w.Every)
-		case w.Length.Duration <= 0:
-			p.bad(at("sensor", i, "sim", "length"), "must be positive (got %s)", w.Length)
 		case w.Every.Duration > 0 && w.Length.Duration > w.Every.Duration:
 			p.bad(at("sensor", i, "sim", "length"), "must not exceed sim.every (%s > %s)", w.Length, w.Every)
 		}
 	}
+	p.notEmpty(k("bus"), s.Bus, `remove it to use the board's default bus, or name one like "1"`)
+	p.notEmpty(k("serial"), s.Serial, `remove it to use the only DS18B20 present, or give its id like "28-0316a2794aff"`)
 	spi := false
 	usesBus := slices.Contains(driverKeys[s.Driver], "bus")
 	switch {
@@ -526,9 +541,6 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 		p.bad(k("address"), "not used with an SPI bus")
 	case s.Address < 0x03 || s.Address > 0x77:
 		p.bad(k("address"), "must be an I²C address from 0x03 to 0x77 (got %#x)", s.Address)
-	}
-	if s.Timeout.Duration <= 0 {
-		p.bad(k("timeout"), "must be more than 0 (got %q)", s.Timeout)
 	}
 	for _, q := range sortedKeys(s.Deadband) {
 		v := s.Deadband[q]
@@ -724,7 +736,8 @@ func (p *parser) validateRules() {
 		} else {
 			p.expr(k("when"), r.When, sensors)
 		}
-		if r.Clear != "" {
+		if p.notEmpty(k("clear"), r.Clear, "remove it to resolve when the condition no longer holds") {
+		} else if r.Clear != "" {
 			p.expr(k("clear"), r.Clear, sensors)
 		}
 		if !slices.Contains(Severities, r.Severity) {
@@ -826,9 +839,6 @@ func (p *parser) validateMQTT() {
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		p.bad(k(pick(m.CertFile != "", "cert_file", "key_file")), "cert_file and key_file go together")
-	}
-	if m.Keepalive.Duration < 5*time.Second || m.Keepalive.Duration > 65535*time.Second {
-		p.bad(k("keepalive"), "must be between 5s and 18h12m15s (got %q)", m.Keepalive)
 	}
 	if err := CheckTopicPrefix(m.DiscoveryPrefix); err != nil {
 		p.badErr(k("discovery_prefix"), err)

@@ -21,13 +21,20 @@ func (c *Config) WriteTOML(w io.Writer) error {
 
 	d := c.Device
 	t.table("device")
-	t.str("id", d.ID)
+	if d.ID == "" {
+		t.line("# id: the host name")
+	} else {
+		t.str("id", d.ID)
+	}
 	t.str("board", d.Board)
 	t.str("state_dir", d.StateDir)
 	t.str("timezone", d.Timezone)
 
 	h := c.Heartbeat
 	t.table("heartbeat")
+	if off := c.HeartbeatsOff(); off != "" {
+		t.line("# heartbeats are off: " + off)
+	}
 	t.bool("enabled", h.Enabled)
 	if len(h.Schedule) > 0 {
 		t.line("# interval: not used: heartbeat.schedule is in force")
@@ -125,7 +132,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			}
 		}
 		if slices.Contains(keys, "serial") {
-			t.str("serial", s.Serial)
+			if s.Serial == "" {
+				t.line("# serial: the only DS18B20 present")
+			} else {
+				t.str("serial", s.Serial)
+			}
 			t.str("w1_dir", s.W1Dir)
 		}
 		if w := s.Sim; w != nil {

@@ -63,7 +63,7 @@ func TestWriteTOMLRoundTrip(t *testing.T) {
 		"",
 		"[heartbeat]\ninterval = \"0\"\nenabled = false\n[llm]\nprovider = \"anthropic\"\napi_key_file = \"k\"\n",
 		"[llm]\napi_key_env = \"\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n",
-		"[[sensor]]\nname = \"q\"\ndriver = \"sim\"\ndeadband = { x_y = 1e-9, big = 1e300 }\n[[rule]]\nname = \"r\"\nwhen = \"q.x > 1\"\nmessage = \"tab\\there \\\"quoted\\\" \\\\ \\u0001 é\"\n",
+		"[[sensor]]\nname = \"q\"\ndriver = \"sim\"\ndeadband = { x_y = 1e-9, big = 1e300 }\n[[rule]]\nname = \"r\"\nwhen = \"q.x > 1\"\nmessage = \"tab\\there \\\"quoted\\\" \\\\ \\n é\"\n",
 		"[mqtt]\nbroker = \"ssl://h:8883\"\nca_file = \"ca.pem\"\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\n[telegram]\ntoken_env = \"T\"\nchat_id = -1001\nallowed_chats = [1, -1001]\n",
 		"[mqtt]\nbrokers = [\"ssl://a:8883\", \"wss://b:443/mqtt\"]\nca_file = \"ca.pem\"\n",
 		"[telegram]\ntoken_env = \"T\"\nchat_id = 7\nquiet_hours = \"23:30-24:00\"\nquiet_min_severity = \"warning\"\nmax_per_hour = 0\n",
@@ -147,5 +147,28 @@ func TestWriteTOMLError(t *testing.T) {
 	c := mustParse(t, "")
 	if err := c.WriteTOML(failWriter{}); err == nil {
 		t.Error("WriteTOML to a failing writer = nil, want error")
+	}
+}
+
+// TestWriteTOMLHeartbeatsOff: interval = "0" turns heartbeats off, and the
+// resolved config says so: enabled = false, with the key that did it,
+// never enabled = true beside interval = "0".
+func TestWriteTOMLHeartbeatsOff(t *testing.T) {
+	for src, reason := range map[string]string{
+		"[heartbeat]\ninterval = \"0s\"\n":                 `# heartbeats are off: heartbeat.interval = "0"`,
+		"[heartbeat]\nenabled = false\n":                   `# heartbeats are off: heartbeat.enabled = false`,
+		"[heartbeat]\nenabled = false\ninterval = \"0\"\n": `# heartbeats are off: heartbeat.enabled = false`,
+	} {
+		c := mustParse(t, src)
+		var buf strings.Builder
+		if err := c.WriteTOML(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if want := reason + "\nenabled = false\n"; !strings.Contains(buf.String(), want) {
+			t.Errorf("WriteTOML of %q has no %q:\n%s", src, want, buf.String())
+		}
+		if c.HeartbeatEnabled() {
+			t.Errorf("HeartbeatEnabled() for %q = true", src)
+		}
 	}
 }

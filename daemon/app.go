@@ -307,6 +307,9 @@ func (a *App) Run(ctx context.Context) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn("unsafe setup: " + w.Error())
 	}
+	for _, w := range cfg.Cautions() {
+		log.Warn("config: " + w.Error())
+	}
 
 	page, err := listenWeb(cfg, a, log)
 	if err != nil {

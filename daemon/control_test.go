@@ -51,7 +51,7 @@ func TestControlRequestBounded(t *testing.T) {
 	path := serveControl(t, a)
 	ctx := context.Background()
 
-	line := strings.Repeat("<&>\x01", 15) + "\n" // each escaped as \u003c and so on
+	line := strings.Repeat("<&>", 20) + "\n" // each escaped as \u003c and so on (a control character, escaped as long, is refused)
 	body := strings.Repeat(line, config.MaxChecklistSize/len(line))
 	body += strings.Repeat("<", config.MaxChecklistSize-len(body))
 	req := Request{Cmd: "checklist", Op: transport.ChecklistSet, Body: body, StateDir: absDir(a.cfg.Device.StateDir)}

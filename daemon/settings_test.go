@@ -591,3 +591,57 @@ func TestRemoteStatusWithholdsSettingsAndNotes(t *testing.T) {
 		t.Errorf("with get and notes allowed, telegram status should show both:\n%s", out)
 	}
 }
+
+// TestChecklistControlCharactersRefused: a checklist with a terminal
+// escape, a bell or a NUL is refused on every channel (the CLI through the
+// socket, MQTT's cmd/checklist, Telegram, the page), naming its line and
+// the character, and nothing is written; the file in force with one is an
+// error at the run that reads it.
+func TestChecklistControlCharactersRefused(t *testing.T) {
+	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"checklist\"]\n")
+	over := filepath.Join(a.cfg.Device.StateDir, "HEARTBEAT.md")
+	for _, ch := range []string{transport.ChannelSocket, transport.ChannelMQTT, transport.ChannelTelegram, transport.ChannelWeb} {
+		ctx := transport.WithSource(context.Background(), transport.Source{Channel: ch})
+		for text, want := range map[string]string{
+			"# afar\n- red \x1b[31malert\n": "checklist line 2: must not contain U+001B (ESC)",
+			"- a\x00b\n":                    "checklist line 1: must not contain U+0000 (NUL)",
+			"- ring\a\n":                    "checklist line 1: must not contain U+0007 (BEL)",
+		} {
+			out, err := a.cmds.Checklist(ctx, transport.ChecklistSet, text)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Checklist set %q from %s = %q, %v; want %q", text, ch, out, err, want)
+			}
+			if _, err := os.Stat(over); err == nil {
+				t.Fatalf("Checklist set %q from %s wrote %s", text, ch, over)
+			}
+		}
+	}
+	if err := os.WriteFile(a.cfg.Heartbeat.Checklist, []byte("- a\x1b]0;owned\a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if txt, _, err := manage.ChecklistFunc(a.cfg)(); err == nil || !strings.Contains(err.Error(), "checklist line 1: must not contain U+001B (ESC)") {
+		t.Errorf("checklist file with an escape = %q, %v; want it refused", txt, err)
+	}
+}
+
+// TestSetHoldsTheConfigBounds: a run-time set, from any channel, is held
+// to the bounds the file is (config's one table of them), with the same
+// message, and the refused value is not kept.
+func TestSetHoldsTheConfigBounds(t *testing.T) {
+	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"get\", \"set\"]\n")
+	for _, ch := range []string{transport.ChannelSocket, transport.ChannelMQTT, transport.ChannelTelegram, transport.ChannelWeb} {
+		ctx := transport.WithSource(context.Background(), transport.Source{Channel: ch})
+		for _, tt := range []struct{ key, value, want string }{
+			{"heartbeat.interval", "25h", `heartbeat.interval: must be at most 24h (got "25h"); allowed: "0" (off) or 1m to 24h`},
+			{"heartbeat.max_quiet", "200h", `heartbeat.max_quiet: must be at most 168h (got "200h"); allowed: "0" (never force a call) or 1s to 168h`},
+			{"heartbeat.alert_cooldown", "1s", `heartbeat.alert_cooldown: must be at least 1m (got "1s"); allowed: "0" (no cooldown) or 1m to 168h`},
+		} {
+			if out, err := a.cmds.Set(ctx, tt.key, tt.value); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Set(%s, %s) from %s = %q, %v; want %q", tt.key, tt.value, ch, out, err, tt.want)
+			}
+		}
+	}
+	if st, _ := a.db.Settings(); len(st) != 0 {
+		t.Errorf("settings kept after refusals: %+v", st)
+	}
+}

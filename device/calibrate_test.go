@@ -97,3 +97,36 @@ func TestSenseCalibrates(t *testing.T) {
 		t.Errorf("uncalibrated snapshot raw = %v, want nil", snap.Raw)
 	}
 }
+
+// TestSenseNonFinite: a reading that is not finite, after calibration or
+// straight from the driver, is an error of its sensor that names it and
+// the quantity; none of that sensor's readings enter the snapshot, so no
+// NaN or Inf reaches JSON (status, the sensors topic, history). Other
+// sensors are read as usual.
+func TestSenseNonFinite(t *testing.T) {
+	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	sensors := []Named{
+		// A slope of 1e9 (the largest config allows) over a huge raw value.
+		{Name: "air", Sensor: fixedSensor{{"temperature", 1e300, Celsius}, {"humidity", 50, Percent}},
+			Calibrate: map[string]Calibration{"temperature": TwoPoint(0, 0, 1, 1e9)}},
+		{Name: "probe", Sensor: fixedSensor{{"temperature", math.NaN(), Celsius}}},
+		{Name: "shelf", Sensor: fixedSensor{{"temperature", 21.9, Celsius}}},
+	}
+	snap := Sense(context.Background(), sensors, now)
+	for _, k := range []string{"air.temperature", "air.humidity", "probe.temperature"} {
+		if v, ok := snap.Readings[k]; ok {
+			t.Errorf("Readings[%s] = %v, want no reading", k, v)
+		}
+	}
+	if snap.Readings["shelf.temperature"].Value != 21.9 {
+		t.Errorf("shelf.temperature = %v, want 21.9", snap.Readings["shelf.temperature"])
+	}
+	for name, want := range map[string]string{
+		"air":   "air: temperature is +Inf after calibration (raw 1e+300): check the sensor's calibrate",
+		"probe": "probe: temperature is NaN, not a number",
+	} {
+		if got := snap.Errors[name]; got != want {
+			t.Errorf("Errors[%s] = %q, want %q", name, got, want)
+		}
+	}
+}

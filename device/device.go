@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -125,6 +126,10 @@ func Sense(ctx context.Context, sensors []Named, now time.Time) Snapshot {
 			snap.Errors[n.Name] = res.err.Error()
 			continue
 		}
+		if err := finiteReadings(n, res.readings); err != nil {
+			snap.Errors[n.Name] = err.Error()
+			continue
+		}
 		for _, r := range res.readings {
 			key := Key(n.Name, r.Quantity)
 			if c, ok := n.Calibrate[r.Quantity]; ok {
@@ -138,6 +143,31 @@ func Sense(ctx context.Context, sensors []Named, now time.Time) Snapshot {
 		}
 	}
 	return snap
+}
+
+// finiteReadings refuses a sensor whose readings, calibrated, are not all
+// finite numbers. NaN and ±Inf have no JSON form (status --json, the
+// sensors topic and the history export would fail on them) and no rule
+// can compare them, so such a read counts as a failed read of the whole
+// sensor, named in Snapshot.Errors, like any other.
+func finiteReadings(n Named, readings []Reading) error {
+	for _, r := range readings {
+		v := r.Value
+		c, calibrated := n.Calibrate[r.Quantity]
+		if calibrated && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			v = c.Apply(v)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: %s is %v after calibration (raw %v): check the sensor's calibrate", n.Name, r.Quantity, v, r.Value)
+			}
+		}
+		if math.IsNaN(v) {
+			return fmt.Errorf("%s: %s is NaN, not a number", n.Name, r.Quantity)
+		}
+		if math.IsInf(v, 0) {
+			return fmt.Errorf("%s: %s is %v, not a finite number", n.Name, r.Quantity, v)
+		}
+	}
+	return nil
 }
 
 // Clone returns a deep copy of the snapshot.

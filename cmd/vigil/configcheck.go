@@ -62,6 +62,9 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	for _, w := range cfg.Warnings() {
 		fmt.Fprintf(e.stderr, "warning: unsafe setup: %s\n", w)
 	}
+	for _, w := range cfg.Cautions() {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
 	writeOverrides(e.stdout, cfg)
 	if err := cfg.WriteTOML(e.stdout); err != nil {
 		return err
