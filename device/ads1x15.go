@@ -128,3 +128,32 @@ func (d *ADS1x15) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return out, nil
 }
+
+func ads1015Driver() DriverInfo {
+	return DriverInfo{
+		Name: "ads1015", Chip: "Texas Instruments ADS1015: 12-bit ADC, channels ch0-ch3 in volts", Bus: "i2c", Addresses: addrRange(0x48, 0x4B), Keys: []string{"channels", "gain"},
+		Quantities: adcVolts(4),
+		Open:       func(o Opening) (Sensor, error) { return NewADS1015(o.I2C, o.Bus, o.Addr, o.channelNumbers(), o.Gain) },
+		Simulate:   simChannels,
+	}
+}
+
+func ads1115Driver() DriverInfo {
+	return DriverInfo{
+		Name: "ads1115", Chip: "Texas Instruments ADS1115: 16-bit ADC, channels ch0-ch3 in volts", Bus: "i2c", Addresses: addrRange(0x48, 0x4B), Keys: []string{"channels", "gain"},
+		Quantities: adcVolts(4),
+		Open:       func(o Opening) (Sensor, error) { return NewADS1115(o.I2C, o.Bus, o.Addr, o.channelNumbers(), o.Gain) },
+		Simulate:   simChannels,
+	}
+}
+
+// simChannels limits a simulated ADS1x15 to its configured channels.
+func simChannels(s Spec, sim *Sim) Sensor {
+	q, _ := s.Readings()
+	names := make([]string, len(q))
+	for i, r := range q {
+		names[i] = r.Quantity
+	}
+	sim.Limit(names...)
+	return sim
+}

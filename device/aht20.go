@@ -81,3 +81,11 @@ func aht20Error(err error) error {
 	}
 	return err
 }
+
+func aht20Driver() DriverInfo {
+	return DriverInfo{
+		Name: "aht20", Chip: "Aosong AHT20: temperature, humidity", Bus: "i2c", Addresses: []uint16{AHT20Addr},
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+		Open:       func(o Opening) (Sensor, error) { return NewAHT20(o.I2C, o.Bus, o.Addr) },
+	}
+}

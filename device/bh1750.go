@@ -56,3 +56,11 @@ func (d *BH1750) Sense(ctx context.Context) ([]Reading, error) {
 	// 0..54612 lx, so there is no implausible value to reject.
 	return []Reading{{Quantity: "illuminance", Value: float64(lux) / float64(physic.Lumen), Unit: Lux}}, nil
 }
+
+func bh1750Driver() DriverInfo {
+	return DriverInfo{
+		Name: "bh1750", Chip: "ROHM BH1750: illuminance", Bus: "i2c", Addresses: []uint16{0x23, 0x5C},
+		Quantities: []Reading{{Quantity: "illuminance", Unit: Lux}},
+		Open:       func(o Opening) (Sensor, error) { return NewBH1750(o.I2C, o.Bus, o.Addr) },
+	}
+}

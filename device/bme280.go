@@ -116,3 +116,29 @@ func (d *BME280) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return out, nil
 }
+
+func bme280Driver() DriverInfo {
+	return DriverInfo{
+		Name: "bme280", Chip: "Bosch BME280: temperature, humidity, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77},
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}, {Quantity: "pressure", Unit: HectoPascal}},
+		Open: func(o Opening) (Sensor, error) {
+			if o.SPI != nil {
+				return NewBME280SPI(o.SPI, o.Bus)
+			}
+			return NewBME280(o.I2C, o.Bus, o.Addr)
+		},
+	}
+}
+
+func bmp280Driver() DriverInfo {
+	return DriverInfo{
+		Name: "bmp280", Chip: "Bosch BMP280: temperature, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77},
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "pressure", Unit: HectoPascal}},
+		Open: func(o Opening) (Sensor, error) {
+			if o.SPI != nil {
+				return NewBMP280SPI(o.SPI, o.Bus)
+			}
+			return NewBMP280(o.I2C, o.Bus, o.Addr)
+		},
+	}
+}

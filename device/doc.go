@@ -3,13 +3,27 @@
 // loops evaluate. Drivers for concrete chips live in this package too, one
 // file per chip; they borrow a bus and never close it.
 //
+// Each driver registers itself in its own file, in the spirit of periph.io's
+// registries: a function (bme280Driver in bme280.go) returns its DriverInfo,
+// with its name, chip, bus, addresses, config keys, quantities and
+// constructor, and drivers() in drivers.go lists them. Config validates a
+// [[sensor]] against it (LookupDriver, DriverInfo.Takes), `vigil sensors
+// --drivers` prints it, the simulator produces what it registers, and
+// OpenSensors opens sensors through it. Adding a driver is its file, its
+// test and its docs (docs/hardware.md), plus its line in drivers().
+//
 // Reading the code: device.go holds Reading, Value, Snapshot, the Sensor
 // interface and Named (a sensor with its config name and timeout); one
 // file per chip (bme280.go, sht4x.go, ...) implements Sensor on a borrowed
 // periph.io bus, citing its datasheet for every magic number; health.go
 // is the board's own sensor (CPU temperature, load, memory, disk);
 // kernel.go reads the kernel's IIO and hwmon sensors; calibrate.go
-// corrects a reading with its [[sensor]]'s calibration; scan.go probes an
-// I²C bus; sim.go is the simulated board `make run` uses. Drivers do not
-// log; their errors start with the chip ("bme280: ...").
+// corrects a reading with its [[sensor]]'s calibration; drivers.go is the
+// registry; spec.go is a configured sensor as a constructor takes it
+// (Spec, Opening); open.go opens the configured sensors on the board's
+// buses, shares a bus between chips, re-opens a sensor that failed and
+// says how to fix what it cannot open (its failure policy is at its top);
+// scan.go probes an I²C bus for `vigil scan`; sim.go is the simulated
+// board `make run` uses. Drivers do not log; their errors start with the
+// chip ("bme280: ...").
 package device

@@ -1,18 +1,63 @@
 package device
 
 import (
+	"fmt"
+	"io"
 	"slices"
 	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
 )
 
-// DriverInfo describes a sensor driver: what `vigil sensors --drivers`
-// prints and what the config accepts.
+// DriverInfo is a sensor driver as it registers itself: what `vigil
+// sensors --drivers` prints, what the config accepts, what the simulator
+// produces and how the driver is opened. Each driver declares its own in
+// its file (bme280Driver in bme280.go); drivers lists them. Config, the
+// command line and the simulator ask this registry, by name.
 type DriverInfo struct {
 	Name      string   // the config's driver = "..."
 	Chip      string   // what it is
 	Bus       string   // "i2c", "i2c or spi", "spi", "w1" (kernel 1-Wire), "sysfs" (kernel IIO/hwmon), "none"
 	Addresses []uint16 // I²C addresses the chip can be strapped to; the first is the default
-	Keys      []string // driver-specific config keys, besides name, driver, bus, address, timeout, deadband, calibrate
+	Keys      []string // driver-specific config keys, besides name, driver, bus, address, timeout, deadband and calibrate
+
+	// Quantities are the readings (quantity and unit) the driver
+	// produces, in its order; an ADC's are all its channels, a kernel
+	// driver's what the kernel may report. The simulator produces these.
+	Quantities []Reading
+	// MinTimeout is the shortest read timeout the chip needs, when the
+	// default is too short for it.
+	MinTimeout time.Duration
+	// Path is, for a driver of the kernel's, an example of a device's
+	// directory, for messages.
+	Path string
+
+	// Open builds the driver for a configured sensor. A bus chip gets the
+	// bus its sensor is on in o.I2C or o.SPI (borrowed: never closed).
+	Open func(o Opening) (Sensor, error)
+	// Readings returns what a configured sensor produces, when that is
+	// not Quantities limited to its channels; ok is false when it is not
+	// known. Nil: Quantities.
+	Readings func(s Spec) ([]Reading, bool)
+	// Simulate adapts the simulator to a configured sensor (its
+	// channels, its scale). Nil: the simulator as it is.
+	Simulate func(s Spec, sim *Sim) Sensor
+}
+
+// drivers lists every driver's registration. Each is declared in the
+// driver's own file; this is the index of them, in the order `vigil
+// sensors --drivers` lists them. (A table of functions rather than
+// init-time Register calls: STYLE.md allows no init side effects and no
+// mutable package globals, and a function per driver has neither.)
+func drivers() []DriverInfo {
+	return []DriverInfo{
+		bme280Driver(), bmp280Driver(), aht20Driver(), sht3xDriver(), sht4xDriver(),
+		mcp9808Driver(), tmp102Driver(), ina219Driver(), bh1750Driver(), scd4xDriver(),
+		ads1015Driver(), ads1115Driver(),
+		max31855Driver(), max31865Driver(), mcp3008Driver(), mcp3208Driver(),
+		ds18b20Driver(), iioDriver(), hwmonDriver(), simDriver(),
+	}
 }
 
 func addrRange(from, to uint16) []uint16 {
@@ -21,31 +66,6 @@ func addrRange(from, to uint16) []uint16 {
 		a = append(a, x)
 	}
 	return a
-}
-
-func drivers() []DriverInfo {
-	return []DriverInfo{
-		{Name: "bme280", Chip: "Bosch BME280: temperature, humidity, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77}},
-		{Name: "bmp280", Chip: "Bosch BMP280: temperature, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77}},
-		{Name: "aht20", Chip: "Aosong AHT20: temperature, humidity", Bus: "i2c", Addresses: []uint16{AHT20Addr}},
-		{Name: "sht3x", Chip: "Sensirion SHT30/SHT31/SHT35: temperature, humidity", Bus: "i2c", Addresses: sht3xAddrs},
-		{Name: "sht4x", Chip: "Sensirion SHT40/SHT41/SHT43/SHT45: temperature, humidity", Bus: "i2c", Addresses: sht4xAddrs},
-		{Name: "mcp9808", Chip: "Microchip MCP9808: temperature ±0.25 °C", Bus: "i2c", Addresses: addrRange(0x18, 0x1F)},
-		{Name: "tmp102", Chip: "Texas Instruments TMP102: temperature ±0.5 °C", Bus: "i2c", Addresses: addrRange(0x48, 0x4B)},
-		{Name: "ina219", Chip: "Texas Instruments INA219: bus voltage, current, power", Bus: "i2c", Addresses: addrRange(0x40, 0x4F), Keys: []string{"shunt_ohms", "max_current"}},
-		{Name: "bh1750", Chip: "ROHM BH1750: illuminance", Bus: "i2c", Addresses: []uint16{0x23, 0x5C}},
-		{Name: "scd4x", Chip: "Sensirion SCD40/SCD41: CO₂, temperature, humidity", Bus: "i2c", Addresses: []uint16{SCD4xAddr}},
-		{Name: "ads1015", Chip: "Texas Instruments ADS1015: 12-bit ADC, channels ch0-ch3 in volts", Bus: "i2c", Addresses: addrRange(0x48, 0x4B), Keys: []string{"channels", "gain"}},
-		{Name: "ads1115", Chip: "Texas Instruments ADS1115: 16-bit ADC, channels ch0-ch3 in volts", Bus: "i2c", Addresses: addrRange(0x48, 0x4B), Keys: []string{"channels", "gain"}},
-		{Name: "max31855", Chip: "Maxim MAX31855: thermocouple and cold-junction temperature", Bus: "spi"},
-		{Name: "max31865", Chip: "Maxim MAX31865: PT100/PT1000 RTD temperature, 2/3/4-wire", Bus: "spi", Keys: []string{"rtd", "wires", "ref_ohms"}},
-		{Name: "mcp3008", Chip: "Microchip MCP3008: 10-bit ADC, channels ch0-ch7 in volts or scaled to a quantity", Bus: "spi", Keys: []string{"channels", "vref"}},
-		{Name: "mcp3208", Chip: "Microchip MCP3208: 12-bit ADC, channels ch0-ch7 in volts or scaled to a quantity", Bus: "spi", Keys: []string{"channels", "vref"}},
-		{Name: "ds18b20", Chip: "Maxim DS18B20: temperature, through the kernel's 1-Wire driver", Bus: "w1", Keys: []string{"serial", "w1_dir"}},
-		{Name: "iio", Chip: "any sensor the kernel drives through IIO (BME680, DHT22, SCD30, ...)", Bus: "sysfs", Keys: []string{"path", "device", "quantities"}},
-		{Name: "hwmon", Chip: "any chip the kernel drives through hwmon (LM75, SHT3x, INA2xx, ...)", Bus: "sysfs", Keys: []string{"path", "device", "quantities"}},
-		{Name: "sim", Chip: "simulated temperature and humidity, for demos", Bus: "none"},
-	}
 }
 
 // Drivers returns every sensor driver.
@@ -59,6 +79,48 @@ func LookupDriver(name string) (DriverInfo, bool) {
 		}
 	}
 	return DriverInfo{}, false
+}
+
+// DriverNames returns the names of every driver, in the registry's order.
+func DriverNames() []string {
+	var out []string
+	for _, d := range drivers() {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// DriversWith returns the names of the drivers for which ok holds.
+func DriversWith(ok func(DriverInfo) bool) []string {
+	var out []string
+	for _, d := range drivers() {
+		if ok(d) {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// I2C reports whether the chip can be on an I²C bus.
+func (d DriverInfo) I2C() bool { return strings.Contains(d.Bus, "i2c") }
+
+// SPI reports whether the chip can be on an SPI port.
+func (d DriverInfo) SPI() bool { return strings.Contains(d.Bus, "spi") }
+
+// SPIOnly reports whether the chip is on nothing but SPI: its bus
+// defaults to the board's first SPI port.
+func (d DriverInfo) SPIOnly() bool { return d.Bus == "spi" }
+
+// Takes reports whether a configured sensor of this driver takes key: one
+// of its Keys, bus for a bus chip, address for an I²C chip.
+func (d DriverInfo) Takes(key string) bool {
+	switch key {
+	case "bus":
+		return d.I2C() || d.SPI()
+	case "address":
+		return len(d.Addresses) > 0
+	}
+	return slices.Contains(d.Keys, key)
 }
 
 // otherChips are common I²C parts vigil has no driver for, so that a scan
@@ -103,19 +165,27 @@ func ChipsAt(addr uint16) []string {
 	return out
 }
 
+// Quantities returns the readings (quantity and unit, zero value) a driver
+// produces, or false for an unknown driver. For an ADC these are all its
+// channels; SensorQuantities limits them to a sensor's configuration.
+func Quantities(driver string) ([]Reading, bool) {
+	d, ok := LookupDriver(driver)
+	return slices.Clone(d.Quantities), ok
+}
+
 // SensorQuantities returns the readings (quantity and unit, zero values) a
-// configured sensor produces: the driver's, limited for the ADS1x15 and the
-// MCP3008/MCP3208 to the configured channels read in volts (none means
-// ch0).
+// configured sensor produces: the driver's, limited for a driver that
+// takes channels (an ADC) to the configured channels read in volts (none
+// means ch0).
 func SensorQuantities(driver string, channels []int) ([]Reading, bool) {
-	q, ok := Quantities(driver)
+	d, ok := LookupDriver(driver)
 	switch {
 	case !ok:
 		return nil, false
-	case driver == "ads1015" || driver == "ads1115" || driver == "mcp3008" || driver == "mcp3208":
-		return adsQuantities(q, channels), true
+	case d.Takes("channels"):
+		return adsQuantities(d.Quantities, channels), true
 	}
-	return q, true
+	return slices.Clone(d.Quantities), true
 }
 
 func adsQuantities(all []Reading, channels []int) []Reading {
@@ -131,4 +201,62 @@ func adsQuantities(all []Reading, channels []int) []Reading {
 		}
 	}
 	return out
+}
+
+// adcVolts are the readings of an ADC's n channels in volts: ch0, ch1, ...
+func adcVolts(n int) []Reading {
+	out := make([]Reading, n)
+	for i := range out {
+		out[i] = Reading{Quantity: "ch" + strconv.Itoa(i), Unit: Volt}
+	}
+	return out
+}
+
+// Readings returns what the configured sensor produces (quantity and
+// unit): its driver's, an ADC's configured channels, the quantities an iio
+// or hwmon sensor lists. ok is false when they are not known: an unknown
+// driver, an iio or hwmon sensor that lists none (it reports whatever the
+// kernel exposes).
+func (s Spec) Readings() ([]Reading, bool) {
+	d, ok := LookupDriver(s.Driver)
+	switch {
+	case !ok:
+		return nil, false
+	case d.Readings != nil:
+		return d.Readings(s)
+	}
+	return SensorQuantities(s.Driver, s.channelNumbers())
+}
+
+// WriteDrivers prints the registry as `vigil sensors --drivers` shows it:
+// one row per driver with its bus, addresses, keys, quantities and chip.
+func WriteDrivers(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DRIVER\tBUS\tADDRESS\tKEYS\tQUANTITIES\tCHIP")
+	for _, d := range drivers() {
+		addr := "-"
+		if len(d.Addresses) > 0 {
+			addr = fmt.Sprintf("0x%02x", d.Addresses[0])
+			if n := len(d.Addresses); n > 1 {
+				addr += fmt.Sprintf(" (0x%02x-0x%02x)", slices.Min(d.Addresses), slices.Max(d.Addresses))
+				if n == 2 {
+					addr = fmt.Sprintf("0x%02x (or 0x%02x)", d.Addresses[0], d.Addresses[1])
+				}
+			}
+		}
+		keys := "-"
+		if len(d.Keys) > 0 {
+			keys = strings.Join(d.Keys, ", ")
+		}
+		qs, _ := Quantities(d.Name)
+		var qn []string
+		for _, q := range qs {
+			qn = append(qn, q.Quantity)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Name, d.Bus, addr, keys, strings.Join(qn, " "), d.Chip)
+	}
+	fmt.Fprintf(tw, "\nEvery [[sensor]] takes name, driver, bus (I²C bus number, or \"spi:B.C\" for %s), address, timeout, deadband and calibrate.\n", strings.Join(DriversWith(DriverInfo.SPI), ", "))
+	fmt.Fprintln(tw, "iio and hwmon read what the kernel drives: device = \"bme680\" (its name file) or path = \"/sys/...\".")
+	fmt.Fprintln(tw, "The board's own health is the reserved sensor \"board\".")
+	return tw.Flush()
 }

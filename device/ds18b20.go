@@ -170,3 +170,19 @@ func dallasCRC(b []byte) byte {
 	}
 	return crc
 }
+
+func ds18b20Driver() DriverInfo {
+	return DriverInfo{
+		Name: "ds18b20", Chip: "Maxim DS18B20: temperature, through the kernel's 1-Wire driver", Bus: "w1", Keys: []string{"serial", "w1_dir"},
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}},
+		// The w1 directory is looked at on every read: a missing 1-Wire
+		// bus already is a reading error.
+		Open: func(o Opening) (Sensor, error) {
+			dir := o.W1Dir
+			if dir == "" {
+				dir = o.Board.W1Dir
+			}
+			return NewDS18B20(dir, o.Serial)
+		},
+	}
+}

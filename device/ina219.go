@@ -85,3 +85,11 @@ func (d *INA219) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return out, nil
 }
+
+func ina219Driver() DriverInfo {
+	return DriverInfo{
+		Name: "ina219", Chip: "Texas Instruments INA219: bus voltage, current, power", Bus: "i2c", Addresses: addrRange(0x40, 0x4F), Keys: []string{"shunt_ohms", "max_current"},
+		Quantities: []Reading{{Quantity: "voltage", Unit: Volt}, {Quantity: "current", Unit: Ampere}, {Quantity: "power", Unit: Watt}},
+		Open:       func(o Opening) (Sensor, error) { return NewINA219(o.I2C, o.Bus, o.Addr, o.ShuntOhms, o.MaxCurrent) },
+	}
+}

@@ -568,3 +568,94 @@ func hwmonChannels(fsys fs.FS, dir string, names []string) []kernelChannel {
 	}
 	return out
 }
+
+// Like the 1-Wire directory, a kernel device is looked up on every read:
+// a driver not loaded yet is a reading error naming the overlay that
+// loads it.
+func iioDriver() DriverInfo {
+	return DriverInfo{
+		Name: "iio", Chip: "any sensor the kernel drives through IIO (BME680, DHT22, SCD30, ...)", Bus: "sysfs", Keys: []string{"path", "device", "quantities"},
+		Quantities: kernelReadings(kernelKinds),
+		Path:       "/" + iioClass.dir + "/" + iioClass.prefix + "0",
+		Open:       func(o Opening) (Sensor, error) { return openKernel(NewIIO, o) },
+		Readings:   listedReadings,
+		Simulate:   simListed,
+	}
+}
+
+func hwmonDriver() DriverInfo {
+	return DriverInfo{
+		Name: "hwmon", Chip: "any chip the kernel drives through hwmon (LM75, SHT3x, INA2xx, ...)", Bus: "sysfs", Keys: []string{"path", "device", "quantities"},
+		Quantities: kernelReadings(hwmonKinds()),
+		Path:       "/" + hwmonClass.dir + "/" + hwmonClass.prefix + "0",
+		Open:       func(o Opening) (Sensor, error) { return openKernel(NewHwmon, o) },
+		Readings:   listedReadings,
+		Simulate:   simListed,
+	}
+}
+
+func openKernel(open func(fs.FS, string, string, []string) (*KernelSensor, error), o Opening) (Sensor, error) {
+	d, err := open(o.FS, o.Path, o.Device, o.Quantities)
+	if err != nil {
+		return nil, err
+	}
+	return d.OnBoard(KernelBoard{Overlays: o.Board.Overlays, I2CBus: o.Board.I2CBus}), nil
+}
+
+// listedReadings are the quantities a kernel sensor lists; not known when
+// it lists none.
+func listedReadings(s Spec) ([]Reading, bool) {
+	if len(s.Quantities) == 0 {
+		return nil, false
+	}
+	return KernelQuantities(s.Quantities)
+}
+
+// simListed simulates what a kernel sensor lists, or when it lists none,
+// whatever its kind of device may report.
+func simListed(s Spec, sim *Sim) Sensor {
+	if q, ok := listedReadings(s); ok {
+		sim.Produce(q)
+	}
+	return sim
+}
+
+func kernelReadings(kinds []kernelKind) []Reading {
+	out := make([]Reading, len(kinds))
+	for i, k := range kinds {
+		out[i] = Reading{Quantity: k.quantity, Unit: k.unit}
+	}
+	return out
+}
+
+// KernelQuantityNames are the quantities an iio or hwmon sensor may list;
+// a later channel of a kind is numbered: temperature_2.
+func KernelQuantityNames() []string {
+	out := make([]string, len(kernelKinds))
+	for i, k := range kernelKinds {
+		out[i] = k.quantity
+	}
+	return out
+}
+
+// KernelDriven says how to read a common sensor vigil has no driver for
+// but the kernel has (driver = "iio" with device = ...), or "" for any
+// other name.
+func KernelDriven(chip string) string {
+	return map[string]string{
+		"dht11":   `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N)`,
+		"dht22":   `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N drives the DHT22 too)`,
+		"am2302":  `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N drives the AM2302 too)`,
+		"bme680":  `driver = "iio" with device = "bme680" (dtoverlay=i2c-sensor,bme680)`,
+		"bme688":  `driver = "iio" with device = "bme680" (dtoverlay=i2c-sensor,bme680)`,
+		"bmp180":  `driver = "iio" with device = "bmp180" (dtoverlay=i2c-sensor,bmp180)`,
+		"bmp388":  `driver = "iio" with device = "bmp380" (dtoverlay=i2c-sensor,bmp380)`,
+		"htu21":   `driver = "iio" with device = "htu21" (dtoverlay=i2c-sensor,htu21)`,
+		"si7021":  `driver = "iio" with device = "si7020" (dtoverlay=i2c-sensor,si7020)`,
+		"ccs811":  `driver = "iio" with device = "ccs811" (dtoverlay=i2c-sensor,ccs811)`,
+		"sgp30":   `driver = "iio" with device = "sgp30" (dtoverlay=i2c-sensor,sgp30)`,
+		"lm75":    `driver = "hwmon" with device = "lm75" (dtoverlay=i2c-sensor,lm75)`,
+		"ds1621":  `driver = "hwmon" with device = "ds1621" (dtoverlay=i2c-sensor,ds1621)`,
+		"adt7410": `driver = "hwmon" with device = "adt7410" (dtoverlay=i2c-sensor,adt7410)`,
+	}[chip]
+}

@@ -144,3 +144,11 @@ func spiChip(name string, port spi.Port, portName string, f physic.Frequency, mo
 	}
 	return c, conn, nil
 }
+
+func max31855Driver() DriverInfo {
+	return DriverInfo{
+		Name: "max31855", Chip: "Maxim MAX31855: thermocouple and cold-junction temperature", Bus: "spi",
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "cold_junction", Unit: Celsius}},
+		Open:       func(o Opening) (Sensor, error) { return NewMAX31855(o.SPI, o.Bus) },
+	}
+}

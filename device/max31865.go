@@ -250,3 +250,13 @@ func cvdTemperature(ratio float64) float64 {
 	}
 	return t
 }
+
+func max31865Driver() DriverInfo {
+	return DriverInfo{
+		Name: "max31865", Chip: "Maxim MAX31865: PT100/PT1000 RTD temperature, 2/3/4-wire", Bus: "spi", Keys: []string{"rtd", "wires", "ref_ohms"},
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}},
+		Open: func(o Opening) (Sensor, error) {
+			return NewMAX31865(o.SPI, o.Bus, o.RTDOhms, o.Wires, o.RefOhms, o.Sleep)
+		},
+	}
+}

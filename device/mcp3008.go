@@ -156,3 +156,62 @@ func (d *MCP3008) convert(ch int) (int, error) {
 	}
 	return (int(r[1])<<8 | int(r[2])) & mask, nil
 }
+
+func mcp3008Driver() DriverInfo {
+	return DriverInfo{
+		Name: "mcp3008", Chip: "Microchip MCP3008: 10-bit ADC, channels ch0-ch7 in volts or scaled to a quantity", Bus: "spi", Keys: []string{"channels", "vref"},
+		Quantities: adcVolts(8),
+		Open:       func(o Opening) (Sensor, error) { return NewMCP3008(o.SPI, o.Bus, o.VRef, o.Channels) },
+		Readings:   scaledReadings,
+		Simulate:   simScaled,
+	}
+}
+
+func mcp3208Driver() DriverInfo {
+	return DriverInfo{
+		Name: "mcp3208", Chip: "Microchip MCP3208: 12-bit ADC, channels ch0-ch7 in volts or scaled to a quantity", Bus: "spi", Keys: []string{"channels", "vref"},
+		Quantities: adcVolts(8),
+		Open:       func(o Opening) (Sensor, error) { return NewMCP3208(o.SPI, o.Bus, o.VRef, o.Channels) },
+		Readings:   scaledReadings,
+		Simulate:   simScaled,
+	}
+}
+
+// scaledReadings are an MCP3x08's configured channels: volts as chN, or
+// the quantity a channel is scaled to.
+func scaledReadings(s Spec) ([]Reading, bool) {
+	out := make([]Reading, len(s.Channels))
+	for i, ch := range s.Channels {
+		out[i] = Reading{Quantity: ch.Quantity, Unit: ch.Unit}
+	}
+	return out, true
+}
+
+// simScaled is a simulated MCP3x08: the simulation gives each input a
+// voltage; the channel's scale maps it, as the driver does.
+func simScaled(s Spec, sim *Sim) Sensor {
+	volts := make([]Reading, len(s.Channels))
+	for i, ch := range s.Channels {
+		volts[i] = Reading{Quantity: VoltsChannel(ch.Channel).Quantity, Unit: Volt}
+	}
+	sim.Produce(volts)
+	return simADC{sim: sim, chans: s.Channels}
+}
+
+// simADC is a simulated MCP3008/MCP3208: simulated voltages, scaled.
+type simADC struct {
+	sim   *Sim
+	chans []ADCChannel
+}
+
+func (a simADC) Sense(ctx context.Context) ([]Reading, error) {
+	volts, err := a.sim.Sense(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Reading, len(volts))
+	for i, v := range volts {
+		out[i] = a.chans[i].Reading(v.Value)
+	}
+	return out, nil
+}

@@ -79,3 +79,11 @@ func (d *MCP9808) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return []Reading{r}, nil
 }
+
+func mcp9808Driver() DriverInfo {
+	return DriverInfo{
+		Name: "mcp9808", Chip: "Microchip MCP9808: temperature ±0.25 °C", Bus: "i2c", Addresses: addrRange(0x18, 0x1F),
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}},
+		Open:       func(o Opening) (Sensor, error) { return NewMCP9808(o.I2C, o.Bus, o.Addr) },
+	}
+}

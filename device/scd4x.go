@@ -97,3 +97,14 @@ func (d *SCD4x) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return append([]Reading(nil), out...), nil
 }
+
+func scd4xDriver() DriverInfo {
+	return DriverInfo{
+		Name: "scd4x", Chip: "Sensirion SCD40/SCD41: CO₂, temperature, humidity", Bus: "i2c", Addresses: []uint16{SCD4xAddr},
+		Quantities: []Reading{{Quantity: "co2", Unit: PPM}, {Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+		// The first measurement is ready 5 s after start-up and periph.io
+		// polls for it once a second: give it room.
+		MinTimeout: 7 * time.Second,
+		Open:       func(o Opening) (Sensor, error) { return NewSCD4x(o.I2C, o.Bus, o.Addr, o.Now) },
+	}
+}

@@ -87,3 +87,11 @@ func (d *SHT3x) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return out, nil
 }
+
+func sht3xDriver() DriverInfo {
+	return DriverInfo{
+		Name: "sht3x", Chip: "Sensirion SHT30/SHT31/SHT35: temperature, humidity", Bus: "i2c", Addresses: sht3xAddrs,
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+		Open:       func(o Opening) (Sensor, error) { return NewSHT3x(o.I2C, o.Bus, o.Addr, o.Sleep) },
+	}
+}

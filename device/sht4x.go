@@ -78,3 +78,11 @@ func (d *SHT4x) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return out, nil
 }
+
+func sht4xDriver() DriverInfo {
+	return DriverInfo{
+		Name: "sht4x", Chip: "Sensirion SHT40/SHT41/SHT43/SHT45: temperature, humidity", Bus: "i2c", Addresses: sht4xAddrs,
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+		Open:       func(o Opening) (Sensor, error) { return NewSHT4x(o.I2C, o.Bus, o.Addr, o.Sleep) },
+	}
+}

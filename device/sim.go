@@ -10,58 +10,6 @@ import (
 	"time"
 )
 
-// Quantities measured by each driver, with their units. The simulated board
-// produces exactly these, so a config written for real hardware runs unchanged
-// on `board = "sim"`.
-var driverQuantities = map[string][]Reading{
-	"bme280":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}, {Quantity: "pressure", Unit: HectoPascal}},
-	"bmp280":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "pressure", Unit: HectoPascal}},
-	"aht20":    {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-	"mcp9808":  {{Quantity: "temperature", Unit: Celsius}},
-	"tmp102":   {{Quantity: "temperature", Unit: Celsius}},
-	"ds18b20":  {{Quantity: "temperature", Unit: Celsius}},
-	"ina219":   {{Quantity: "voltage", Unit: Volt}, {Quantity: "current", Unit: Ampere}, {Quantity: "power", Unit: Watt}},
-	"bh1750":   {{Quantity: "illuminance", Unit: Lux}},
-	"scd4x":    {{Quantity: "co2", Unit: PPM}, {Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-	"ads1015":  {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
-	"ads1115":  {{Quantity: "ch0", Unit: Volt}, {Quantity: "ch1", Unit: Volt}, {Quantity: "ch2", Unit: Volt}, {Quantity: "ch3", Unit: Volt}},
-	"sht3x":    {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-	"sht4x":    {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-	"max31855": {{Quantity: "temperature", Unit: Celsius}, {Quantity: "cold_junction", Unit: Celsius}},
-	"max31865": {{Quantity: "temperature", Unit: Celsius}},
-	"mcp3008":  adcVolts(8),
-	"mcp3208":  adcVolts(8),
-	// What the kernel may expose; a configured iio or hwmon sensor names
-	// the quantities it has (KernelQuantities).
-	"iio":   kernelReadings(kernelKinds),
-	"hwmon": kernelReadings(hwmonKinds()),
-	"sim":   {{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
-}
-
-func adcVolts(n int) []Reading {
-	out := make([]Reading, n)
-	for i := range out {
-		out[i] = Reading{Quantity: "ch" + strconv.Itoa(i), Unit: Volt}
-	}
-	return out
-}
-
-func kernelReadings(kinds []kernelKind) []Reading {
-	out := make([]Reading, len(kinds))
-	for i, k := range kinds {
-		out[i] = Reading{Quantity: k.quantity, Unit: k.unit}
-	}
-	return out
-}
-
-// Quantities returns the readings (quantity and unit, zero value) a driver
-// produces, or false for an unknown driver. For the ADS1x15 these are all
-// four channels; SensorQuantities limits them to a sensor's configuration.
-func Quantities(driver string) ([]Reading, bool) {
-	q, ok := driverQuantities[driver]
-	return append([]Reading(nil), q...), ok
-}
-
 // Sim is a simulated sensor with a scripted, deterministic waveform: a daily
 // cycle plus, for temperatures, a recurring excursion that rises well above
 // the daily range and falls back, so a demo shows a rule firing and resolving
@@ -98,6 +46,34 @@ func NewSim(name, driver string, start time.Time, now func() time.Time) (*Sim, e
 		phase:    float64(h.Sum32()%1000) / 1000,
 		readings: q,
 	}, nil
+}
+
+func simDriver() DriverInfo {
+	return DriverInfo{
+		Name: "sim", Chip: "simulated temperature and humidity, for demos", Bus: "none",
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}},
+		Open:       func(o Opening) (Sensor, error) { return simulate(o.Spec, o.Now(), o.Now), nil },
+	}
+}
+
+// simulate is the simulated stand-in for a configured sensor: its
+// driver's quantities, adapted to its configuration as the driver
+// registers (Simulate), with the sensor's own excursion.
+func simulate(s Spec, start time.Time, now func() time.Time) Sensor {
+	sim, err := NewSim(s.Name, s.Driver, start, now)
+	if err != nil {
+		return Failed{Err: err}
+	}
+	if w := s.Sim; w != nil {
+		sim.Every, sim.Length, sim.Rise = w.Every, w.Length, w.Rise
+		if !w.Start.IsZero() {
+			sim.Start = w.Start
+		}
+	}
+	if d, _ := LookupDriver(s.Driver); d.Simulate != nil {
+		return d.Simulate(s, sim)
+	}
+	return sim
 }
 
 // NewSimHealth returns a simulated board health sensor producing

@@ -59,3 +59,11 @@ func (d *TMP102) Sense(ctx context.Context) ([]Reading, error) {
 	}
 	return []Reading{r}, nil
 }
+
+func tmp102Driver() DriverInfo {
+	return DriverInfo{
+		Name: "tmp102", Chip: "Texas Instruments TMP102: temperature ±0.5 °C", Bus: "i2c", Addresses: addrRange(0x48, 0x4B),
+		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}},
+		Open:       func(o Opening) (Sensor, error) { return NewTMP102(o.I2C, o.Bus, o.Addr) },
+	}
+}

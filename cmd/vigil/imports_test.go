@@ -21,22 +21,22 @@ func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"alert":              {},
 		"board":              {},
-		"device":             {},
+		"device":             {"board"}, // the board profile (a value type) names the buses and overlays sensors are opened on
 		"rule":               {},
 		"transport":          {"alert"},
 		"schedule":           {},
 		"redact":             {},
 		"config":             {"rule", "schedule"},
-		"store":              {"alert", "device"},
-		"transport/mqtt":     {"alert", "device", "transport"},
+		"store":              {"alert", "board", "device"},
+		"transport/mqtt":     {"alert", "board", "device", "transport"},
 		"transport/telegram": {"alert", "schedule", "transport"},
-		"agent":              {"alert", "device", "redact"},
-		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "schedule", "store", "transport"},
-		"fleet":              {"alert", "device", "transport", "transport/mqtt"},
-		"web":                {"agent", "alert", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source, manage for the run-time view
+		"agent":              {"alert", "board", "device", "redact"},
+		"heartbeat":          {"agent", "alert", "board", "device", "redact", "rule", "schedule", "store", "transport"},
+		"fleet":              {"alert", "board", "device", "transport", "transport/mqtt"},
+		"web":                {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source, manage for the run-time view
 		// The run-time settings are pure over a config and the stored
 		// settings: no transport, no daemon.
-		"manage": {"alert", "config", "device", "redact", "rule", "schedule", "store"},
+		"manage": {"alert", "board", "config", "device", "redact", "rule", "schedule", "store"},
 		// The daemon is everything but the command line.
 		"daemon": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
 	}
