@@ -94,7 +94,7 @@ func (p *parser) validateCalibration(i int, s *Sensor) {
 		case !validQuantity(q):
 			p.bad(path, "must be a quantity name like temperature (got %q)", q)
 			continue
-		case (s.Driver == "iio" || s.Driver == "hwmon") && len(s.Quantities) == 0:
+		case p.takes(*s, "quantities") && len(s.Quantities) == 0:
 			p.bad(path, `sensor %s (%s) lists no quantities, so what it reads is known only when it is read: list them, as in quantities = ["temperature", "humidity"], to calibrate one`, s.Name, s.Driver)
 			continue
 		case validSensorName(s.Name):

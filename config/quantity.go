@@ -14,8 +14,8 @@ type Options struct {
 	// an iio sensor that lists none). With it, ParseWith rejects rule keys,
 	// message placeholders and deadband keys that name a quantity the
 	// sensor does not have: a rule on one could never fire. Nil skips the
-	// check. cmd/vigil passes the drivers' table from package device,
-	// which config must not import.
+	// check. cmd/vigil passes what package device's drivers register
+	// (Sensor.Spec().Readings).
 	Quantities func(s Sensor) ([]string, bool)
 	// Board lists the quantities of the board's own health sensor
 	// ("board"); nil skips the check of board.* keys.
@@ -74,13 +74,8 @@ func (p *parser) noQuantity(sensor, q string, spell func(q string) string) strin
 // sensors.
 func (p *parser) adcMaxChannel(sensor string) int {
 	for _, s := range p.cfg.Sensors {
-		if s.Name == sensor {
-			switch s.Driver {
-			case "ads1015", "ads1115":
-				return 3
-			case "mcp3008", "mcp3208":
-				return 7
-			}
+		if yes, _ := takes(s.Driver, "channels"); yes && s.Name == sensor {
+			return maxChannel(s.Driver)
 		}
 	}
 	return -1

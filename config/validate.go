@@ -15,43 +15,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/schedule"
 )
-
-// Drivers lists the sensor drivers a config may name.
-var Drivers = []string{"bme280", "bmp280", "aht20", "sht3x", "sht4x", "mcp9808", "tmp102", "ina219", "bh1750", "scd4x", "ads1015", "ads1115",
-	"max31855", "max31865", "mcp3008", "mcp3208", "ds18b20", "iio", "hwmon", "sim"}
-
-// SPIDrivers lists the drivers that take bus = "spi:BUS.CS"; SPIOnly those
-// that take nothing else (their bus defaults to the board's first SPI port).
-var (
-	SPIDrivers = []string{"bme280", "bmp280", "max31855", "max31865", "mcp3008", "mcp3208"}
-	SPIOnly    = []string{"max31855", "max31865", "mcp3008", "mcp3208"}
-)
-
-// KernelQuantities are the quantities an iio or hwmon sensor may have; a
-// later channel of a kind is numbered: temperature_2.
-var KernelQuantities = []string{"temperature", "humidity", "pressure", "illuminance", "co2", "voc", "resistance", "voltage", "current", "power"}
-
-// kernelDriven are common sensors vigil has no driver for but the kernel
-// has, with how to read them.
-var kernelDriven = map[string]string{
-	"dht11":   `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N)`,
-	"dht22":   `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N drives the DHT22 too)`,
-	"am2302":  `driver = "iio" with device = "dht11" (dtoverlay=dht11,gpiopin=N drives the AM2302 too)`,
-	"bme680":  `driver = "iio" with device = "bme680" (dtoverlay=i2c-sensor,bme680)`,
-	"bme688":  `driver = "iio" with device = "bme680" (dtoverlay=i2c-sensor,bme680)`,
-	"bmp180":  `driver = "iio" with device = "bmp180" (dtoverlay=i2c-sensor,bmp180)`,
-	"bmp388":  `driver = "iio" with device = "bmp380" (dtoverlay=i2c-sensor,bmp380)`,
-	"htu21":   `driver = "iio" with device = "htu21" (dtoverlay=i2c-sensor,htu21)`,
-	"si7021":  `driver = "iio" with device = "si7020" (dtoverlay=i2c-sensor,si7020)`,
-	"ccs811":  `driver = "iio" with device = "ccs811" (dtoverlay=i2c-sensor,ccs811)`,
-	"sgp30":   `driver = "iio" with device = "sgp30" (dtoverlay=i2c-sensor,sgp30)`,
-	"lm75":    `driver = "hwmon" with device = "lm75" (dtoverlay=i2c-sensor,lm75)`,
-	"ds1621":  `driver = "hwmon" with device = "ds1621" (dtoverlay=i2c-sensor,ds1621)`,
-	"adt7410": `driver = "hwmon" with device = "adt7410" (dtoverlay=i2c-sensor,adt7410)`,
-}
 
 // RTDs are the probes the max31865 reads, with their resistance at 0 °C.
 var RTDs = map[string]float64{"pt100": 100, "pt1000": 1000}
@@ -60,7 +27,7 @@ var RTDs = map[string]float64{"pt100": 100, "pt1000": 1000}
 const MaxVRef = 5.5
 
 // BoardSensor is the reserved name of the board's own health sensor.
-const BoardSensor = "board"
+const BoardSensor = device.BoardSensor
 
 // ADSGains are the full-scale ranges (volts) an ADS1x15 supports.
 var ADSGains = []float64{6.144, 4.096, 2.048, 1.024, 0.512, 0.256}
@@ -68,29 +35,16 @@ var ADSGains = []float64{6.144, 4.096, 2.048, 1.024, 0.512, 0.256}
 // Severities are the alert severities, lowest first.
 var Severities = []string{"info", "warning", "critical"}
 
-// driverKeys lists the driver-specific keys each driver accepts.
-var driverKeys = map[string][]string{
-	"bme280":  {"bus", "address"},
-	"bmp280":  {"bus", "address"},
-	"aht20":   {"bus", "address"},
-	"mcp9808": {"bus", "address"},
-	"tmp102":  {"bus", "address"},
-	"ina219":  {"bus", "address", "shunt_ohms", "max_current"},
-	"bh1750":  {"bus", "address"},
-	"scd4x":   {"bus", "address"},
-	"ads1015": {"bus", "address", "channels", "gain"},
-	"ads1115": {"bus", "address", "channels", "gain"},
-	"ds18b20": {"serial", "w1_dir"},
-	"sim":     {},
+// The sensor drivers, their buses, keys and quantities are package
+// device's registry (device.LookupDriver): config asks it, by name, and
+// checks each driver-specific key the same way for every driver that
+// takes it.
 
-	"sht3x":    {"bus", "address"},
-	"sht4x":    {"bus", "address"},
-	"max31855": {"bus"},
-	"max31865": {"bus", "rtd", "wires", "ref_ohms"},
-	"mcp3008":  {"bus", "channels", "vref"},
-	"mcp3208":  {"bus", "channels", "vref"},
-	"iio":      {"path", "device", "quantities"},
-	"hwmon":    {"path", "device", "quantities"},
+// takes reports whether a sensor of driver takes key, and whether the
+// driver is known.
+func takes(driver, key string) (yes, known bool) {
+	d, known := device.LookupDriver(driver)
+	return known && d.Takes(key), known
 }
 
 // driverSpecificKeys are the keys some drivers take and others refuse.
@@ -437,18 +391,18 @@ func (p *parser) validateSensors() {
 				seen[s.Name] = s.Line
 			}
 		}
-		allowed, known := driverKeys[s.Driver]
+		_, known := device.LookupDriver(s.Driver)
 		switch {
 		case s.Driver == "":
-			p.bad(k("driver"), "missing (one of %s)", strings.Join(Drivers, ", "))
-		case !known && kernelDriven[s.Driver] != "":
-			p.bad(k("driver"), "no driver %q of vigil's own, but the kernel drives it: use %s (see vigil sensors --drivers)", s.Driver, kernelDriven[s.Driver])
+			p.bad(k("driver"), "missing (one of %s)", strings.Join(device.DriverNames(), ", "))
+		case !known && device.KernelDriven(s.Driver) != "":
+			p.bad(k("driver"), "no driver %q of vigil's own, but the kernel drives it: use %s (see vigil sensors --drivers)", s.Driver, device.KernelDriven(s.Driver))
 		case !known:
-			p.bad(k("driver"), "unknown driver %q (want one of %s)", s.Driver, strings.Join(Drivers, ", "))
+			p.bad(k("driver"), "unknown driver %q (want one of %s)", s.Driver, strings.Join(device.DriverNames(), ", "))
 		}
 		if known {
 			for _, key := range driverSpecificKeys {
-				if p.defined(indexedKey(k(key))) && !slices.Contains(allowed, key) {
+				if p.defined(indexedKey(k(key))) && !p.takes(*s, key) {
 					p.bad(k(key), "not used by driver %s", s.Driver)
 				}
 			}
@@ -460,41 +414,38 @@ func (p *parser) validateSensors() {
 
 // sensorDefaults fills the driver-specific defaults of keys not in the file.
 func (p *parser) sensorDefaults(i int, s *Sensor) {
-	def := func(key string) bool { return !p.defined(indexedKey(at("sensor", i, key))) }
-	switch s.Driver {
-	case "ina219":
-		if def("shunt_ohms") {
-			s.ShuntOhms = 0.1
-		}
-		if def("max_current") {
-			s.MaxCurrent = 3.2
-		}
-	case "ads1015", "ads1115":
-		if def("channels") {
-			s.Channels = Channels{{Channel: 0, Unit: "V"}}
-		}
-		if def("gain") {
-			s.Gain = 4.096
-		}
-	case "mcp3008", "mcp3208":
-		if def("channels") {
-			s.Channels = Channels{{Channel: 0, Unit: "V"}}
-		}
-		if def("vref") {
-			s.VRef = 3.3
-		}
-	case "max31865":
-		if def("rtd") {
-			s.RTD = "pt100"
-		}
-		if r0, ok := RTDs[s.RTD]; ok && def("ref_ohms") {
-			s.RefOhms = 4.3 * r0
-		}
-	case "ds18b20":
-		if def("w1_dir") {
-			s.W1Dir = DefaultW1Dir
-		}
+	// def: the driver takes key and the file does not set it.
+	def := func(key string) bool { return p.takes(*s, key) && !p.defined(indexedKey(at("sensor", i, key))) }
+	if def("shunt_ohms") {
+		s.ShuntOhms = 0.1
 	}
+	if def("max_current") {
+		s.MaxCurrent = 3.2
+	}
+	if def("channels") {
+		s.Channels = Channels{{Channel: 0, Unit: "V"}}
+	}
+	if def("gain") {
+		s.Gain = 4.096
+	}
+	if def("vref") {
+		s.VRef = 3.3
+	}
+	if def("rtd") {
+		s.RTD = "pt100"
+	}
+	if r0, ok := RTDs[s.RTD]; ok && def("ref_ohms") {
+		s.RefOhms = 4.3 * r0
+	}
+	if def("w1_dir") {
+		s.W1Dir = DefaultW1Dir
+	}
+}
+
+// takes reports whether s's driver takes key.
+func (p *parser) takes(s Sensor, key string) bool {
+	yes, _ := takes(s.Driver, key)
+	return yes
 }
 
 func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
@@ -520,19 +471,21 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 	p.notEmpty(k("bus"), s.Bus, `remove it to use the board's default bus, or name one like "1"`)
 	p.notEmpty(k("serial"), s.Serial, `remove it to use the only DS18B20 present, or give its id like "28-0316a2794aff"`)
 	spi := false
-	usesBus := slices.Contains(driverKeys[s.Driver], "bus")
+	usesBus := p.takes(*s, "bus")
+	d, _ := device.LookupDriver(s.Driver)
 	switch {
 	case s.Bus == "":
 	case strings.HasPrefix(s.Bus, "spi:"):
 		spi = true
 		if _, _, ok := spiBus(s.Bus); !ok {
 			p.bad(k("bus"), `must be "spi:BUS.CS" like "spi:0.0" (got %q)`, s.Bus)
-		} else if usesBus && !slices.Contains(SPIDrivers, s.Driver) {
-			p.bad(k("bus"), "%s is an I²C chip: set an I²C bus number like \"1\" (got %q); SPI works for %s", s.Driver, s.Bus, strings.Join(SPIDrivers, ", "))
+		} else if usesBus && !d.SPI() {
+			spiDrivers := strings.Join(device.DriversWith(device.DriverInfo.SPI), ", ")
+			p.bad(k("bus"), "%s is an I²C chip: set an I²C bus number like \"1\" (got %q); SPI works for %s", s.Driver, s.Bus, spiDrivers)
 		}
 	case !validBus(s.Bus):
 		p.bad(k("bus"), "must be an I²C bus number or name like \"1\" (got %q)", s.Bus)
-	case usesBus && slices.Contains(SPIOnly, s.Driver):
+	case usesBus && d.SPIOnly():
 		p.bad(k("bus"), "%s is an SPI chip: bus must be \"spi:BUS.CS\" like \"spi:0.0\" (got %q), or unset for the board's first SPI port", s.Driver, s.Bus)
 	}
 	switch {
@@ -557,29 +510,32 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 		}
 	}
 	p.validateCalibration(i, s)
-	switch s.Driver {
-	case "ina219":
+	// Each driver-specific key is checked alike for every driver that
+	// takes it.
+	switch {
+	case p.takes(*s, "shunt_ohms"):
 		if !(s.ShuntOhms > 0) || math.IsInf(s.ShuntOhms, 0) {
 			p.bad(k("shunt_ohms"), "must be more than 0 (got %v)", s.ShuntOhms)
 		}
 		if !(s.MaxCurrent > 0) || math.IsInf(s.MaxCurrent, 0) {
 			p.bad(k("max_current"), "must be more than 0 (got %v)", s.MaxCurrent)
 		}
-	case "ads1015", "ads1115":
+	case p.takes(*s, "gain"): // an ADC that reads volts only
 		if !s.Channels.Plain() {
-			p.bad(k("channels"), "the %s reads channels in volts: list their numbers, as in channels = [0, 1] (a table with a quantity is for mcp3008 and mcp3208)", s.Driver)
+			scaled := device.DriversWith(func(d device.DriverInfo) bool { return d.Takes("vref") })
+			p.bad(k("channels"), "the %s reads channels in volts: list their numbers, as in channels = [0, 1] (a table with a quantity is for %s)", s.Driver, strings.Join(scaled, " and "))
 		}
-		p.validateChannels(k("channels"), s.Channels, 3, 0)
+		p.validateChannels(k("channels"), s.Channels, maxChannel(s.Driver), 0)
 		if !slices.Contains(ADSGains, s.Gain) {
 			p.bad(k("gain"), "must be one of 6.144, 4.096, 2.048, 1.024, 0.512, 0.256 (got %v)", s.Gain)
 		}
-	case "mcp3008", "mcp3208":
+	case p.takes(*s, "vref"): // an ADC that scales volts
 		if !(s.VRef > 0 && s.VRef <= MaxVRef) {
 			p.bad(k("vref"), "must be the volts at VREF, more than 0 and at most %g (got %v)", MaxVRef, s.VRef)
 			break
 		}
-		p.validateChannels(k("channels"), s.Channels, 7, s.VRef)
-	case "max31865":
+		p.validateChannels(k("channels"), s.Channels, maxChannel(s.Driver), s.VRef)
+	case p.takes(*s, "rtd"):
 		r0, ok := RTDs[s.RTD]
 		if !ok {
 			p.bad(k("rtd"), `must be "pt100" or "pt1000" (got %q)`, s.RTD)
@@ -592,9 +548,9 @@ func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 		if ok && (!(s.RefOhms > r0) || math.IsInf(s.RefOhms, 0)) {
 			p.bad(k("ref_ohms"), "must be the reference resistor in ohms, more than the %s's %g Ω at 0 °C (got %v; boards use %g)", s.RTD, r0, s.RefOhms, 4.3*r0)
 		}
-	case "iio", "hwmon":
+	case p.takes(*s, "quantities"):
 		p.validateKernelSensor(s, k)
-	case "ds18b20":
+	case p.takes(*s, "serial"):
 		if s.Serial != "" && !validSerial(s.Serial) {
 			p.bad(k("serial"), "must be a 1-Wire id like \"28-0316a2794aff\" (got %q)", s.Serial)
 		}
@@ -664,10 +620,8 @@ func validUnit(u string) bool {
 // validateKernelSensor checks an iio or hwmon sensor: found by path or by
 // the kernel's name for it, and the quantities it must report.
 func (p *parser) validateKernelSensor(s *Sensor, k func(string) []seg) {
-	dir := "/sys/bus/iio/devices/iio:device0"
-	if s.Driver == "hwmon" {
-		dir = "/sys/class/hwmon/hwmon0"
-	}
+	d, _ := device.LookupDriver(s.Driver)
+	dir := d.Path
 	switch {
 	case s.Path == "" && s.Device == "":
 		p.bad(k("driver"), "%s needs device = \"name\" (the kernel's name for it, as in %s/name) or path = %q", s.Driver, path.Dir(dir)+"/*", dir)
@@ -681,14 +635,14 @@ func (p *parser) validateKernelSensor(s *Sensor, k func(string) []seg) {
 	for j, q := range s.Quantities {
 		switch {
 		case !kernelQuantity(q):
-			p.bad(k("quantities"), "quantities[%d]: %q is not one of %s (a later channel of a kind is numbered: temperature_2)", j, q, strings.Join(KernelQuantities, ", "))
+			p.bad(k("quantities"), "quantities[%d]: %q is not one of %s (a later channel of a kind is numbered: temperature_2)", j, q, strings.Join(device.KernelQuantityNames(), ", "))
 		case slices.Contains(s.Quantities[:j], q):
 			p.bad(k("quantities"), "quantities[%d]: %q is listed twice", j, q)
 		}
 	}
 }
 
-// kernelQuantity reports whether q is a KernelQuantities name, possibly
+// kernelQuantity reports whether q is a device.KernelQuantityNames name, possibly
 // numbered from 2: "temperature", "temperature_2".
 func kernelQuantity(q string) bool {
 	base, n, numbered := strings.Cut(q, "_")
@@ -698,7 +652,13 @@ func kernelQuantity(q string) bool {
 			return false
 		}
 	}
-	return slices.Contains(KernelQuantities, base)
+	return slices.Contains(device.KernelQuantityNames(), base)
+}
+
+// maxChannel is the highest input of an ADC driver: ch0 to chN.
+func maxChannel(driver string) int {
+	d, _ := device.LookupDriver(driver)
+	return len(d.Quantities) - 1
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-iot/vigil/device"
 )
 
 // WriteTOML writes the resolved configuration (defaults applied, durations
@@ -76,15 +77,15 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		t.line("[[sensor]]")
 		t.str("name", s.Name)
 		t.str("driver", s.Driver)
-		keys := driverKeys[s.Driver]
-		if slices.Contains(keys, "bus") {
+		d, _ := device.LookupDriver(s.Driver)
+		if d.Takes("bus") {
 			if s.Bus == "" {
 				t.line("# bus: the board's default")
 			} else {
 				t.str("bus", s.Bus)
 			}
 		}
-		if slices.Contains(keys, "address") {
+		if d.Takes("address") {
 			if s.Address == 0 {
 				t.line("# address: the driver's default")
 			} else {
@@ -102,25 +103,25 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		if len(s.Calibrate) > 0 {
 			t.raw("calibrate", calibrateTOML(s.Calibrate))
 		}
-		if slices.Contains(keys, "shunt_ohms") {
+		if d.Takes("shunt_ohms") {
 			t.raw("shunt_ohms", tomlFloat(s.ShuntOhms))
 			t.raw("max_current", tomlFloat(s.MaxCurrent))
 		}
-		if slices.Contains(keys, "channels") {
+		if d.Takes("channels") {
 			t.raw("channels", channelsTOML(s.Channels))
 		}
-		if slices.Contains(keys, "gain") {
+		if d.Takes("gain") {
 			t.raw("gain", tomlFloat(s.Gain))
 		}
-		if slices.Contains(keys, "vref") {
+		if d.Takes("vref") {
 			t.raw("vref", tomlFloat(s.VRef))
 		}
-		if slices.Contains(keys, "rtd") {
+		if d.Takes("rtd") {
 			t.str("rtd", s.RTD)
 			t.int("wires", int64(s.Wires))
 			t.raw("ref_ohms", tomlFloat(s.RefOhms))
 		}
-		if slices.Contains(keys, "path") {
+		if d.Takes("path") {
 			if s.Path != "" {
 				t.str("path", s.Path)
 			}
@@ -131,7 +132,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 				t.strs("quantities", s.Quantities)
 			}
 		}
-		if slices.Contains(keys, "serial") {
+		if d.Takes("serial") {
 			if s.Serial == "" {
 				t.line("# serial: the only DS18B20 present")
 			} else {

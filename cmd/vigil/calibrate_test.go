@@ -34,8 +34,8 @@ func TestSensorsTableRaw(t *testing.T) {
 			t.Fatal(err)
 		}
 		sensors := []device.Named{
-			named(cfg.Sensors[0], fixed{{Quantity: "temperature", Value: 21.9, Unit: device.Celsius}, {Quantity: "pressure", Value: 1013.25, Unit: device.HectoPascal}}),
-			named(cfg.Sensors[1], device.Failed{Err: errors.New("ds18b20: no sensor")}),
+			cfg.Sensors[0].Spec().Named(fixed{{Quantity: "temperature", Value: 21.9, Unit: device.Celsius}, {Quantity: "pressure", Value: 1013.25, Unit: device.HectoPascal}}),
+			cfg.Sensors[1].Spec().Named(device.Failed{Err: errors.New("ds18b20: no sensor")}),
 		}
 		var b bytes.Buffer
 		printSnapshot(&b, cfg, sensors, device.Sense(context.Background(), sensors, time.Unix(0, 0)))

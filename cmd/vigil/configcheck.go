@@ -33,7 +33,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	}
 	// An I²C sensor with no bus on a profile with no default: config does
 	// no IO, so the machine's buses come from here.
-	notes, err := checkI2CDefault(cfg, prof, periphBuses{newHardware(prof)}.list)
+	notes, err := checkI2CDefault(cfg, prof, listI2C(cfg, prof))
 	if err != nil {
 		return configErr(err)
 	}

@@ -26,7 +26,7 @@ func TestImportDirection(t *testing.T) {
 		"transport":          {"alert"},
 		"schedule":           {},
 		"redact":             {},
-		"config":             {"rule", "schedule"},
+		"config":             {"board", "device", "rule", "schedule"}, // device's driver registry: names, buses, keys
 		"store":              {"alert", "board", "device"},
 		"transport/mqtt":     {"alert", "board", "device", "transport"},
 		"transport/telegram": {"alert", "schedule", "transport"},
@@ -58,11 +58,12 @@ func TestImportDirection(t *testing.T) {
 }
 
 // TestCommandLineStaysThin holds the line drawn when the daemon got its
-// own package: the command line is flags, help and wiring, at most 3,500
-// lines of non-test Go. Behaviour that pushes it over belongs in daemon or
-// manage, where it can be tested without building a binary.
+// own package and the sensor drivers a registry in device: the command
+// line is flags, help, verbs and wiring, at most 2,800 lines of non-test
+// Go. Behaviour that pushes it over belongs in daemon, manage or device,
+// where it can be tested without building a binary.
 func TestCommandLineStaysThin(t *testing.T) {
-	const limit = 3500
+	const limit = 2800
 	entries, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestCommandLineStaysThin(t *testing.T) {
 		t.Fatal("found no Go files in cmd/vigil")
 	}
 	if total > limit {
-		t.Errorf("cmd/vigil holds %d non-test lines, over %d; move behaviour into daemon or manage (%s)", total, limit, strings.Join(sizes, ", "))
+		t.Errorf("cmd/vigil holds %d non-test lines, over %d; move behaviour into daemon, manage or device (%s)", total, limit, strings.Join(sizes, ", "))
 	}
 	t.Logf("cmd/vigil: %d non-test lines (limit %d)", total, limit)
 }

@@ -97,7 +97,7 @@ func parseOptions() config.Options {
 	}
 	return config.Options{
 		Quantities: func(s config.Sensor) ([]string, bool) {
-			rs, ok := sensorReadings(s)
+			rs, ok := s.Spec().Readings()
 			return names(rs), ok
 		},
 		Board:  names(device.HealthQuantities()),

@@ -1,9 +1,30 @@
 package main
 
+// The `vigil sensors` and `vigil scan` commands, and the wiring of package
+// device's sensor opener: periph.io's host drivers and the wall clock.
+// Opening, bus sharing, re-opening after a failure and the failure policy
+// are device's (device/open.go); each driver registers itself in its own
+// file in device.
+
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"periph.io/x/conn/v3/driver/driverreg"
+	_ "periph.io/x/host/v3/gpioioctl"
+
+	"github.com/vigil-iot/vigil/board"
+	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/device"
 )
 
 func (e *env) cmdSensors(ctx context.Context, args []string) error {
@@ -15,7 +36,7 @@ func (e *env) cmdSensors(ctx context.Context, args []string) error {
 		return err
 	}
 	if o.drivers {
-		return printDrivers(e.stdout)
+		return device.WriteDrivers(e.stdout)
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {
@@ -45,4 +66,181 @@ func (e *env) cmdScan(ctx context.Context, args []string) error {
 		return err
 	}
 	return cmdScan(ctx, cfg, prof, bus, e.stdout)
+}
+
+// host is what device's opener needs of this machine: periph.io's host
+// drivers, initialised on the first bus opened, and the wall clock.
+func host(cfg *config.Config, prof board.Profile, now func() time.Time) device.Host {
+	return device.Host{
+		Board:    prof,
+		Init:     func() error { _, err := driverreg.Init(); return err },
+		Now:      now,
+		Sleep:    sleepCtx,
+		StateDir: cfg.Device.StateDir,
+	}
+}
+
+// openSensors opens every configured sensor and the board health sensor
+// and logs one warning for every sensor it cannot open, with the fix.
+func openSensors(cfg *config.Config, prof board.Profile, now func() time.Time, log *slog.Logger) (sensors []device.Named, closeAll func() error) {
+	sensors, closeAll, problems := device.OpenSensors(cfg.Specs(), host(cfg, prof, now))
+	for _, p := range problems {
+		p.Log(log)
+	}
+	return sensors, closeAll
+}
+
+// sleepCtx is the drivers' device.Sleep: the wall clock, cut short by ctx.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// checkI2CDefault is `vigil config check` on the I²C sensors that name no
+// bus on a board profile with no default (device.CheckI2CDefault), with
+// each sensor that must name one as a config error naming its line.
+func checkI2CDefault(cfg *config.Config, prof board.Profile, list func() ([]string, error)) (notes []string, err error) {
+	notes, bad := device.CheckI2CDefault(cfg.Specs(), prof, list)
+	var errs []error
+	for i, err := range bad {
+		if err != nil {
+			errs = append(errs, cfg.SensorError(i, "bus", err))
+		}
+	}
+	return notes, errors.Join(errs...)
+}
+
+// sensorsOptions are the flags of `vigil sensors`.
+type sensorsOptions struct{ json, drivers bool }
+
+// cmdSensors is `vigil sensors [--json]`; --drivers never gets here.
+func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o sensorsOptions, stdout io.Writer, log *slog.Logger) error {
+
+	// The table shows every open error; don't log them a second time.
+	sensors, closeAll, problems := device.OpenSensors(cfg.Specs(), host(cfg, prof, time.Now))
+	defer closeAll()
+	log.Debug("sensors opened", "sensors", len(sensors), "not_opened", len(problems))
+	snap := device.Sense(ctx, sensors, time.Now())
+
+	if o.json {
+		if err := writeJSON(stdout, sensorsView(snap)); err != nil {
+			return err
+		}
+	} else {
+		printSnapshot(stdout, cfg, sensors, snap)
+	}
+	if n := len(snap.Errors); n > 0 {
+		return fmt.Errorf("%d of %d sensors failed", n, len(sensors))
+	}
+	return nil
+}
+
+// sensorsJSON is what `vigil sensors --json` prints: the snapshot, with
+// the driver's value next to each calibrated reading's.
+type sensorsJSON struct {
+	Time     time.Time               `json:"time"`
+	Readings map[string]sensorsValue `json:"readings"`
+	Errors   map[string]string       `json:"errors,omitempty"`
+}
+
+type sensorsValue struct {
+	Value float64     `json:"value"`
+	Unit  device.Unit `json:"unit"`
+	Raw   *float64    `json:"raw,omitempty"` // before calibration; only for a calibrated reading
+}
+
+func sensorsView(snap device.Snapshot) sensorsJSON {
+	out := sensorsJSON{Time: snap.Time, Readings: make(map[string]sensorsValue, len(snap.Readings)), Errors: snap.Errors}
+	for k, v := range snap.Readings {
+		sv := sensorsValue{Value: v.Value, Unit: v.Unit}
+		if raw, ok := snap.Raw[k]; ok {
+			sv.Raw = &raw
+		}
+		out.Readings[k] = sv
+	}
+	return out
+}
+
+// printSnapshot prints one row per reading, sensors in config order and
+// quantities in driver order, and one row per failed sensor. With a
+// calibrated sensor, a RAW column shows the driver's values next to the
+// calibrated ones.
+func printSnapshot(w io.Writer, cfg *config.Config, sensors []device.Named, snap device.Snapshot) {
+	drivers := map[string]config.Sensor{}
+	calibrated := false
+	for _, s := range cfg.Sensors {
+		drivers[s.Name] = s
+		calibrated = calibrated || len(s.Calibrate) > 0
+	}
+	// The RAW column's header, its cell in a failed sensor's row, and its
+	// cell for a reading; each with its tab, and nothing without the column.
+	rawHead, rawFailed := "", ""
+	if calibrated {
+		rawHead, rawFailed = "RAW\t", "-\t"
+	}
+	raw := func(key string) string {
+		v, ok := snap.Raw[key]
+		switch {
+		case !calibrated:
+			return ""
+		case !ok:
+			return "\t"
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64) + "\t"
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "SENSOR\tQUANTITY\tVALUE\t%sUNIT\tERROR\n", rawHead)
+	for _, n := range sensors {
+		if e, ok := snap.Errors[n.Name]; ok {
+			fmt.Fprintf(tw, "%s\t-\t-\t%s-\t%s\n", n.Name, rawFailed, e)
+			continue
+		}
+		var order []device.Reading
+		if n.Name == config.BoardSensor {
+			order = device.HealthQuantities()
+		} else if s, ok := drivers[n.Name]; ok {
+			var known bool
+			if order, known = s.Spec().Readings(); !known {
+				order, _ = device.Quantities(s.Driver) // iio, hwmon: the kinds' order
+			}
+		}
+		var keys []string
+		for _, r := range order {
+			if _, ok := snap.Readings[device.Key(n.Name, r.Quantity)]; ok {
+				keys = append(keys, device.Key(n.Name, r.Quantity))
+			}
+		}
+		var rest []string
+		for _, k := range snap.Keys() {
+			if s, _ := device.SplitKey(k); s == n.Name && !slices.Contains(keys, k) {
+				rest = append(rest, k)
+			}
+		}
+		sort.Strings(rest)
+		for _, k := range append(keys, rest...) {
+			v := snap.Readings[k]
+			_, q := device.SplitKey(k)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), raw(k), v.Unit)
+		}
+	}
+	tw.Flush()
+}
+
+// cmdScan is `vigil scan [--bus NAME]`: probe an I²C bus like i2cdetect and
+// name the chips that may answer at each address.
+func cmdScan(ctx context.Context, cfg *config.Config, prof board.Profile, busName string, stdout io.Writer) error {
+	m := device.NewMachine(host(cfg, prof, time.Now))
+	defer m.Close()
+	return device.ScanReport(ctx, stdout, cfg.Specs(), prof, busName, m)
+}
+
+// listI2C lists the machine's I²C buses, for config check.
+func listI2C(cfg *config.Config, prof board.Profile) func() ([]string, error) {
+	return device.NewMachine(host(cfg, prof, time.Now)).I2CBuses
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -200,90 +198,5 @@ func TestDocsSensorExamples(t *testing.T) {
 		if !shown[d] {
 			t.Errorf("docs/hardware.md has no example for driver %s", d)
 		}
-	}
-}
-
-// TestScanNamesSHT: vigil scan names the SHT3x and SHT4x at their
-// addresses.
-func TestScanNamesSHT(t *testing.T) {
-	var b bytes.Buffer
-	printScan(&b, "1", []uint16{0x44, 0x45, 0x46})
-	for _, want := range []string{"  0x44  sht3x/sht4x/ina219\n", "  0x45  sht3x/sht4x/ina219\n", "  0x46  sht4x/ina219\n", "40: -- -- -- -- 44 45 46"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("printScan does not show %q:\n%s", want, b.String())
-		}
-	}
-}
-
-// TestDriverTablesAgree: config's lists of drivers, SPI drivers and kernel
-// quantities are package device's, which config cannot import.
-func TestDriverTablesAgree(t *testing.T) {
-	var names, spi, spiOnly []string
-	for _, d := range device.Drivers() {
-		names = append(names, d.Name)
-		if strings.Contains(d.Bus, "spi") {
-			spi = append(spi, d.Name)
-		}
-		if d.Bus == "spi" {
-			spiOnly = append(spiOnly, d.Name)
-		}
-	}
-	for _, c := range []struct {
-		what         string
-		config, have []string
-	}{
-		{"drivers", config.Drivers, names},
-		{"SPI drivers", config.SPIDrivers, spi},
-		{"SPI-only drivers", config.SPIOnly, spiOnly},
-	} {
-		if !slices.Equal(c.config, c.have) {
-			t.Errorf("config %s %v, package device's %v", c.what, c.config, c.have)
-		}
-	}
-	iio, _ := device.Quantities("iio")
-	kinds := make([]string, len(iio))
-	for i, r := range iio {
-		kinds[i] = r.Quantity
-	}
-	if !slices.Equal(config.KernelQuantities, kinds) {
-		t.Errorf("config.KernelQuantities %v, device's iio quantities %v", config.KernelQuantities, kinds)
-	}
-	if _, ok := device.KernelQuantities(config.KernelQuantities); !ok {
-		t.Errorf("device.KernelQuantities(%v) not ok", config.KernelQuantities)
-	}
-}
-
-// TestADCChannels: a bare channel reads volts; a table maps volts (default
-// 0 to vref) to values (default the volts).
-func TestADCChannels(t *testing.T) {
-	s := config.Sensor{Driver: "mcp3008", VRef: 3.3, Channels: config.Channels{
-		{Channel: 4, Unit: "V"},
-		{Channel: 0, Quantity: "soil", Unit: "%", Volts: []float64{2.8, 1.2}, Values: []float64{0, 100}},
-		{Channel: 1, Quantity: "light", Unit: "lx", Values: []float64{0, 1000}},
-		{Channel: 2, Quantity: "battery", Unit: "V"},
-	}}
-	got := adcChannels(s)
-	want := []device.ADCChannel{
-		device.VoltsChannel(4),
-		{Channel: 0, Quantity: "soil", Unit: device.Percent, Volts: [2]float64{2.8, 1.2}, Values: [2]float64{0, 100}},
-		{Channel: 1, Quantity: "light", Unit: "lx", Volts: [2]float64{0, 3.3}, Values: [2]float64{0, 1000}},
-		{Channel: 2, Quantity: "battery", Unit: device.Volt, Volts: [2]float64{0, 3.3}, Values: [2]float64{0, 3.3}},
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("adcChannels = %+v\nwant %+v", got, want)
-	}
-	// 2.0 V on the soil probe is half way: 50 %; on the light sensor
-	// 606.06 lx; on the battery 2 V.
-	for i, v := range []float64{50, 606.0606, 2} {
-		if r := got[i+1].Reading(2.0); r.Value != v {
-			t.Errorf("%s at 2 V = %v, want %v", r.Quantity, r.Value, v)
-		}
-	}
-	rs, ok := sensorReadings(s)
-	if !ok || len(rs) != 4 || rs[0].Quantity != "ch4" || rs[1].Unit != device.Percent || rs[2].Unit != "lx" {
-		t.Errorf("sensorReadings = %v, %v", rs, ok)
-	}
-	if _, ok := sensorReadings(config.Sensor{Driver: "iio", Device: "bme680"}); ok {
-		t.Error("sensorReadings of an iio sensor without quantities: ok, want unknown")
 	}
 }
