@@ -806,7 +806,7 @@ func (p *parser) validateMQTT() {
 			p.bad(k("brokers"), `must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`)
 		default:
 			var err error
-			if tls, err = brokerList(m.Brokers); err != nil {
+			if tls, err = CheckBrokers(m.Brokers); err != nil {
 				p.badErr(k("brokers"), err)
 			}
 		}
@@ -838,11 +838,12 @@ func (p *parser) validateMQTT() {
 	}
 }
 
-// brokerList checks the nodes of mqtt.brokers: each a broker URL, none
-// twice, and TLS on all of them or on none (a failover from a TLS node to
-// a plain one would send the credentials in the clear). It reports
-// whether they use TLS.
-func brokerList(urls []string) (tls bool, err error) {
+// CheckBrokers checks the nodes of a cluster (mqtt.brokers, or the
+// --broker list of `vigil fleet`): each a broker URL, none twice, and TLS
+// on all of them or on none (a failover from a TLS node to a plain one
+// would send the credentials in the clear). It reports whether they use
+// TLS. Errors name the node by its index, as brokers[1].
+func CheckBrokers(urls []string) (tls bool, err error) {
 	first := map[string]int{}
 	for i, u := range urls {
 		scheme, err := brokerURL(u)
