@@ -113,6 +113,7 @@ type Client struct {
 	rollCall  chan struct{} // one pending roll call
 	cmdq      chan inbound
 	rollLimit rollCallLimiter // used by loop only
+	haLimit   onceEvery       // Home Assistant births; used by loop only
 
 	mu      sync.Mutex
 	cli     paho.Client
@@ -437,6 +438,10 @@ func (c *Client) loop(ctx context.Context) {
 		case <-c.connected:
 			c.afterConnect(ctx)
 		case <-c.haOnline:
+			if !c.haLimit.allow(c.clock.Now(), ReannounceLimit) {
+				c.log.Debug("mqtt home assistant birth: not re-announced", "reason", "re-announced less than "+ReannounceLimit.String()+" ago")
+				continue
+			}
 			c.announceLogged(ctx, true)
 		case <-c.rollCall:
 			c.answerRollCall(ctx)
