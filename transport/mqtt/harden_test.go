@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +52,59 @@ func TestHABirthReannounceLimited(t *testing.T) {
 	births(1)
 	if got := len(sub.On(topic)); got != 3 {
 		t.Errorf("discovery messages after one more birth %v later = %d, want 3", ReannounceLimit, got)
+	}
+}
+
+// fakeMessage is an inbound message as paho hands it to a handler.
+type fakeMessage struct {
+	topic    string
+	payload  []byte
+	retained bool
+}
+
+func (m fakeMessage) Duplicate() bool   { return false }
+func (m fakeMessage) Qos() byte         { return 1 }
+func (m fakeMessage) Retained() bool    { return m.retained }
+func (m fakeMessage) Topic() string     { return m.topic }
+func (m fakeMessage) MessageID() uint16 { return 1 }
+func (m fakeMessage) Payload() []byte   { return m.payload }
+func (m fakeMessage) Ack()              {}
+
+// TestOversizedDroppedInCallback: paho's handlers drop a message that is
+// over its topic's limit, or on a topic vigil does not act on, at once:
+// nothing of its payload is queued (eight 10 MB publishes to cmd/x1..8
+// while a check ran held 80 MB), and a Home Assistant birth or a roll
+// call over 64 bytes signals nothing.
+func TestOversizedDroppedInCallback(t *testing.T) {
+	c := New(Config{DeviceID: "dev1", Commands: true}, nil, nil)
+	big := make([]byte, 1<<20)
+	copy(big, "x")
+	for _, leaf := range []string{"x1", "x2", "set", "checklist", "pause", "x6", "x7", "x8"} {
+		c.onCommand(nil, fakeMessage{topic: "vigil/dev1/cmd/" + leaf, payload: big})
+	}
+	held := 0
+	for len(c.cmdq) > 0 {
+		held += len((<-c.cmdq).Payload)
+	}
+	if held != 0 {
+		t.Errorf("queued commands hold %d bytes of payload, want 0 (over the limit, or no command: dropped in the handler)", held)
+	}
+	c.onCommand(nil, fakeMessage{topic: "vigil/dev1/cmd/set", payload: []byte("heartbeat.interval 5m")})
+	if m := <-c.cmdq; string(m.Payload) != "heartbeat.interval 5m" {
+		t.Errorf("a command within its limit queued %+v, want its payload", m)
+	}
+
+	pad := []byte("online" + strings.Repeat(" ", 64))
+	c.onHAStatus(nil, fakeMessage{topic: "homeassistant/status", payload: pad})
+	if len(c.haOnline) != 0 {
+		t.Errorf("a %d-byte homeassistant/status message counted as a birth; want it dropped (over 64 bytes)", len(pad))
+	}
+	c.onHAStatus(nil, fakeMessage{topic: "homeassistant/status", payload: []byte("online")})
+	if len(c.haOnline) != 1 {
+		t.Errorf("homeassistant/status online: no birth signalled")
+	}
+	c.onRollCall(nil, fakeMessage{topic: "vigil/fleet/rollcall", payload: pad})
+	if len(c.rollCall) != 0 {
+		t.Errorf("a %d-byte roll call was answered; want it dropped (over 64 bytes)", len(pad))
 	}
 }

@@ -57,7 +57,11 @@ type rollCallLimiter struct{ o onceEvery }
 func (l *rollCallLimiter) allow(now time.Time) bool { return l.o.allow(now, RollCallLimit) }
 
 // onRollCall runs in paho's router: it must not block.
+// A payload over maxSignal is no roll call (a view sends an empty one).
 func (c *Client) onRollCall(_ paho.Client, m paho.Message) {
+	if len(m.Payload()) > maxSignal {
+		return
+	}
 	if m.Retained() {
 		c.log.Debug("mqtt retained roll call ignored", keyTopic, m.Topic())
 		return
