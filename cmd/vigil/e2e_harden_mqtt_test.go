@@ -166,3 +166,88 @@ func waitResultWithin(t *testing.T, rec *mosquittotest.Subscriber, topic, payloa
 	}
 	return r.OK, r.Message, r.Error
 }
+
+// TestMQTTSetFloodRateLimited: cmd/set makes at most
+// RemoteWritesPerMinute changes a minute; every other command gets a
+// cmd/result that says why (the rate, or a full queue: never a silent
+// drop), and the burst of refusals queues one notice, not one per
+// command. First 30 sets one after the other (each waits for its result),
+// then 300 at once.
+func TestMQTTSetFloodRateLimited(t *testing.T) {
+	b := startMosquitto(t)
+	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicResult, topicAlert)
+	cfg := writeConfig(t, t.TempDir(), steadySensors+mqttConfig(b.URL(), "homeassistant = false", "commands = true")+"\n[manage]\nremote = [\"status\", \"set\"]\n")
+	d := startDaemon(t, cfg)
+	d.logIfFailed(t)
+	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
+	waitCommandsReady(t, rec)
+	const rateErr = "more than 10 changes a minute from mqtt"
+
+	ok, limited := 0, 0
+	for i := range 30 {
+		okI, _, errText := waitResult(t, rec, "vigil/e2e/cmd/set", fmt.Sprintf("heartbeat.interval %dm", 10+i%2))
+		switch {
+		case okI:
+			ok++
+		case strings.Contains(errText, rateErr):
+			limited++
+		default:
+			t.Fatalf("cmd/set #%d: %q", i, errText)
+		}
+	}
+	if ok != 10 || limited != 20 {
+		t.Errorf("30 cmd/set one after the other: %d ok, %d refused for the rate; want 10 and 20", ok, limited)
+	}
+
+	skip := len(rec.On(topicResult))
+	const n = 300
+	for i := range n {
+		rec.Publish("vigil/e2e/cmd/set", false, fmt.Sprintf("heartbeat.interval %dm", 10+i%2))
+	}
+	var dropped, other int
+	var others []string
+	count := func() int {
+		ok, limited, dropped, other, others = 0, 0, 0, 0, nil
+		for _, m := range rec.On(topicResult)[skip:] {
+			var r struct {
+				OK    bool
+				Error string
+			}
+			_ = json.Unmarshal([]byte(m.Payload), &r)
+			var k int
+			switch {
+			case r.OK:
+				ok++
+			case strings.Contains(r.Error, rateErr):
+				limited++
+			case func() bool { _, err := fmt.Sscanf(r.Error, "%d commands dropped", &k); return err == nil }():
+				dropped += k
+			default:
+				other++
+				others = append(others, m.Payload)
+			}
+		}
+		return ok + limited + dropped + other
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for count() < n && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("%d cmd/set at once: %d ok, %d refused for the rate, %d dropped from a full queue (said so), %d other", n, ok, limited, dropped, other)
+	if ok != 0 || limited+dropped != n || other != 0 {
+		t.Errorf("%d cmd/set at once: %d ok, %d rate-limited, %d reported dropped, %d other %v; want 0 ok and every one answered", n, ok, limited, dropped, other, others)
+	}
+	time.Sleep(time.Second) // notices go out after the results
+	changes, refusals := 0, 0
+	for _, m := range rec.On(topicAlert) {
+		switch {
+		case strings.Contains(m.Payload, "heartbeat.interval set to"):
+			changes++
+		case strings.Contains(m.Payload, "changes from mqtt refused"):
+			refusals++
+		}
+	}
+	if changes != 10 || refusals != 1 {
+		t.Errorf("notices: %d changes and %d about refusals, want 10 and 1", changes, refusals)
+	}
+}
