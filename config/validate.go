@@ -214,6 +214,10 @@ const maxModelName = 128
 // logs and alerts, so it is printable ASCII without spaces, at most
 // maxModelName bytes, and not a path (no . or .. segment). Names with a
 // slash or a colon ("meta-llama/Llama-3.1-8B", "llama3.1:8b") are fine.
+// CheckModelName is modelName for package manage: it checks a value for
+// llm.model or llm.scout_model as the validator will.
+func CheckModelName(s string) error { return modelName(s) }
+
 func modelName(s string) error {
 	if len(s) > maxModelName {
 		return fmt.Errorf("must be at most %d bytes (got %d)", maxModelName, len(s))
@@ -1091,6 +1095,20 @@ func (p *parser) validateManage() {
 			p.bad(path, "remote[%d]: %q is listed twice", i, v)
 		}
 		seen[v] = true
+	}
+	first := map[string]int{}
+	for i, v := range p.cfg.Manage.Models {
+		path := at("manage", -1, "models")
+		if err := modelName(v); err != nil {
+			p.bad(path, "models[%d]: %v", i, err)
+		} else if v == "" {
+			p.bad(path, "models[%d]: must not be empty", i)
+		} else if j, dup := first[v]; dup {
+			p.bad(path, "models[%d]: %q is listed twice (also models[%d])", i, v, j)
+		}
+		if _, dup := first[v]; !dup {
+			first[v] = i
+		}
 	}
 }
 
