@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -316,8 +317,13 @@ func (c *Client) onCommand(_ paho.Client, m paho.Message) {
 	select {
 	case c.cmdq <- in:
 	default:
-		c.cmdDropped.Add(1)
-		c.log.Warn("mqtt command dropped: too many pending", keyTopic, in.Topic)
+		// One warning per burst; the cmd/result after the next command
+		// says how many were dropped.
+		level := slog.LevelDebug
+		if c.cmdDropped.Add(1) == 1 {
+			level = slog.LevelWarn
+		}
+		c.log.Log(context.Background(), level, "mqtt command dropped: too many pending", keyTopic, in.Topic)
 	}
 }
 
