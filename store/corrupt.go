@@ -76,12 +76,16 @@ func isBoltCorrupt(err error) bool {
 	return false
 }
 
-// verify reads the whole file once: the file must be as long as its meta page
-// says, every key and value of every bucket must be reachable (this touches
-// every branch, leaf and overflow page under guard, so a damaged page panics
-// here rather than in a later transaction), and bbolt's consistency check
-// (free list, double references, unreachable pages) must pass. For vigil's
-// bounded file (a few MB at most) this takes milliseconds.
+// verify reads the whole file once, after checkPages found its page
+// structure sound (no cycle, no page referenced twice, every page within the
+// file: see pagecheck.go), so nothing here can follow a cycle or read past
+// the file: the file must be as long as its meta page says, every key and
+// value of every bucket must be reachable (this touches every branch, leaf
+// and overflow page under guard, so a damaged page panics here rather than
+// in a later transaction, or in Check's goroutine, where a fault is fatal),
+// and bbolt's consistency check (free list, key order, unreachable pages)
+// must pass. For vigil's bounded file (a few MB at most) this takes
+// milliseconds.
 func verify(tx *bolt.Tx, path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
