@@ -339,7 +339,7 @@ func prepare(bdb *bolt.DB, opts Options) error {
 			if raw != nil {
 				var ok bool
 				if v, ok = decodeUint(raw); !ok {
-					return fmt.Errorf("schema version: malformed value %x", raw)
+					return fmt.Errorf("schema version: %w: malformed value %x", ErrCorrupt, raw)
 				}
 			}
 		}
@@ -711,7 +711,7 @@ func (tx *Tx) getUint(bucket, key []byte) (uint64, error) {
 	}
 	v, ok := decodeUint(raw)
 	if !ok {
-		return 0, fmt.Errorf("decode %s/%s: malformed value %x", bucket, key, raw)
+		return 0, fmt.Errorf("decode %s/%s: %w: malformed value %x", bucket, key, ErrCorrupt, raw)
 	}
 	return v, nil
 }
