@@ -81,9 +81,9 @@ func exitAfterSignal(sigs <-chan os.Signal, cancel context.CancelFunc, deadline 
 	t := time.NewTimer(deadline)
 	select {
 	case <-t.C:
-		fmt.Fprintf(stderr, "vigil: still busy %s after %v; exiting\n", deadline, sig)
+		fmt.Fprintf(stderr, "vigil: still busy %s after the signal (%v); exiting\n", deadline, sig)
 	case sig = <-sigs:
-		fmt.Fprintf(stderr, "vigil: %v again; exiting\n", sig)
+		fmt.Fprintf(stderr, "vigil: a second signal (%v); exiting\n", sig)
 	}
 	os.Exit(exitFailure)
 }
