@@ -3,7 +3,10 @@ package store
 // This file holds the store's policy for a damaged state file: SD cards lose
 // pages, and bbolt answers a damaged page with a panic (or, for a page past
 // the end of a truncated file, a memory fault). Every bbolt call runs under
-// guard, which turns both into an error wrapping ErrCorrupt. A file opened
+// guard, which turns both into an error wrapping ErrCorrupt; and since
+// neither guard nor a deadline can stop a walk that follows a cycle, or a
+// fault on bbolt's own checker goroutine, checkPages (pagecheck.go) reads
+// the tree of pages from the file before bbolt maps it. A file opened
 // with Options.Reset is then moved aside as vigil.db.corrupt-<UTC time> (the
 // newest three are kept) and replaced by a fresh one, once at Open and again
 // whenever a later transaction meets the damage; TakeLost tells the engine,
