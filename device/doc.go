@@ -23,7 +23,7 @@
 // (Spec, Opening); open.go opens the configured sensors on the board's
 // buses, shares a bus between chips, re-opens a sensor that failed and
 // says how to fix what it cannot open (its failure policy is at its top);
-// scan.go probes an I²C bus for `vigil scan`; sim.go is the simulated
-// board `make run` uses. Drivers do not log; their errors start with the
-// chip ("bme280: ...").
+// scan.go probes an I²C bus for `vigil scan`; table.go is the table
+// `vigil sensors` prints; sim.go is the simulated board `make run` uses.
+// Drivers do not log; their errors start with the chip ("bme280: ...").
 package device

@@ -13,10 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
-	"sort"
-	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"periph.io/x/conn/v3/driver/driverreg"
@@ -129,107 +125,16 @@ func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o s
 	snap := device.Sense(ctx, sensors, time.Now())
 
 	if o.json {
-		if err := writeJSON(stdout, sensorsView(snap)); err != nil {
+		if err := writeJSON(stdout, snap.Table()); err != nil {
 			return err
 		}
 	} else {
-		printSnapshot(stdout, cfg, sensors, snap)
+		device.WriteTable(stdout, cfg.Specs(), sensors, snap)
 	}
 	if n := len(snap.Errors); n > 0 {
 		return fmt.Errorf("%d of %d sensors failed", n, len(sensors))
 	}
 	return nil
-}
-
-// sensorsJSON is what `vigil sensors --json` prints: the snapshot, with
-// the driver's value next to each calibrated reading's.
-type sensorsJSON struct {
-	Time     time.Time               `json:"time"`
-	Readings map[string]sensorsValue `json:"readings"`
-	Errors   map[string]string       `json:"errors,omitempty"`
-}
-
-type sensorsValue struct {
-	Value float64     `json:"value"`
-	Unit  device.Unit `json:"unit"`
-	Raw   *float64    `json:"raw,omitempty"` // before calibration; only for a calibrated reading
-}
-
-func sensorsView(snap device.Snapshot) sensorsJSON {
-	out := sensorsJSON{Time: snap.Time, Readings: make(map[string]sensorsValue, len(snap.Readings)), Errors: snap.Errors}
-	for k, v := range snap.Readings {
-		sv := sensorsValue{Value: v.Value, Unit: v.Unit}
-		if raw, ok := snap.Raw[k]; ok {
-			sv.Raw = &raw
-		}
-		out.Readings[k] = sv
-	}
-	return out
-}
-
-// printSnapshot prints one row per reading, sensors in config order and
-// quantities in driver order, and one row per failed sensor. With a
-// calibrated sensor, a RAW column shows the driver's values next to the
-// calibrated ones.
-func printSnapshot(w io.Writer, cfg *config.Config, sensors []device.Named, snap device.Snapshot) {
-	drivers := map[string]config.Sensor{}
-	calibrated := false
-	for _, s := range cfg.Sensors {
-		drivers[s.Name] = s
-		calibrated = calibrated || len(s.Calibrate) > 0
-	}
-	// The RAW column's header, its cell in a failed sensor's row, and its
-	// cell for a reading; each with its tab, and nothing without the column.
-	rawHead, rawFailed := "", ""
-	if calibrated {
-		rawHead, rawFailed = "RAW\t", "-\t"
-	}
-	raw := func(key string) string {
-		v, ok := snap.Raw[key]
-		switch {
-		case !calibrated:
-			return ""
-		case !ok:
-			return "\t"
-		}
-		return strconv.FormatFloat(v, 'f', -1, 64) + "\t"
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SENSOR\tQUANTITY\tVALUE\t%sUNIT\tERROR\n", rawHead)
-	for _, n := range sensors {
-		if e, ok := snap.Errors[n.Name]; ok {
-			fmt.Fprintf(tw, "%s\t-\t-\t%s-\t%s\n", n.Name, rawFailed, e)
-			continue
-		}
-		var order []device.Reading
-		if n.Name == config.BoardSensor {
-			order = device.HealthQuantities()
-		} else if s, ok := drivers[n.Name]; ok {
-			var known bool
-			if order, known = s.Spec().Readings(); !known {
-				order, _ = device.Quantities(s.Driver) // iio, hwmon: the kinds' order
-			}
-		}
-		var keys []string
-		for _, r := range order {
-			if _, ok := snap.Readings[device.Key(n.Name, r.Quantity)]; ok {
-				keys = append(keys, device.Key(n.Name, r.Quantity))
-			}
-		}
-		var rest []string
-		for _, k := range snap.Keys() {
-			if s, _ := device.SplitKey(k); s == n.Name && !slices.Contains(keys, k) {
-				rest = append(rest, k)
-			}
-		}
-		sort.Strings(rest)
-		for _, k := range append(keys, rest...) {
-			v := snap.Readings[k]
-			_, q := device.SplitKey(k)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), raw(k), v.Unit)
-		}
-	}
-	tw.Flush()
 }
 
 // cmdScan is `vigil scan [--bus NAME]`: probe an I²C bus like i2cdetect and
