@@ -13,15 +13,18 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/transport"
 )
 
 // client asks the daemon that watches cfg's state directory.
-func (e *env) client(cfg *config.Config) *daemon.Client {
-	return daemon.NewClient(cfg, runtimeDir())
+func (e *env) client(cfg *config.Config) *control.Client {
+	return control.NewClient(cfg, runtimeDir())
 }
 
 // runtimeDir is the first directory of $RUNTIME_DIRECTORY (systemd sets it
@@ -39,12 +42,12 @@ func cliCtx(ctx context.Context) context.Context {
 // daemonOr asks the daemon that watches cfg's state directory (req, within
 // timeout) and returns its answer; with none running it runs offline
 // instead and returns nil.
-func (e *env) daemonOr(ctx context.Context, cfg *config.Config, req daemon.Request, timeout time.Duration, offline func() error) (*daemon.Response, error) {
+func (e *env) daemonOr(ctx context.Context, cfg *config.Config, req control.Request, timeout time.Duration, offline func() error) (*control.Response, error) {
 	resp, err := e.client(cfg).Call(ctx, req, timeout)
 	switch {
 	case err == nil:
 		return &resp, nil
-	case errors.Is(err, daemon.ErrNoDaemon):
+	case errors.Is(err, control.ErrNoDaemon):
 		return nil, offline()
 	}
 	return nil, err
@@ -52,7 +55,7 @@ func (e *env) daemonOr(ctx context.Context, cfg *config.Config, req daemon.Reque
 
 // answer is the daemon's answer to req, or with none running the one
 // offline gives.
-func (e *env) answer(ctx context.Context, cfg *config.Config, req daemon.Request, timeout time.Duration, offline func() (string, error)) (string, error) {
+func (e *env) answer(ctx context.Context, cfg *config.Config, req control.Request, timeout time.Duration, offline func() (string, error)) (string, error) {
 	var txt string
 	resp, err := e.daemonOr(ctx, cfg, req, timeout, func() error {
 		var err error
@@ -74,7 +77,7 @@ func (e *env) answer(ctx context.Context, cfg *config.Config, req daemon.Request
 // nil, refuses a change before a state file that does not exist yet is
 // created for it.
 type change struct {
-	req      daemon.Request
+	req      control.Request
 	do       func(context.Context, *daemon.Commands) (string, error)
 	base     *manage.Base
 	note     string
@@ -102,4 +105,26 @@ func (e *env) change(ctx context.Context, cfg *config.Config, c change) error {
 	}
 	fmt.Fprintln(e.stdout, termtext.Text(strings.TrimRight(txt, "\n")))
 	return nil
+}
+
+// localStatus is the status view of the state file, read-only, with the
+// run-time settings as `vigil run` would apply them: no daemon runs.
+func (e *env) localStatus(ctx context.Context, cfg *config.Config, base *manage.Base) (status.View, error) {
+	a, err := e.newApp(ctx, cfg, base, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
+	if err != nil {
+		return status.View{}, err
+	}
+	defer a.Close()
+	return a.Status(ctx)
+}
+
+// localHistory is the state file's history since since, read-only: no
+// daemon runs.
+func (e *env) localHistory(ctx context.Context, cfg *config.Config, since time.Time) ([]heartbeat.Series, error) {
+	a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return a.Engine().History(ctx, since)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/termtext"
@@ -26,8 +27,8 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var cj daemon.CheckJSON
-	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "check", DryRun: dry}, 10*time.Minute, func() error {
+	var cj control.CheckJSON
+	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "check", DryRun: dry}, 10*time.Minute, func() error {
 		log := inZone(e.logger(), cfg.Device.Location)
 		mode := daemon.StoreWrite
 		sample := (*heartbeat.Engine).SampleOnce
@@ -48,7 +49,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		cj = daemon.ToCheckJSON(res)
+		cj = control.ToCheckJSON(res)
 		if len(res.Alerts) > 0 {
 			fmt.Fprintf(e.stderr, "no daemon running: %d alert(s) queued in %s, delivered when 'vigil run' starts\n", len(res.Alerts), daemon.DBPath(cfg))
 		}
@@ -67,13 +68,13 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		}
 		return checkExit(cj)
 	}
-	_ = termtext.Print(e.stdout, func(w io.Writer) { daemon.WriteCheck(w, cj) })
+	_ = termtext.Print(e.stdout, func(w io.Writer) { control.WriteCheck(w, cj) })
 	return checkExit(cj)
 }
 
 // checkExit makes a failed heartbeat exit 1 without printing its error a
 // second time: the record above already carries it.
-func checkExit(cj daemon.CheckJSON) error {
+func checkExit(cj control.CheckJSON) error {
 	if cj.Outcome == heartbeat.OutcomeFailed {
 		return &exitError{exitFailure, errSilent}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/internal/termtext"
 )
@@ -33,7 +34,7 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "pause", Minutes: minutes}, note: " (saved; no daemon running)",
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "pause", Minutes: minutes}, note: " (saved; no daemon running)",
 		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Pause(ctx, d) }})
 }
 
@@ -45,7 +46,7 @@ func (e *env) cmdResume(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "resume"}, note: " (saved; no daemon running)",
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "resume"}, note: " (saved; no daemon running)",
 		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Resume(ctx) }})
 }
 
@@ -62,7 +63,7 @@ func (e *env) cmdAck(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "ack", Target: firstOr(pos, "")}, note: " (saved; no daemon running)",
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "ack", Target: firstOr(pos, "")}, note: " (saved; no daemon running)",
 		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Ack(ctx, firstOr(pos, "")) }})
 }
 
@@ -91,7 +92,7 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 	for _, note := range belowMinSeverity(cfg, sev, only) {
 		fmt.Fprintln(e.stderr, note)
 	}
-	txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second, func() (string, error) {
+	txt, err := e.answer(ctx, cfg, control.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second, func() (string, error) {
 		a, err := e.newApp(ctx, cfg, nil, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
 		if err != nil {
 			return "", err

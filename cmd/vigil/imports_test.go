@@ -33,12 +33,18 @@ func TestImportDirection(t *testing.T) {
 		"agent":              {"alert", "device", "redact"},
 		"heartbeat":          {"agent", "alert", "device", "redact", "rule", "schedule", "store", "transport"},
 		"fleet":              {"alert", "device", "transport", "transport/mqtt"},
-		"web":                {"agent", "alert", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source, manage for the run-time view
+		// The one status view: gathered, rendered as text, and the
+		// history's exports; no daemon, no page.
+		"status": {"agent", "alert", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"},
+		// The control socket's protocol: neither the daemon that serves
+		// it nor the page.
+		"control": {"agent", "alert", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"},
+		"web":     {"agent", "alert", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"}, // heartbeat through Source, manage for the run-time view
 		// The run-time settings are pure over a config and the stored
 		// settings: no transport, no daemon.
 		"manage": {"alert", "config", "device", "redact", "rule", "schedule", "store"},
 		// The daemon is everything but the command line.
-		"daemon": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
+		"daemon": {"agent", "alert", "board", "config", "control", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
@@ -56,7 +57,7 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 		return err
 	}
 	var views []manage.SettingView
-	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "get", Key: key}, 10*time.Second, func() error {
+	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "get", Key: key}, 10*time.Second, func() error {
 		// No daemon answered: the overlay is the state file's.
 		cfg, _, err := base.Resolve(daemon.ReadOverlayFile(cfg), e.logger())
 		if err != nil {
@@ -90,7 +91,7 @@ func (e *env) cmdSet(ctx context.Context, args []string) error {
 		return usageErr("set: want KEY VALUE, got %d argument(s) (see 'vigil help set')", len(pos))
 	}
 	key, value := pos[0], strings.Join(pos[1:], " ")
-	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "set", Key: key, Value: value},
+	return e.changeSettings(ctx, change{req: control.Request{Cmd: "set", Key: key, Value: value},
 		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Set(ctx, key, value) },
 		// With no state file yet there is no overlay: a refused value
 		// creates none.
@@ -113,7 +114,7 @@ func (e *env) cmdUnset(ctx context.Context, args []string) error {
 		return err
 	}
 	key := pos[0]
-	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "unset", Key: key},
+	return e.changeSettings(ctx, change{req: control.Request{Cmd: "unset", Key: key},
 		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Unset(ctx, key) }})
 }
 
@@ -130,7 +131,7 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 			return err
 		}
 		// Reading needs no state file: nothing is opened or created.
-		txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() (string, error) { return manage.ShowChecklist(cfg) })
+		txt, err := e.answer(ctx, cfg, control.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() (string, error) { return manage.ShowChecklist(cfg) })
 		if err != nil {
 			return err
 		}
@@ -146,10 +147,10 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if _, _, err := config.ParseChecklist(strings.NewReader(text)); err != nil {
 			return configErr(fmt.Errorf("%s: %w", pos[1], err))
 		}
-		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op, Body: text},
+		return e.changeSettings(ctx, change{req: control.Request{Cmd: "checklist", Op: op, Body: text},
 			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, text) }})
 	case op == transport.ChecklistReset && len(pos) == 1:
-		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op},
+		return e.changeSettings(ctx, change{req: control.Request{Cmd: "checklist", Op: op},
 			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, "") }})
 	}
 	return usageErr("checklist: want 'show', 'set FILE|-' or 'reset', got %q (see 'vigil help checklist')", strings.Join(pos, " "))
@@ -190,14 +191,14 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 		return usageErr("notes: want nothing or 'clear', got %q (see 'vigil help notes')", strings.Join(pos, " "))
 	}
 	if clear {
-		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "notes", Clear: true},
+		return e.changeSettings(ctx, change{req: control.Request{Cmd: "notes", Clear: true},
 			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Notes(ctx, true) }})
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "notes"}, 10*time.Second, func() (string, error) {
+	txt, err := e.answer(ctx, cfg, control.Request{Cmd: "notes"}, 10*time.Second, func() (string, error) {
 		db, closeDB, err := daemon.OpenStore(cfg, daemon.StoreReadOnly, time.Now)
 		if err != nil {
 			return "", err
