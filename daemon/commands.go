@@ -191,7 +191,7 @@ func (c *Commands) Get(ctx context.Context, key string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	WriteSettings(&b, views)
+	manage.WriteSettings(&b, views)
 	return b.String(), nil
 }
 

@@ -149,21 +149,12 @@ func (s *ctlServer) do(ctx context.Context, req control.Request) control.Respons
 		}
 		cj := control.ToCheckJSON(res)
 		return control.Response{Check: &cj}
-	case "pause":
-		return textResponse(s.cmds.Pause(ctx, time.Duration(req.Minutes)*time.Minute))
-	case "resume":
-		return textResponse(s.cmds.Resume(ctx))
-	case "test-alert":
-		sev, err := alert.ParseSeverity(req.Severity)
-		if err != nil {
-			return errResponse(err)
-		}
-		return textResponse(s.cmds.testAlert(ctx, sev, req.Transport))
 	}
 	return s.doManage(ctx, req)
 }
 
-// doManage answers the management verbs (settings.go).
+// doManage answers the management verbs (settings.go), and the verbs
+// answered with a text (Commands.Do).
 func (s *ctlServer) doManage(ctx context.Context, req control.Request) control.Response {
 	c := s.cmds
 	switch req.Cmd {
@@ -180,18 +171,38 @@ func (s *ctlServer) doManage(ctx context.Context, req control.Request) control.R
 			return errResponse(err)
 		}
 		return control.Response{Settings: st}
-	case "set":
-		return textResponse(c.Set(ctx, req.Key, req.Value))
-	case "unset":
-		return textResponse(c.Unset(ctx, req.Key))
-	case "checklist":
-		return textResponse(c.Checklist(ctx, req.Op, req.Body))
-	case "notes":
-		return textResponse(c.Notes(ctx, req.Clear))
-	case "ack":
-		return textResponse(c.Ack(ctx, req.Target))
 	}
-	return control.Response{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
+	return textResponse(c.Do(ctx, req))
+}
+
+// Do runs a verb whose answer is a text (pause, resume, test-alert, set,
+// unset, checklist, notes, ack) as req asks it: the control socket's
+// answer, and the CLI's on the state file when no daemon runs. The
+// channel is ctx's (transport.WithSource).
+func (c *Commands) Do(ctx context.Context, req control.Request) (string, error) {
+	switch req.Cmd {
+	case "pause":
+		return c.Pause(ctx, time.Duration(req.Minutes)*time.Minute)
+	case "resume":
+		return c.Resume(ctx)
+	case "test-alert":
+		sev, err := alert.ParseSeverity(req.Severity)
+		if err != nil {
+			return "", err
+		}
+		return c.testAlert(ctx, sev, req.Transport)
+	case "set":
+		return c.Set(ctx, req.Key, req.Value)
+	case "unset":
+		return c.Unset(ctx, req.Key)
+	case "checklist":
+		return c.Checklist(ctx, req.Op, req.Body)
+	case "notes":
+		return c.Notes(ctx, req.Clear)
+	case "ack":
+		return c.Ack(ctx, req.Target)
+	}
+	return "", fmt.Errorf("unknown command %q", req.Cmd)
 }
 
 // textResponse is a command's text answer, or its error.

@@ -1,7 +1,7 @@
 package daemon
 
 // The text the daemon answers with besides status (package status): the
-// last sample, a queued test alert, the settings.
+// last sample and a queued test alert. `vigil get` is manage.WriteSettings.
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -51,15 +50,4 @@ func TestAlertText(a alert.Alert, where string) string {
 		to = a.Transport + " only"
 	}
 	return fmt.Sprintf("test alert %s queued for %s (%s): %s", a.ID, to, where, a.Summary)
-}
-
-// WriteSettings prints `vigil get`: one key a line with its value and
-// origin.
-func WriteSettings(w io.Writer, views []manage.SettingView) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tVALUE\tORIGIN")
-	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Key, manage.ShowSetting(v.Value), v.Origin)
-	}
-	tw.Flush()
 }

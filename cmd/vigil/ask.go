@@ -14,11 +14,8 @@ import (
 
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
-	"github.com/vigil-iot/vigil/daemon"
-	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -78,7 +75,6 @@ func (e *env) answer(ctx context.Context, cfg *config.Config, req control.Reques
 // created for it.
 type change struct {
 	req      control.Request
-	do       func(context.Context, *daemon.Commands) (string, error)
 	base     *manage.Base
 	note     string
 	precheck func(*manage.Base) error
@@ -86,45 +82,10 @@ type change struct {
 
 // change makes c and prints the answer.
 func (e *env) change(ctx context.Context, cfg *config.Config, c change) error {
-	txt, err := e.answer(ctx, cfg, c.req, 30*time.Second, func() (string, error) {
-		if _, err := os.Stat(daemon.DBPath(cfg)); err != nil && c.precheck != nil {
-			if err := c.precheck(c.base); err != nil {
-				return "", err
-			}
-		}
-		a, err := e.newApp(ctx, cfg, c.base, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
-		if err != nil {
-			return "", err
-		}
-		defer a.Close()
-		out, err := c.do(cliCtx(ctx), a.Commands())
-		return strings.TrimRight(out, "\n") + c.note, err
-	})
+	txt, err := e.answer(ctx, cfg, c.req, 30*time.Second, func() (string, error) { return e.localChange(ctx, cfg, c) })
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, termtext.Text(strings.TrimRight(txt, "\n")))
 	return nil
-}
-
-// localStatus is the status view of the state file, read-only, with the
-// run-time settings as `vigil run` would apply them: no daemon runs.
-func (e *env) localStatus(ctx context.Context, cfg *config.Config, base *manage.Base) (status.View, error) {
-	a, err := e.newApp(ctx, cfg, base, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
-	if err != nil {
-		return status.View{}, err
-	}
-	defer a.Close()
-	return a.Status(ctx)
-}
-
-// localHistory is the state file's history since since, read-only: no
-// daemon runs.
-func (e *env) localHistory(ctx context.Context, cfg *config.Config, since time.Time) ([]heartbeat.Series, error) {
-	a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
-	if err != nil {
-		return nil, err
-	}
-	defer a.Close()
-	return a.Engine().History(ctx, since)
 }

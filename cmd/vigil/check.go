@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"time"
 
 	"github.com/vigil-iot/vigil/control"
-	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/termtext"
 )
@@ -29,31 +27,9 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 	}
 	var cj control.CheckJSON
 	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "check", DryRun: dry}, 10*time.Minute, func() error {
-		log := inZone(e.logger(), cfg.Device.Location)
-		mode := daemon.StoreWrite
-		sample := (*heartbeat.Engine).SampleOnce
-		if dry {
-			mode, sample = daemon.StoreReadOnly, (*heartbeat.Engine).SampleDry
-		}
-		// With the run-time settings, as `vigil run` would apply them;
-		// the model's set_interval stores through the base.
-		a, err := e.newApp(ctx, cfg, base, log, parts{sensors: true, thinker: true}, daemon.Options{Store: mode})
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		if !a.Config().LLMEnabled() {
-			log.Info("no LLM API key: rules-only mode, the checklist is not sent to any LLM")
-		}
-		res, err := a.Commands().CheckWith(cliCtx(ctx), heartbeat.CheckOptions{DryRun: dry}, sample)
-		if err != nil {
-			return err
-		}
-		cj = control.ToCheckJSON(res)
-		if len(res.Alerts) > 0 {
-			fmt.Fprintf(e.stderr, "no daemon running: %d alert(s) queued in %s, delivered when 'vigil run' starts\n", len(res.Alerts), daemon.DBPath(cfg))
-		}
-		return nil
+		var err error
+		cj, err = e.localCheck(ctx, cfg, base, dry)
+		return err
 	})
 	if err != nil {
 		return err
