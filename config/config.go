@@ -239,6 +239,10 @@ type Manage struct {
 	// Remote lists the commands a remote channel (the status page) may
 	// run; default status, pause, resume, check and ack.
 	Remote []string `toml:"remote"`
+	// Models lists the models a remote channel may set llm.model and
+	// llm.scout_model to, besides model and scout_model as configured
+	// (which are all it may choose without a list).
+	Models []string `toml:"models"`
 }
 
 // RemoteVerbs are the commands [manage] remote may allow. "set" also

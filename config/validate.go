@@ -216,6 +216,10 @@ const maxModelName = 128
 // logs and alerts, so it is printable ASCII without spaces, at most
 // maxModelName bytes, and not a path (no . or .. segment). Names with a
 // slash or a colon ("meta-llama/Llama-3.1-8B", "llama3.1:8b") are fine.
+// CheckModelName is modelName for package manage: it checks a value for
+// llm.model or llm.scout_model as the validator will.
+func CheckModelName(s string) error { return modelName(s) }
+
 func modelName(s string) error {
 	if len(s) > maxModelName {
 		return fmt.Errorf("must be at most %d bytes (got %d)", maxModelName, len(s))
@@ -819,7 +823,7 @@ func (p *parser) validateMQTT() {
 			p.bad(k("brokers"), `must list at least one broker URL, as in ["tcp://a:1883", "tcp://b:1883"] (or remove the key)`)
 		default:
 			var err error
-			if tls, err = brokerList(m.Brokers); err != nil {
+			if tls, err = CheckBrokers(m.Brokers); err != nil {
 				p.badErr(k("brokers"), err)
 			}
 		}
@@ -848,11 +852,12 @@ func (p *parser) validateMQTT() {
 	}
 }
 
-// brokerList checks the nodes of mqtt.brokers: each a broker URL, none
-// twice, and TLS on all of them or on none (a failover from a TLS node to
-// a plain one would send the credentials in the clear). It reports
-// whether they use TLS.
-func brokerList(urls []string) (tls bool, err error) {
+// CheckBrokers checks the nodes of a cluster (mqtt.brokers, or the
+// --broker list of `vigil fleet`): each a broker URL, none twice, and TLS
+// on all of them or on none (a failover from a TLS node to a plain one
+// would send the credentials in the clear). It reports whether they use
+// TLS. Errors name the node by its index, as brokers[1].
+func CheckBrokers(urls []string) (tls bool, err error) {
 	first := map[string]int{}
 	for i, u := range urls {
 		scheme, err := brokerURL(u)
@@ -1100,6 +1105,20 @@ func (p *parser) validateManage() {
 			p.bad(path, "remote[%d]: %q is listed twice", i, v)
 		}
 		seen[v] = true
+	}
+	first := map[string]int{}
+	for i, v := range p.cfg.Manage.Models {
+		path := at("manage", -1, "models")
+		if err := modelName(v); err != nil {
+			p.bad(path, "models[%d]: %v", i, err)
+		} else if v == "" {
+			p.bad(path, "models[%d]: must not be empty", i)
+		} else if j, dup := first[v]; dup {
+			p.bad(path, "models[%d]: %q is listed twice (also models[%d])", i, v, j)
+		}
+		if _, dup := first[v]; !dup {
+			first[v] = i
+		}
 	}
 }
 

@@ -218,6 +218,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 
 	t.table("manage")
 	t.strs("remote", c.Manage.Remote)
+	t.strs("models", c.Manage.Models)
 
 	if t.err != nil {
 		return fmt.Errorf("write config: %w", t.err)

@@ -21,11 +21,15 @@ func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
 	if err := c.gate(ctx, "ack"); err != nil {
 		return "", err
 	}
+	if err := c.limitWrite(ctx, "ack"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, strings.TrimSpace("ack "+target), false)
 	res, err := c.app.engine.Ack(ctx, target)
 	if err != nil {
 		return "", err
 	}
+	c.wrote(ctx)
 	c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+res.Problem.Name()) // listed once it acted
 	if !res.Already {
 		c.app.acknowledged(res)

@@ -80,6 +80,9 @@ type App struct {
 	// bg owns the goroutines the App starts outside Run's group (a change
 	// applying, an interval announced); Close waits for them.
 	bg sync.WaitGroup
+
+	// writes counts the changes of each remote channel (ratelimit.go).
+	writes writeLimiter
 }
 
 // Transport is one network transport: how alerts reach it, how the

@@ -122,11 +122,15 @@ func (c *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 	if err := transport.CheckPause(d); err != nil {
 		return "", err
 	}
+	if err := c.limitWrite(ctx, "pause"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "pause "+d.String(), true)
 	p, err := c.app.engine.Pause(ctx, d, "remote")
 	if err != nil {
 		return "", err
 	}
+	c.wrote(ctx)
 	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.current().Device.Location).Round(time.Second).Format(TimeLayout)), nil
 }
 
@@ -134,10 +138,14 @@ func (c *Commands) Resume(ctx context.Context) (string, error) {
 	if err := c.gate(ctx, "resume"); err != nil {
 		return "", err
 	}
+	if err := c.limitWrite(ctx, "resume"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "resume", true)
 	if err := c.app.engine.Resume(ctx); err != nil {
 		return "", err
 	}
+	c.wrote(ctx)
 	return "heartbeats resumed", nil
 }
 
@@ -156,11 +164,15 @@ func (c *Commands) testAlert(ctx context.Context, sev alert.Severity, only strin
 	if err := CheckTransport(c.app.current(), only); err != nil {
 		return "", err
 	}
+	if err := c.limitWrite(ctx, "test-alert"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "test-alert", true)
 	a, err := c.app.engine.TestAlert(ctx, sev, only)
 	if err != nil {
 		return "", err
 	}
+	c.wrote(ctx)
 	return TestAlertText(a, "the daemon is delivering it"), nil
 }
 
@@ -199,21 +211,30 @@ func (c *Commands) Set(ctx context.Context, key, value string) (string, error) {
 	if err := c.gate(ctx, "set"); err != nil {
 		return "", err
 	}
+	if err := c.limitWrite(ctx, "set"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "set "+key+" "+value, false) // listed by audit once it is applied
-	return c.set(ctx, key, value)
+	return c.counted(ctx)(c.set(ctx, key, value))
 }
 
 func (c *Commands) Unset(ctx context.Context, key string) (string, error) {
 	if err := c.gate(ctx, "unset"); err != nil {
 		return "", err
 	}
+	if err := c.limitWrite(ctx, "unset"); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "unset "+key, false)
-	return c.unset(ctx, key)
+	return c.counted(ctx)(c.unset(ctx, key))
 }
 
 // Toggle flips rule.<name>.enabled; it needs "set".
 func (c *Commands) Toggle(ctx context.Context, rule string) (string, error) {
 	if err := c.gate(ctx, "set"); err != nil {
+		return "", err
+	}
+	if err := c.limitWrite(ctx, "toggle"); err != nil {
 		return "", err
 	}
 	c.accept(ctx, "toggle "+rule, false)
@@ -222,15 +243,22 @@ func (c *Commands) Toggle(ctx context.Context, rule string) (string, error) {
 	if err := config.CheckSettable(key, cfg); err != nil {
 		return "", err
 	}
-	return c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") })
+	return c.counted(ctx)(c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") }))
 }
 
 func (c *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
 	if err := c.gate(ctx, "checklist"); err != nil {
 		return "", err
 	}
+	if op == transport.ChecklistShow {
+		c.accept(ctx, "checklist "+op, false)
+		return c.checklist(ctx, op, text)
+	}
+	if err := c.limitWrite(ctx, "checklist "+op); err != nil {
+		return "", err
+	}
 	c.accept(ctx, "checklist "+op, false)
-	return c.checklist(ctx, op, text)
+	return c.counted(ctx)(c.checklist(ctx, op, text))
 }
 
 func (c *Commands) Logs(ctx context.Context, n int) (string, error) {

@@ -199,7 +199,8 @@ func TestRemoteCannotRaiseTheBudget(t *testing.T) {
 // every channel: a path, a space or a control character is refused with
 // the validator's message and nothing is stored.
 func TestModelNamesBounded(t *testing.T) {
-	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"get\", \"set\"]\n")
+	// [manage] models lets a remote channel choose the last name below.
+	a := newOverlayApp(t, "\n[manage]\nremote = [\"status\", \"get\", \"set\"]\nmodels = [\"meta-llama/Llama-3.1-8B-Instruct:q4\"]\n")
 	for _, src := range []transport.Source{mqttSet, telegramSrc, {Channel: transport.ChannelSocket}} {
 		ctx := transport.WithSource(context.Background(), src)
 		for key, tt := range map[string][2]string{

@@ -20,6 +20,9 @@ var (
 	ErrNotSet = errors.New("not set at run time")
 	// ErrRemoteRaise refuses a remote channel's raise of the daily LLM budget.
 	ErrRemoteRaise = errors.New("a remote channel may lower the daily LLM budget, not raise it")
+	// ErrRemoteModel refuses a remote channel's choice of a model that
+	// [manage] models does not list.
+	ErrRemoteModel = errors.New("a remote channel may choose only a model of [manage] models, or model or scout_model as configured")
 )
 
 // CheckModelSet bounds what the model may set: only heartbeat.interval,
@@ -43,9 +46,15 @@ func CheckModelSet(cfg *config.Config, key, value string) error {
 // CheckRemoteSet bounds what a remote channel may set beyond [manage]
 // remote (see the policy in doc.go): heartbeat.max_llm_calls_per_day at
 // most the larger of the configured value (base) and the value in force
-// (was). A value that is no integer is left to the validator.
+// (was); llm.model and llm.scout_model only to a name [manage] models
+// lists, or to model or scout_model as configured. A value that is no
+// integer, or no model name, is left to the validator.
 func CheckRemoteSet(base *config.Config, key, value, was string) error {
-	if key != "heartbeat.max_llm_calls_per_day" {
+	switch key {
+	case "llm.model", "llm.scout_model":
+		return checkRemoteModel(base, key, strings.TrimSpace(value))
+	case "heartbeat.max_llm_calls_per_day":
+	default:
 		return nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(value), 0, 64) // as config reads it: 0x7fffffff too
@@ -71,4 +80,35 @@ func Gate(m config.Manage, verb, channel string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s from %s: [manage] remote does not list %q", ErrNotAllowed, verb, channel, verb)
+}
+
+// checkRemoteModel bounds the model a remote channel may choose (a model
+// is money): one of [manage] models, or model or scout_model as the base
+// (the file and the environment) has them.
+func checkRemoteModel(base *config.Config, key, value string) error {
+	if config.CheckModelName(value) != nil {
+		return nil
+	}
+	var may []string
+	for _, m := range append([]string{base.LLM.Model, base.LLM.ScoutModel}, base.Manage.Models...) {
+		if m != "" && !slices.Contains(may, m) {
+			may = append(may, m)
+		}
+	}
+	if slices.Contains(may, value) {
+		return nil
+	}
+	q := make([]string, len(may))
+	for i, m := range may {
+		q[i] = strconv.Quote(m)
+	}
+	names := "none"
+	switch len(q) {
+	case 0:
+	case 1:
+		names = q[0]
+	default:
+		names = strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+	}
+	return fmt.Errorf("%s: %w: %s (got %q); add it to [manage] models, or set it on the device with 'vigil set'", key, ErrRemoteModel, names, value)
 }

@@ -30,5 +30,9 @@
 //     budget (heartbeat.max_llm_calls_per_day), which costs money. It may
 //     lower it, and set at most the larger of the configured value
 //     (config.toml and the environment) and the value in force; only the
-//     device's own CLI or socket may go above both.
+//     device's own CLI or socket may go above both. Nor may it choose any
+//     model (a model is money too): llm.model and llm.scout_model only to a
+//     name [manage] models lists, or to model or scout_model as configured.
+//   - How often: a remote channel may make 10 changes a minute (daemon's
+//     ratelimit.go).
 package manage

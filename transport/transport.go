@@ -44,6 +44,11 @@ const (
 // remote does not allow on the channel that sent it.
 var ErrNotAllowed = errors.New("not allowed")
 
+// ErrRateLimited is wrapped by the daemon's refusal of a change from a
+// remote channel that made too many changes in the last minute; its text
+// says how many a minute are allowed and when to try again.
+var ErrRateLimited = errors.New("refused")
+
 // The refusals of an ack, whichever channel asks (the heartbeat engine
 // returns them; a transport tells them apart with errors.Is).
 var (

@@ -303,6 +303,9 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, transport.ErrNotAllowed): // a reload took verb out of [manage] remote meanwhile
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
+	case errors.Is(err, transport.ErrRateLimited): // too many changes from the page in the last minute
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return
 	}
 	if err != nil {
 		s.fail(w, r, fmt.Errorf("%s: %w", verb, err))

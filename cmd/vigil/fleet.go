@@ -103,6 +103,11 @@ func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	if len(f.brokers) == 0 {
 		return usageErr("fleet: --broker is required (e.g. --broker tcp://127.0.0.1:1883)")
 	}
+	// The daemon's own check: a plain node after a TLS one would get the
+	// password in the clear when the TLS node fails.
+	if _, err := config.CheckBrokers(f.brokers); err != nil {
+		return usageErr("fleet: --broker: %v", err)
+	}
 	prefix := strings.TrimSuffix(f.prefix, "/")
 	if err := config.CheckTopicPrefix(prefix); err != nil {
 		return usageErr("fleet: --prefix: %v", err)

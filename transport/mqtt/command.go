@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,35 @@ const (
 	maxChecklist        = 16 << 10
 	maxChecklistPayload = 2*maxChecklist + 256
 	replyTimeout        = opTimeout
+	// maxCommand bounds every command payload the handler passes on; each
+	// command's own limit (commandLimit) is lower still.
+	maxCommand = 64 << 10
 )
+
+// commandLimit is the largest payload the command name takes, and whether
+// name is a command at all.
+func commandLimit(name string) (int, bool) {
+	switch name {
+	case cmdList:
+		return min(maxChecklistPayload, maxCommand), true
+	case cmdCheck, cmdPause, cmdResume, cmdGet, cmdSet, cmdUnset, cmdAck:
+		return min(maxPayload, maxCommand), true
+	}
+	return 0, false
+}
+
+// checkSize refuses a payload of n bytes over the limit of command name.
+// An unknown name is parseCommand's to refuse.
+func checkSize(name string, n int) error {
+	limit, known := commandLimit(name)
+	if !known || n <= limit {
+		return nil
+	}
+	if name == cmdList {
+		return fmt.Errorf("cmd/checklist: payload is %d bytes, more than %d (the checklist itself may be at most %d KiB)", n, limit, maxChecklist>>10)
+	}
+	return fmt.Errorf("payload is %d bytes, longer than %d bytes", n, limit)
+}
 
 // command is a validated inbound command.
 type command struct {
@@ -55,15 +84,8 @@ type command struct {
 // enforced once for every channel, by the Commands behind us, as
 // are the keys and values of get, set and unset and the checklist's content.
 func parseCommand(name string, payload []byte) (command, error) {
-	limit := maxPayload
-	if name == cmdList {
-		limit = maxChecklistPayload
-	}
-	if len(payload) > limit {
-		if name == cmdList {
-			return command{}, fmt.Errorf("cmd/checklist: payload is %d bytes, more than %d (the checklist itself may be at most %d KiB)", len(payload), limit, maxChecklist>>10)
-		}
-		return command{}, fmt.Errorf("payload longer than %d bytes", maxPayload)
+	if err := checkSize(name, len(payload)); err != nil {
+		return command{}, err
 	}
 	p := bytes.TrimSpace(payload)
 	switch name {
@@ -260,13 +282,20 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// inbound is one command message, copied out of paho's message.
+// inbound is one command message, as the handler passed it on: the
+// payload only when it is within the command's limit.
 type inbound struct {
 	Topic   string
 	Payload []byte
+	Size    int // the payload's size as it came
 }
 
 // onCommand runs in paho's router: it must not block, so it only queues.
+// Paho has read the whole message already (it has no cap on an incoming
+// packet: the broker's max_packet_size is the first defence); what the
+// handler keeps is bounded. A payload over its command's limit, or on a
+// topic that is no command, is dropped here: only its size or the name
+// is queued, for the result that says why.
 func (c *Client) onCommand(_ paho.Client, m paho.Message) {
 	topic := m.Topic()
 	name := topic[strings.LastIndexByte(topic, '/')+1:]
@@ -274,13 +303,27 @@ func (c *Client) onCommand(_ paho.Client, m paho.Message) {
 		return // our own replies
 	}
 	if m.Retained() {
-		c.log.Warn("mqtt command ignored: retained commands are not executed", keyTopic, topic)
+		c.log.Warn("mqtt command ignored: retained commands are not executed", keyTopic, truncate(topic, 128))
 		return
 	}
+	in := inbound{Topic: topic, Size: len(m.Payload())}
+	limit, known := commandLimit(name)
+	switch {
+	case !known:
+		in.Topic = c.topic("cmd/" + strings.Clone(truncate(name, 32)))
+	case in.Size <= limit:
+		in.Payload = m.Payload()
+	}
 	select {
-	case c.cmdq <- inbound{Topic: topic, Payload: m.Payload()}:
+	case c.cmdq <- in:
 	default:
-		c.log.Warn("mqtt command dropped: too many pending", keyTopic, topic)
+		// One warning per burst; the cmd/result after the next command
+		// says how many were dropped.
+		level := slog.LevelDebug
+		if c.cmdDropped.Add(1) == 1 {
+			level = slog.LevelWarn
+		}
+		c.log.Log(context.Background(), level, "mqtt command dropped: too many pending", keyTopic, in.Topic)
 	}
 }
 
@@ -305,20 +348,35 @@ func (c *Client) commandLoop(ctx context.Context) {
 		case m := <-c.cmdq:
 			name := m.Topic[strings.LastIndexByte(m.Topic, '/')+1:]
 			sctx := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelMQTT, Topic: m.Topic})
-			res := c.execute(sctx, name, m.Payload)
+			var res commandResult
+			if err := checkSize(name, m.Size); err != nil {
+				res = commandResult{Command: name, Error: err.Error()}
+			} else {
+				res = c.execute(sctx, name, m.Payload)
+			}
 			if !res.OK {
 				c.log.Warn("mqtt command rejected", keyCommand, truncate(name, 32), keyErr, res.Error)
 			}
-			payload, err := json.Marshal(res)
-			if err != nil {
-				continue
+			c.reply(ctx, res)
+			// Commands that found the queue full are not silent: one
+			// result says how many were dropped.
+			if n := c.cmdDropped.Swap(0); n > 0 {
+				c.reply(ctx, commandResult{Error: fmt.Sprintf("%d commands dropped: more than %d were waiting (send fewer, or wait for each result)", n, cmdQueue)})
 			}
-			rctx, cancel := context.WithTimeout(ctx, replyTimeout)
-			if err := c.publish(rctx, c.topic("cmd/"+resultLeaf), false, payload); err != nil {
-				c.log.Warn("mqtt publish command result", keyErr, err)
-			}
-			cancel()
 		}
+	}
+}
+
+// reply publishes res on <p>/<id>/cmd/result.
+func (c *Client) reply(ctx context.Context, res commandResult) {
+	payload, err := json.Marshal(res)
+	if err != nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, replyTimeout)
+	defer cancel()
+	if err := c.publish(rctx, c.topic("cmd/"+resultLeaf), false, payload); err != nil {
+		c.log.Warn("mqtt publish command result", keyErr, err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -40,6 +41,9 @@ const (
 	offlineTimeout = 3 * time.Second  // the shutdown "offline", well under systemd's TimeoutStopSec
 	disconnectWait = 250              // milliseconds paho may spend on DISCONNECT
 	cmdQueue       = 8
+	// maxSignal bounds the messages that only signal (homeassistant/status
+	// "online", a roll call): anything longer is dropped in the handler.
+	maxSignal = 64
 )
 
 // Log attribute keys.
@@ -113,6 +117,10 @@ type Client struct {
 	rollCall  chan struct{} // one pending roll call
 	cmdq      chan inbound
 	rollLimit rollCallLimiter // used by loop only
+	haLimit   onceEvery       // Home Assistant births; used by loop only
+	// cmdDropped counts the commands that found cmdq full since the last
+	// result that said so.
+	cmdDropped atomic.Int64
 
 	mu      sync.Mutex
 	cli     paho.Client
@@ -437,6 +445,10 @@ func (c *Client) loop(ctx context.Context) {
 		case <-c.connected:
 			c.afterConnect(ctx)
 		case <-c.haOnline:
+			if !c.haLimit.allow(c.clock.Now(), ReannounceLimit) {
+				c.log.Debug("mqtt home assistant birth: not re-announced", "reason", "re-announced less than "+ReannounceLimit.String()+" ago")
+				continue
+			}
 			c.announceLogged(ctx, true)
 		case <-c.rollCall:
 			c.answerRollCall(ctx)
@@ -487,7 +499,11 @@ func (c *Client) haStatusTopic() string { return c.cfg.DiscoveryPrefix + "/statu
 // onHAStatus runs in paho's router: it must not block.
 // A retained "online" (the broker replaying an old birth message on
 // subscribe) is no restart: the connection's own announcement covers it.
+// A payload over maxSignal is dropped unread.
 func (c *Client) onHAStatus(_ paho.Client, m paho.Message) {
+	if len(m.Payload()) > maxSignal {
+		return
+	}
 	if !m.Retained() && strings.TrimSpace(string(m.Payload())) == "online" {
 		signal(c.haOnline)
 	}

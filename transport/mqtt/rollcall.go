@@ -25,26 +25,43 @@ import (
 // RollCallLimit is the least time between two answers to a roll call.
 const RollCallLimit = 10 * time.Second
 
+// ReannounceLimit is the least time between two discovery messages sent
+// because Home Assistant said it came online: anyone who may publish on
+// homeassistant/status could otherwise make every device re-publish its
+// retained discovery as often as they like. A birth within the limit is
+// dropped; Home Assistant keeps the retained message it got.
+const ReannounceLimit = 10 * time.Second
+
 // RollCallTopic is where a fleet view asks every device publishing under
 // prefix to answer.
 func RollCallTopic(prefix string) string { return prefix + "/fleet/rollcall" }
 
-// rollCallLimiter allows one answer per RollCallLimit; the first always.
-type rollCallLimiter struct {
-	last     time.Time
-	answered bool
+// onceEvery allows one event per period; the first always. What it
+// turns down is dropped, not deferred.
+type onceEvery struct {
+	last time.Time
+	done bool
 }
 
-func (l *rollCallLimiter) allow(now time.Time) bool {
-	if l.answered && now.Sub(l.last) < RollCallLimit {
+func (l *onceEvery) allow(now time.Time, period time.Duration) bool {
+	if l.done && now.Sub(l.last) < period {
 		return false
 	}
-	l.last, l.answered = now, true
+	l.last, l.done = now, true
 	return true
 }
 
+// rollCallLimiter allows one answer per RollCallLimit; the first always.
+type rollCallLimiter struct{ o onceEvery }
+
+func (l *rollCallLimiter) allow(now time.Time) bool { return l.o.allow(now, RollCallLimit) }
+
 // onRollCall runs in paho's router: it must not block.
+// A payload over maxSignal is no roll call (a view sends an empty one).
 func (c *Client) onRollCall(_ paho.Client, m paho.Message) {
+	if len(m.Payload()) > maxSignal {
+		return
+	}
 	if m.Retained() {
 		c.log.Debug("mqtt retained roll call ignored", keyTopic, m.Topic())
 		return
