@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -56,35 +58,35 @@ func newFiringApp(t *testing.T, more string) *App {
 func TestAckOverTheSocket(t *testing.T) {
 	a := newFiringApp(t, "")
 	ctx := context.Background()
-	c := &Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{serveControl(t, a)}}
-	_, err := c.Call(ctx, Request{Cmd: "ack"}, 10*time.Second)
+	c := &control.Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{serveControl(t, a)}}
+	_, err := c.Call(ctx, control.Request{Cmd: "ack"}, 10*time.Second)
 	if !errors.Is(err, heartbeat.ErrAmbiguous) || !strings.Contains(err.Error(), "pressure_up") || !strings.Contains(err.Error(), "humid") {
 		t.Errorf("ack with no name and two firing = %v, want heartbeat.ErrAmbiguous naming both", err)
 	}
-	if _, err := c.Call(ctx, Request{Cmd: "ack", Target: "too_hot"}, 10*time.Second); !errors.Is(err, heartbeat.ErrNotFiring) {
+	if _, err := c.Call(ctx, control.Request{Cmd: "ack", Target: "too_hot"}, 10*time.Second); !errors.Is(err, heartbeat.ErrNotFiring) {
 		t.Errorf("ack too_hot (not firing) = %v, want heartbeat.ErrNotFiring", err)
 	}
 	n, err := a.Engine().Notice(ctx, "setting", "heartbeat.interval set to 10m by cli")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Call(ctx, Request{Cmd: "ack", Target: n.ID}, 10*time.Second); !errors.Is(err, heartbeat.ErrNotice) {
+	if _, err := c.Call(ctx, control.Request{Cmd: "ack", Target: n.ID}, 10*time.Second); !errors.Is(err, heartbeat.ErrNotice) {
 		t.Errorf("ack of a notice = %v, want heartbeat.ErrNotice", err)
 	}
-	resp, err := c.Call(ctx, Request{Cmd: "ack", Target: "humid"}, 10*time.Second)
+	resp, err := c.Call(ctx, control.Request{Cmd: "ack", Target: "humid"}, 10*time.Second)
 	if err != nil || !strings.HasPrefix(resp.Text, "acknowledged humid (critical: ") || !strings.Contains(resp.Text, "by socket at ") {
 		t.Fatalf("ack humid = %q, %v; want it acknowledged by socket", resp.Text, err)
 	}
-	resp, err = c.Call(ctx, Request{Cmd: "ack"}, 10*time.Second)
+	resp, err = c.Call(ctx, control.Request{Cmd: "ack"}, 10*time.Second)
 	if err != nil || !strings.HasPrefix(resp.Text, "acknowledged pressure_up") {
 		t.Fatalf("ack with no name, humid acknowledged = %q, %v; want pressure_up, the one left", resp.Text, err)
 	}
-	resp, err = c.Call(ctx, Request{Cmd: "status"}, 10*time.Second)
+	resp, err = c.Call(ctx, control.Request{Cmd: "status"}, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	WriteStatus(&b, *resp.Status, resp.Runtime, true, false)
+	status.WriteStatus(&b, *resp.Status, true, false)
 	// Both fired in one sample: which is older, and listed first, is down
 	// to nanoseconds, so each line is looked for on its own.
 	for _, want := range []string{"problems: ", "humid        critical  since ", "pressure_up  warning   since ", "acknowledged by socket at "} {

@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/redact"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
@@ -125,7 +126,7 @@ type Options struct {
 	Base *manage.Base
 	// Clock runs the timers, Wall tells the time of day (nil: the real
 	// ones); ClockSynced says whether the system clock is synchronised
-	// (nil: ClockSynced).
+	// (nil: status.ClockSynced).
 	Clock       clockwork.Clock
 	Wall        func() time.Time
 	ClockSynced func() bool
@@ -180,7 +181,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 		a.applyWait = 5 * time.Second
 	}
 	if a.clockSynced == nil {
-		a.clockSynced = ClockSynced
+		a.clockSynced = status.ClockSynced
 	}
 	ok := false
 	defer func() {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
 	"github.com/vigil-iot/vigil/transport/telegram"
@@ -54,27 +56,31 @@ func logLevel(src transport.Source) slog.Level {
 	return slog.LevelInfo
 }
 
+// Status is the status as text: the one status view (App.Status) for
+// Telegram's and MQTT's /status, with the sections a remote viewer's
+// [manage] remote does not allow withheld.
 func (c *Commands) Status(ctx context.Context) (string, error) {
 	if err := c.gate(ctx, "status"); err != nil {
 		return "", err
 	}
 	c.accept(ctx, "status", false)
-	st, err := c.app.engine.Status(ctx)
+	// The run-time view is added here rather than gathered with the rest:
+	// a state file whose notes cannot be read still gives a status.
+	v, err := c.app.view(ctx, nil)
 	if err != nil {
 		return "", err
 	}
-	var rt *manage.Runtime
 	cfg := c.app.current()
 	if r, err := manage.RuntimeView(cfg, c.app.db); err == nil {
 		if remote(ctx) {
 			r = manage.ForRemote(r, cfg.Manage)
 		}
-		rt = &r
+		v.Runtime = &r
 	} else {
 		c.app.log.Warn("status: read the model's notes", "err", err)
 	}
 	var b strings.Builder
-	WriteStatus(&b, st, rt, true, c.app.clockSynced())
+	status.WriteStatus(&b, v, true, c.app.clockSynced())
 	return b.String(), nil
 }
 
@@ -105,7 +111,7 @@ func (c *Commands) Check(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	WriteCheck(&b, ToCheckJSON(res).Redacted(c.app.red))
+	control.WriteCheck(&b, control.ToCheckJSON(res).Redacted(c.app.red))
 	return b.String(), nil
 }
 
@@ -197,7 +203,7 @@ func (c *Commands) Get(ctx context.Context, key string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	WriteSettings(&b, views)
+	manage.WriteSettings(&b, views)
 	return b.String(), nil
 }
 

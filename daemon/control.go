@@ -17,61 +17,15 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// The control socket speaks one JSON request line and one JSON response line
-// per connection. Only the owner can connect (mode 0600).
-
-// ctlMaxRequest bounds a request line. The longest a CLI sends is
-// `checklist set` with a checklist at config.MaxChecklistSize, every byte
-// of which JSON may escape as \u003c (six bytes); the other fields are
-// short. A longer request is answered with an error, not read to its end.
-const ctlMaxRequest = 8 * config.MaxChecklistSize
-
-// Request is one command to the daemon.
-type Request struct {
-	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history | get | set | unset | settings | checklist | notes | ack
-	Minutes   int    `json:"minutes,omitempty"`
-	SinceS    int64  `json:"since_s,omitempty"` // history: the window in seconds
-	DryRun    bool   `json:"dry_run,omitempty"`
-	Severity  string `json:"severity,omitempty"`  // test-alert
-	Transport string `json:"transport,omitempty"` // test-alert: only this one
-	Key       string `json:"key,omitempty"`       // get, set, unset
-	Value     string `json:"value,omitempty"`     // set
-	Op        string `json:"op,omitempty"`        // checklist: show, set, reset
-	Body      string `json:"body,omitempty"`      // checklist set: the text
-	Clear     bool   `json:"clear,omitempty"`     // notes clear
-	Target    string `json:"target,omitempty"`    // ack: a rule, llm, an alert id, or "" (the only one firing)
-	// StateDir is the state directory the CLI's config names. A daemon
-	// watching another one answers OtherState and does nothing, so a
-	// shared socket location (/run/vigil) never reaches the wrong daemon.
-	StateDir string `json:"state_dir,omitempty"`
-}
-
-// Response is the daemon's answer.
-type Response struct {
-	Error      string            `json:"error,omitempty"`
-	OtherState bool              `json:"other_state,omitempty"`
-	Status     *heartbeat.Status `json:"status,omitempty"`
-	Check      *CheckJSON        `json:"check,omitempty"`
-	Text       string            `json:"text,omitempty"`
-	// Series is the history: of the last hour with status, of the
-	// window asked for with history.
-	Series []heartbeat.Series `json:"series,omitempty"`
-	// Runtime goes with status: the settings not from the file, the
-	// checklist in force, the model's notes.
-	Runtime *manage.Runtime `json:"runtime,omitempty"`
-	// Values answers get; Settings answers settings (the stored overlay).
-	Values   []manage.SettingView `json:"values,omitempty"`
-	Settings []store.Setting      `json:"settings,omitempty"`
-	// Code says what kind of error Error is (a refused set is a config
-	// error: the CLI exits 78 with it); the client maps it back.
-	Code Code `json:"code,omitempty"`
-}
+// The control socket's server: the protocol (one JSON request line and
+// one JSON response line per connection) is package control's. Only the
+// owner can connect (mode 0600).
 
 type ctlServer struct {
 	ln       net.Listener
@@ -81,24 +35,13 @@ type ctlServer struct {
 	log      *slog.Logger
 }
 
-// SockName is the control socket's file name.
-const SockName = "vigil.sock"
-
 // SockPath is where `vigil run` listens: in runtimeDir ($RUNTIME_DIRECTORY)
 // when systemd gives one, else beside the state file.
 func SockPath(cfg *config.Config, runtimeDir string) string {
 	if runtimeDir != "" {
-		return filepath.Join(runtimeDir, SockName)
+		return filepath.Join(runtimeDir, control.SockName)
 	}
-	return filepath.Join(cfg.Device.StateDir, SockName)
-}
-
-// absDir makes a state directory absolute for comparison across processes.
-func absDir(dir string) string {
-	if a, err := filepath.Abs(dir); err == nil {
-		return a
-	}
-	return dir
+	return filepath.Join(cfg.Device.StateDir, control.SockName)
 }
 
 // sameDir reports whether two paths name the same directory.
@@ -129,7 +72,7 @@ func listenControl(path, stateDir string, cmds *Commands, log *slog.Logger) (*ct
 		ln.Close()
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	return &ctlServer{ln: ln, path: path, stateDir: absDir(stateDir), cmds: cmds, log: log}, nil
+	return &ctlServer{ln: ln, path: path, stateDir: control.AbsDir(stateDir), cmds: cmds, log: log}, nil
 }
 
 // Serve answers requests until ctx ends, then waits for the answers under
@@ -155,14 +98,14 @@ func (s *ctlServer) Serve(ctx context.Context) error {
 func (s *ctlServer) handle(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	line, err := bufio.NewReader(io.LimitReader(c, ctlMaxRequest+1)).ReadBytes('\n')
-	var resp Response
-	if len(line) > ctlMaxRequest {
-		resp.Error = fmt.Sprintf("request longer than %d KiB: refused", ctlMaxRequest>>10)
+	line, err := bufio.NewReader(io.LimitReader(c, control.MaxRequest+1)).ReadBytes('\n')
+	var resp control.Response
+	if len(line) > control.MaxRequest {
+		resp.Error = fmt.Sprintf("request longer than %d KiB: refused", control.MaxRequest>>10)
 	} else if err != nil {
 		return
 	} else {
-		var req Request
+		var req control.Request
 		if err := json.Unmarshal(line, &req); err != nil {
 			resp.Error = "bad request: " + err.Error()
 		} else {
@@ -174,25 +117,25 @@ func (s *ctlServer) handle(ctx context.Context, c net.Conn) {
 	c.Write(append(b, '\n'))
 }
 
-func (s *ctlServer) do(ctx context.Context, req Request) Response {
+func (s *ctlServer) do(ctx context.Context, req control.Request) control.Response {
 	if req.StateDir != "" && !sameDir(req.StateDir, s.stateDir) {
-		return Response{OtherState: true, Error: fmt.Sprintf("this vigil watches %s, not %s", s.stateDir, req.StateDir)}
+		return control.Response{OtherState: true, Error: fmt.Sprintf("this vigil watches %s, not %s", s.stateDir, req.StateDir)}
 	}
 	eng := s.cmds.app.engine
 	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelSocket})
 	switch req.Cmd {
 	case "status":
-		st, series, rt, err := s.cmds.app.Status(ctx)
+		v, err := s.cmds.app.Status(ctx)
 		if err != nil {
 			return errResponse(err)
 		}
-		return Response{Status: &st, Series: series, Runtime: &rt}
+		return control.Response{Status: &v}
 	case "history":
 		series, err := eng.History(ctx, s.cmds.app.wall().Add(-time.Duration(req.SinceS)*time.Second))
 		if err != nil {
 			return errResponse(err)
 		}
-		return Response{Series: series}
+		return control.Response{Series: series}
 	case "check":
 		// A dry run works on the daemon's last sample: a sample of its own
 		// would write rule changes and queue their alerts.
@@ -204,24 +147,15 @@ func (s *ctlServer) do(ctx context.Context, req Request) Response {
 		if err != nil {
 			return errResponse(err)
 		}
-		cj := ToCheckJSON(res)
-		return Response{Check: &cj}
-	case "pause":
-		return textResponse(s.cmds.Pause(ctx, time.Duration(req.Minutes)*time.Minute))
-	case "resume":
-		return textResponse(s.cmds.Resume(ctx))
-	case "test-alert":
-		sev, err := alert.ParseSeverity(req.Severity)
-		if err != nil {
-			return errResponse(err)
-		}
-		return textResponse(s.cmds.testAlert(ctx, sev, req.Transport))
+		cj := control.ToCheckJSON(res)
+		return control.Response{Check: &cj}
 	}
 	return s.doManage(ctx, req)
 }
 
-// doManage answers the management verbs (settings.go).
-func (s *ctlServer) doManage(ctx context.Context, req Request) Response {
+// doManage answers the management verbs (settings.go), and the verbs
+// answered with a text (Commands.Do).
+func (s *ctlServer) doManage(ctx context.Context, req control.Request) control.Response {
 	c := s.cmds
 	switch req.Cmd {
 	case "get":
@@ -230,36 +164,56 @@ func (s *ctlServer) doManage(ctx context.Context, req Request) Response {
 		if err != nil {
 			return errResponse(err)
 		}
-		return Response{Values: views}
+		return control.Response{Values: views}
 	case "settings":
 		st, err := c.app.db.Settings()
 		if err != nil {
 			return errResponse(err)
 		}
-		return Response{Settings: st}
-	case "set":
-		return textResponse(c.Set(ctx, req.Key, req.Value))
-	case "unset":
-		return textResponse(c.Unset(ctx, req.Key))
-	case "checklist":
-		return textResponse(c.Checklist(ctx, req.Op, req.Body))
-	case "notes":
-		return textResponse(c.Notes(ctx, req.Clear))
-	case "ack":
-		return textResponse(c.Ack(ctx, req.Target))
+		return control.Response{Settings: st}
 	}
-	return Response{Error: fmt.Sprintf("unknown command %q", req.Cmd)}
+	return textResponse(c.Do(ctx, req))
+}
+
+// Do runs a verb whose answer is a text (pause, resume, test-alert, set,
+// unset, checklist, notes, ack) as req asks it: the control socket's
+// answer, and the CLI's on the state file when no daemon runs. The
+// channel is ctx's (transport.WithSource).
+func (c *Commands) Do(ctx context.Context, req control.Request) (string, error) {
+	switch req.Cmd {
+	case "pause":
+		return c.Pause(ctx, time.Duration(req.Minutes)*time.Minute)
+	case "resume":
+		return c.Resume(ctx)
+	case "test-alert":
+		sev, err := alert.ParseSeverity(req.Severity)
+		if err != nil {
+			return "", err
+		}
+		return c.testAlert(ctx, sev, req.Transport)
+	case "set":
+		return c.Set(ctx, req.Key, req.Value)
+	case "unset":
+		return c.Unset(ctx, req.Key)
+	case "checklist":
+		return c.Checklist(ctx, req.Op, req.Body)
+	case "notes":
+		return c.Notes(ctx, req.Clear)
+	case "ack":
+		return c.Ack(ctx, req.Target)
+	}
+	return "", fmt.Errorf("unknown command %q", req.Cmd)
 }
 
 // textResponse is a command's text answer, or its error.
-func textResponse(t string, err error) Response {
+func textResponse(t string, err error) control.Response {
 	if err != nil {
 		return errResponse(err)
 	}
-	return Response{Text: t}
+	return control.Response{Text: t}
 }
 
 // errResponse carries err with its code.
-func errResponse(err error) Response {
-	return Response{Error: err.Error(), Code: codeOf(err)}
+func errResponse(err error) control.Response {
+	return control.Response{Error: err.Error(), Code: control.CodeOf(err)}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/logtest"
 	"github.com/vigil-iot/vigil/manage"
@@ -30,7 +31,7 @@ func serveControl(t *testing.T, a *App) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, SockName)
+	path := filepath.Join(dir, control.SockName)
 	srv, err := listenControl(path, a.cfg.Device.StateDir, a.cmds, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +55,10 @@ func TestControlRequestBounded(t *testing.T) {
 	line := strings.Repeat("<&>", 20) + "\n" // each escaped as \u003c and so on (a control character, escaped as long, is refused)
 	body := strings.Repeat(line, config.MaxChecklistSize/len(line))
 	body += strings.Repeat("<", config.MaxChecklistSize-len(body))
-	req := Request{Cmd: "checklist", Op: transport.ChecklistSet, Body: body, StateDir: absDir(a.cfg.Device.StateDir)}
+	req := control.Request{Cmd: "checklist", Op: transport.ChecklistSet, Body: body, StateDir: control.AbsDir(a.cfg.Device.StateDir)}
 	raw, _ := json.Marshal(req)
 	t.Logf("a checklist of %d bytes is a request of %d bytes", len(body), len(raw))
-	resp, err := callPath(ctx, path, req, 10*time.Second)
+	resp, err := (&control.Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{path}}).Call(ctx, req, 10*time.Second)
 	if err != nil || !strings.Contains(resp.Text, "checklist set") {
 		t.Fatalf("checklist set of %d bytes over the socket = %+v, %v; want it set", len(body), resp, err)
 	}
@@ -76,7 +77,7 @@ func TestControlRequestBounded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a 4 MiB request got no answer (%v): the daemon reads it to the end", err)
 	}
-	var r Response
+	var r control.Response
 	if err := json.Unmarshal(answer, &r); err != nil || !strings.Contains(r.Error, "request longer than") {
 		t.Errorf("answer to a 4 MiB request = %s, want an error saying it is too long", answer)
 	}
@@ -134,10 +135,10 @@ func TestChecklistOverrideSymlinkRefused(t *testing.T) {
 // not set wraps manage.ErrNotSet. Nobody has to read the text.
 func TestSocketErrorsKeepTheirKind(t *testing.T) {
 	a := newOverlayApp(t, "")
-	c := &Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{serveControl(t, a)}}
+	c := &control.Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{serveControl(t, a)}}
 	ctx := context.Background()
 
-	_, err := c.Call(ctx, Request{Cmd: "set", Key: "heartbeat.interval", Value: "30s"}, 10*time.Second)
+	_, err := c.Call(ctx, control.Request{Cmd: "set", Key: "heartbeat.interval", Value: "30s"}, 10*time.Second)
 	var ce *config.Error
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `heartbeat.interval: must be at least 1m (got "30s")`) {
 		t.Errorf("refused set over the socket = %v (%T), want a *config.Error with the validator's message", err, err)
@@ -145,15 +146,15 @@ func TestSocketErrorsKeepTheirKind(t *testing.T) {
 	if st, _ := a.db.Settings(); len(st) != 0 {
 		t.Errorf("a refused set stored %+v", st)
 	}
-	_, err = c.Call(ctx, Request{Cmd: "pause", Minutes: 0}, 10*time.Second)
+	_, err = c.Call(ctx, control.Request{Cmd: "pause", Minutes: 0}, 10*time.Second)
 	if !errors.Is(err, transport.ErrPauseRange) || !strings.Contains(err.Error(), "pause: minutes must be 1..1440") {
 		t.Errorf("pause 0 over the socket = %v, want transport.ErrPauseRange", err)
 	}
-	_, err = c.Call(ctx, Request{Cmd: "unset", Key: "heartbeat.interval"}, 10*time.Second)
+	_, err = c.Call(ctx, control.Request{Cmd: "unset", Key: "heartbeat.interval"}, 10*time.Second)
 	if !errors.Is(err, manage.ErrNotSet) || errors.As(err, &ce) {
 		t.Errorf("unset of a key not set over the socket = %v, want manage.ErrNotSet and no config error", err)
 	}
-	if _, err := c.Call(ctx, Request{Cmd: "set", Key: "heartbeat.interval", Value: "20m"}, 10*time.Second); err != nil {
+	if _, err := c.Call(ctx, control.Request{Cmd: "set", Key: "heartbeat.interval", Value: "20m"}, 10*time.Second); err != nil {
 		t.Errorf("set 20m over the socket: %v", err)
 	}
 }
@@ -168,8 +169,8 @@ func TestSocketTestAlertIsAccepted(t *testing.T) {
 	a.log = log.Logger(slog.LevelInfo)
 	path := serveControl(t, a)
 	ctx := context.Background()
-	req := Request{Cmd: "test-alert", Severity: "warning", StateDir: absDir(a.cfg.Device.StateDir)}
-	resp, err := callPath(ctx, path, req, 10*time.Second)
+	req := control.Request{Cmd: "test-alert", Severity: "warning", StateDir: control.AbsDir(a.cfg.Device.StateDir)}
+	resp, err := (&control.Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{path}}).Call(ctx, req, 10*time.Second)
 	if err != nil || !strings.Contains(resp.Text, "test alert") {
 		t.Fatalf("test-alert over the socket = %+v, %v; want it queued", resp, err)
 	}

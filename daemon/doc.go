@@ -20,10 +20,13 @@
 //   - reload.go: a reload (SIGHUP) and the apply that puts a validated
 //     config into the running daemon, touching only what changed
 //     (liveTransport swaps a transport under the engine).
-//   - control.go and client.go: the control socket, one JSON line each
-//     way; an error crosses it with its kind (codes.go) and comes back as
-//     the error it was. view.go: the text answers (status, check,
-//     settings) every channel and the CLI print.
+//   - control.go: the control socket's server. Its protocol (one JSON
+//     line each way, the codes an error crosses it with, the client) is
+//     package control's; Commands.Do answers a request's text verbs, for
+//     the socket and for the CLI on the state file. status.go: App.Status,
+//     the status view (package status, which the page gathers too) that
+//     the socket and Telegram's and MQTT's /status show. view.go: the
+//     other text answers.
 //   - web.go: the status page's listener; engine.go: the config turned
 //     into the engine's settings; store.go: how each command opens the
 //     state file.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
@@ -431,7 +432,7 @@ func TestOlderVerbsReadConfigUnderLock(t *testing.T) {
 		if _, err := a.cmds.Pause(sock, 30*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if r := srv.do(sock, Request{Cmd: "test-alert", Severity: "info", StateDir: stateDir}); r.Error != "" {
+		if r := srv.do(sock, control.Request{Cmd: "test-alert", Severity: "info", StateDir: stateDir}); r.Error != "" {
 			t.Fatal(r.Error)
 		}
 	}

@@ -3,49 +3,62 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/store"
 )
 
-// Status is what `vigil status` shows of the App: the engine's status, the
-// last statusWindow of every reading and the run-time view. An App that is
-// not the running daemon (the CLI on the state file) says the mode `vigil
+// Status is what `vigil status` shows of the App: the one status view
+// (status.Gather) with the last status.Window of every reading and the
+// run-time view.
+func (a *App) Status(ctx context.Context) (status.View, error) {
+	return a.view(ctx, func(context.Context) (manage.Runtime, error) {
+		return manage.RuntimeView(a.current(), a.db)
+	})
+}
+
+// view gathers the status view with rt (nil: without the run-time view).
+func (a *App) view(ctx context.Context, rt status.RuntimeFunc) (status.View, error) {
+	return status.Gather(ctx, appStatus{a}, rt, a.wall().Add(-status.Window))
+}
+
+// appStatus is the engine as the status view reads it. An App that is not
+// the running daemon (the CLI on the state file) says the mode `vigil
 // run` would start in and every configured transport's queue: only the
 // daemon wires MQTT and Telegram, but their alerts wait in the state file
 // all the same.
-func (a *App) Status(ctx context.Context) (heartbeat.Status, []heartbeat.Series, manage.Runtime, error) {
-	cfg := a.current()
+type appStatus struct{ a *App }
+
+func (s appStatus) Status(ctx context.Context) (heartbeat.Status, error) {
+	a := s.a
 	st, err := a.engine.Status(ctx)
-	if err != nil {
-		return st, nil, manage.Runtime{}, err
+	if err != nil || a.runCtx != nil {
+		return st, err
 	}
-	series, err := a.engine.History(ctx, a.wall().Add(-statusWindow))
-	if err != nil {
-		return st, nil, manage.Runtime{}, err
+	cfg := a.current()
+	st.Mode = "rules-only"
+	if cfg.LLMEnabled() {
+		st.Mode = "llm"
 	}
-	if a.runCtx == nil {
-		st.Mode = "rules-only"
-		if cfg.LLMEnabled() {
-			st.Mode = "llm"
-		}
-		if err := a.db.View(func(tx *store.Tx) error {
-			for _, n := range ConfiguredTransports(cfg) {
-				if _, ok := st.Outbox[n]; ok {
-					continue
-				}
-				d, err := tx.Depth(n)
-				if err != nil {
-					return fmt.Errorf("read %s queue: %w", n, err)
-				}
-				st.Outbox[n] = d
+	err = a.db.View(func(tx *store.Tx) error {
+		for _, n := range ConfiguredTransports(cfg) {
+			if _, ok := st.Outbox[n]; ok {
+				continue
 			}
-			return nil
-		}); err != nil {
-			return st, nil, manage.Runtime{}, err
+			d, err := tx.Depth(n)
+			if err != nil {
+				return fmt.Errorf("read %s queue: %w", n, err)
+			}
+			st.Outbox[n] = d
 		}
-	}
-	rt, err := manage.RuntimeView(cfg, a.db)
-	return st, series, rt, err
+		return nil
+	})
+	return st, err
+}
+
+func (s appStatus) History(ctx context.Context, since time.Time) ([]heartbeat.Series, error) {
+	return s.a.engine.History(ctx, since)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/web"
 )
 
@@ -34,31 +35,11 @@ type webServer struct {
 	log *slog.Logger
 }
 
-// WebRules tells the page (and `vigil status`) which readings each rule
-// watches and which thresholds to draw.
-func WebRules(cfg *config.Config) []web.RuleInfo {
-	var out []web.RuleInfo
-	for _, r := range cfg.Rules {
-		spec, err := cfg.RuleSpec(r)
-		if err != nil {
-			continue // Parse has compiled every rule
-		}
-		ri := web.RuleInfo{Name: spec.Name, Keys: spec.When.Keys(), Thresholds: spec.When.Thresholds()}
-		if spec.Clear != nil {
-			ri.Keys = append(ri.Keys, spec.Clear.Keys()...)
-		}
-		slices.Sort(ri.Keys)
-		ri.Keys = slices.Compact(ri.Keys)
-		out = append(out, ri)
-	}
-	return out
-}
-
 // pageLive is what the page takes from the config in force on each
 // request: the verbs [manage] remote allows, the rules' lines and the
 // device's time zone.
 func pageLive(cfg *config.Config) web.Live {
-	return web.Live{Allowed: cfg.Manage.Remote, Location: cfg.Device.Location, Rules: WebRules(cfg)}
+	return web.Live{Allowed: cfg.Manage.Remote, Location: cfg.Device.Location, Rules: status.Rules(cfg)}
 }
 
 // pageHosts are the names the status page answers to besides its IP

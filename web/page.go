@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
+	"github.com/vigil-iot/vigil/status"
 )
 
 // pageCSS is the page's only style sheet, inline and allowed by its hash in
@@ -317,15 +318,12 @@ func (s *Server) Render(ctx context.Context, buf *bytes.Buffer, done string) err
 func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done string) error {
 	now := s.opts.Now()
 	loc := live.Location
-	st, err := s.src.Status(ctx)
-	if err != nil {
-		return err
-	}
 	from := now.Add(-chartWindow)
-	series, err := s.src.History(ctx, from)
+	v, err := status.Gather(ctx, s.src, s.opts.Runtime, from)
 	if err != nil {
 		return err
 	}
+	st, series := v.Status, v.Series
 	alerts, err := s.src.Alerts(ctx, timelineLen)
 	if err != nil {
 		return err
@@ -432,11 +430,8 @@ func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done 
 		d.Runs = append(d.Runs, runView{Time: when(ru.Start), Outcome: ru.Outcome, Reason: ru.Reason,
 			Tokens: ru.Tokens, Duration: (time.Duration(ru.DurationMS) * time.Millisecond).String()})
 	}
-	if s.opts.Runtime != nil {
-		rt, err := s.opts.Runtime(ctx)
-		if err != nil {
-			return err
-		}
+	if v.Runtime != nil {
+		rt := *v.Runtime
 		d.Runtime, d.Settings, d.Checklist, d.Withheld = true, rt.Settings, rt.Checklist, rt.Withheld
 		for _, n := range rt.Notes {
 			d.Notes = append(d.Notes, noteView{Time: when(n.Time), Age: manage.Age(now.Sub(n.Time)) + " ago", Text: n.Text})

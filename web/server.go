@@ -19,17 +19,15 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/vigil-iot/vigil/alert"
-	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/rule"
-	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// Source is what the page shows: the engine, or a fake in tests.
+// Source is what the page shows: the engine, or a fake in tests. The
+// status and history come through the one status view (package status).
 type Source interface {
-	Status(ctx context.Context) (heartbeat.Status, error)
-	History(ctx context.Context, since time.Time) ([]heartbeat.Series, error)
+	status.Source
 	Alerts(ctx context.Context, n int) ([]alert.Alert, error)
 }
 
@@ -59,19 +57,12 @@ type Controller interface {
 	Acker
 }
 
-// RuleInfo is what the page knows of a configured rule.
-type RuleInfo struct {
-	Name       string
-	Keys       []string         // the readings it watches
-	Thresholds []rule.Threshold // drawn as lines on their charts
-}
-
 // Live is what the page takes from the config in force: a reload changes
 // it while the page is open.
 type Live struct {
 	Allowed  []string       // [manage] remote: the verbs the page may run
 	Location *time.Location // device time zone for every time shown; nil is UTC
-	Rules    []RuleInfo
+	Rules    []status.RuleInfo
 }
 
 // allows reports whether [manage] remote lets the page run verb.
@@ -104,19 +95,9 @@ const (
 	maxFormBytes   = 4 << 10
 	pauseDefault   = 60 * time.Minute
 	chartWindow    = 24 * time.Hour
-	sparkWindow    = time.Hour
 	timelineLen    = 20
 	maxTarget      = 128 // an ack's target: an alert id is at most 81 bytes
 )
-
-// StatusView is `vigil status --json` and /api/status: the engine's status
-// with the last hour of every reading, and what changed at run time
-// (settings, checklist, notes).
-type StatusView struct {
-	heartbeat.Status
-	Series []heartbeat.Series `json:"series"`
-	manage.Runtime
-}
 
 // Server serves the status page. It holds no goroutine and no timer.
 type Server struct {
@@ -218,53 +199,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	http.Error(w, err.Error(), http.StatusInternalServerError)
 }
 
-// View gathers the status, the last hour of history and, when rt is not
-// nil, the run-time settings, checklist and notes.
-func View(ctx context.Context, src Source, rt func(context.Context) (manage.Runtime, error), now time.Time) (StatusView, error) {
-	st, err := src.Status(ctx)
-	if err != nil {
-		return StatusView{}, err
-	}
-	series, err := src.History(ctx, now.Add(-sparkWindow))
-	if err != nil {
-		return StatusView{}, err
-	}
-	v := StatusView{Status: st, Series: series}
-	if rt != nil {
-		if v.Runtime, err = rt(ctx); err != nil {
-			return StatusView{}, err
-		}
-	}
-	return v, nil
-}
-
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 	if refuse(w, s.live(), "status") {
 		return
 	}
-	v, err := View(r.Context(), s.src, s.opts.Runtime, s.opts.Now())
+	v, err := status.Gather(r.Context(), s.src, s.opts.Runtime, s.opts.Now().Add(-status.Window))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = writeJSONDoc(w, v)
-}
-
-// ParseSince reads a window such as 6h or 90m: at least a minute, at most
-// the history kept (heartbeat.HistoryKept). A longer one is refused rather
-// than cut short, so a window the history cannot fill is never mistaken for
-// one it did.
-func ParseSince(s string) (time.Duration, error) {
-	most := fmt.Sprintf("%dh", int(heartbeat.HistoryKept/time.Hour))
-	d, err := time.ParseDuration(s)
-	switch {
-	case err != nil || d < time.Minute:
-		return 0, fmt.Errorf("since must be a duration from 1m to %s, as in 6h (got %q)", most, s)
-	case d > heartbeat.HistoryKept:
-		return 0, fmt.Errorf("since %s reaches past the history kept: at most %s (one sample a minute, %d samples)", s, most, store.DefaultHistoryCap)
-	}
-	return d, nil
 }
 
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
@@ -275,7 +220,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	window := 24 * time.Hour
 	if v := q.Get("since"); v != "" {
-		d, err := ParseSince(v)
+		d, err := status.ParseSince(v)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -288,14 +233,14 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	series = Filter(series, q.Get("reading"))
+	series = status.Filter(series, q.Get("reading"))
 	if q.Get("format") == "csv" {
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		_ = WriteCSV(w, series, live.Location)
+		_ = status.WriteCSV(w, series, live.Location)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = WriteJSON(w, series, since, live.Location)
+	_ = status.WriteJSON(w, series, since, live.Location)
 }
 
 // do runs a button: a POST with the per-start CSRF token, then back to the

@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/rule"
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -129,7 +130,7 @@ func newTestServer(t testing.TB, f *fakeEngine, opts Options) *Server {
 	if opts.Clock == nil {
 		opts.Clock = clockwork.NewFakeClockAt(f.now)
 	}
-	opts.Rules = []RuleInfo{{Name: "too_hot", Keys: []string{"air.temperature"}, Thresholds: []rule.Threshold{{Key: "air.temperature", Op: ">", Value: 35}}}}
+	opts.Rules = []status.RuleInfo{{Name: "too_hot", Keys: []string{"air.temperature"}, Thresholds: []rule.Threshold{{Key: "air.temperature", Op: ">", Value: 35}}}}
 	s, err := New(f, f, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +268,7 @@ func TestPageFollowsCurrent(t *testing.T) {
 		t.Fatalf("page before the change lacks Pause or UTC, or draws a rule Current does not give:\n%s", body)
 	}
 	live = Live{Allowed: []string{"status"}, Location: tokyo,
-		Rules: []RuleInfo{{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}}}}
+		Rules: []status.RuleInfo{{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}}}}
 	body, _ = io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
 	if strings.Contains(string(body), `id="pause"`) || !strings.Contains(string(body), `class="threshold" data-rule="dry_air"`) || !strings.Contains(string(body), " JST</span>") {
 		t.Errorf("page after the change shows Pause, or lacks dry_air's line or Tokyo time:\n%s", body)
@@ -399,7 +400,7 @@ func TestPageRuntimeSections(t *testing.T) {
 	f := newFake(t0, 3)
 	f.rules = []heartbeat.RuleStatus{{Name: "dry_air", State: heartbeat.RuleDisabled}}
 	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}, Runtime: func(context.Context) (manage.Runtime, error) { return knownRuntime(), nil }})
-	s.opts.Rules = append(s.opts.Rules, RuleInfo{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}})
+	s.opts.Rules = append(s.opts.Rules, status.RuleInfo{Name: "dry_air", Keys: []string{"air.humidity"}, Thresholds: []rule.Threshold{{Key: "air.humidity", Op: "<", Value: 30}}})
 	resp := do(t, s, "GET", "/", nil, "", "")
 	b, _ := io.ReadAll(resp.Body)
 	body := string(b)

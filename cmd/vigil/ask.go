@@ -13,15 +13,15 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
 )
 
 // client asks the daemon that watches cfg's state directory.
-func (e *env) client(cfg *config.Config) *daemon.Client {
-	return daemon.NewClient(cfg, runtimeDir())
+func (e *env) client(cfg *config.Config) *control.Client {
+	return control.NewClient(cfg, runtimeDir())
 }
 
 // runtimeDir is the first directory of $RUNTIME_DIRECTORY (systemd sets it
@@ -39,12 +39,12 @@ func cliCtx(ctx context.Context) context.Context {
 // daemonOr asks the daemon that watches cfg's state directory (req, within
 // timeout) and returns its answer; with none running it runs offline
 // instead and returns nil.
-func (e *env) daemonOr(ctx context.Context, cfg *config.Config, req daemon.Request, timeout time.Duration, offline func() error) (*daemon.Response, error) {
+func (e *env) daemonOr(ctx context.Context, cfg *config.Config, req control.Request, timeout time.Duration, offline func() error) (*control.Response, error) {
 	resp, err := e.client(cfg).Call(ctx, req, timeout)
 	switch {
 	case err == nil:
 		return &resp, nil
-	case errors.Is(err, daemon.ErrNoDaemon):
+	case errors.Is(err, control.ErrNoDaemon):
 		return nil, offline()
 	}
 	return nil, err
@@ -52,7 +52,7 @@ func (e *env) daemonOr(ctx context.Context, cfg *config.Config, req daemon.Reque
 
 // answer is the daemon's answer to req, or with none running the one
 // offline gives.
-func (e *env) answer(ctx context.Context, cfg *config.Config, req daemon.Request, timeout time.Duration, offline func() (string, error)) (string, error) {
+func (e *env) answer(ctx context.Context, cfg *config.Config, req control.Request, timeout time.Duration, offline func() (string, error)) (string, error) {
 	var txt string
 	resp, err := e.daemonOr(ctx, cfg, req, timeout, func() error {
 		var err error
@@ -74,8 +74,7 @@ func (e *env) answer(ctx context.Context, cfg *config.Config, req daemon.Request
 // nil, refuses a change before a state file that does not exist yet is
 // created for it.
 type change struct {
-	req      daemon.Request
-	do       func(context.Context, *daemon.Commands) (string, error)
+	req      control.Request
 	base     *manage.Base
 	note     string
 	precheck func(*manage.Base) error
@@ -83,20 +82,7 @@ type change struct {
 
 // change makes c and prints the answer.
 func (e *env) change(ctx context.Context, cfg *config.Config, c change) error {
-	txt, err := e.answer(ctx, cfg, c.req, 30*time.Second, func() (string, error) {
-		if _, err := os.Stat(daemon.DBPath(cfg)); err != nil && c.precheck != nil {
-			if err := c.precheck(c.base); err != nil {
-				return "", err
-			}
-		}
-		a, err := e.newApp(ctx, cfg, c.base, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
-		if err != nil {
-			return "", err
-		}
-		defer a.Close()
-		out, err := c.do(cliCtx(ctx), a.Commands())
-		return strings.TrimRight(out, "\n") + c.note, err
-	})
+	txt, err := e.answer(ctx, cfg, c.req, 30*time.Second, func() (string, error) { return e.localChange(ctx, cfg, c) })
 	if err != nil {
 		return err
 	}

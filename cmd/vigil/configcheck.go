@@ -7,7 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/manage"
 )
 
@@ -22,7 +21,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	if cfg, err = e.overlaid(ctx, base, cfg); err != nil {
 		return err
 	}
-	if _, err := daemon.EngineConfig(cfg); err != nil {
+	if err := checkEngine(cfg); err != nil {
 		return err
 	}
 	// What `run` checks beyond the file itself: the board profile and the

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 )
 
 // TestCheckEmptyChecklistAsksNoLLM: a forced check with a checklist of
@@ -36,7 +36,7 @@ sim = { every = "0s" }
 	check := func(how string) {
 		t.Helper()
 		out, errOut, code := runIn(t, "", env, "-c", cfg, "check", "--json")
-		var cj daemon.CheckJSON
+		var cj control.CheckJSON
 		if err := json.Unmarshal([]byte(out), &cj); err != nil || code != 0 {
 			t.Fatalf("%s: vigil check --json: exit %d, %v\n%s%s", how, code, err, out, errOut)
 		}

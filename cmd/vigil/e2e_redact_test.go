@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 	"github.com/vigil-iot/vigil/redact"
 )
@@ -102,7 +102,7 @@ sim = { every = "0s" }
 
 	// Without a daemon: check prints the run; the alert waits in the state file.
 	out := run("vigil check --json", "-v", "-c", cfg, "check", "--json")
-	var cj daemon.CheckJSON
+	var cj control.CheckJSON
 	if err := json.Unmarshal([]byte(out), &cj); err != nil || cj.Outcome != "alert" || len(cj.ToolCalls) != 4 {
 		t.Fatalf("vigil check --json = %+v, %v; want an alert after 4 tool calls\n%s", cj, err, out)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 )
 
@@ -46,7 +46,7 @@ timeout = "3s"
 	// 1. The control socket, as `vigil check` with a daemon running.
 	for range 5 {
 		out, errOut, _ := runVigil(t, "-c", cfg, "check", "--json")
-		var cj daemon.CheckJSON
+		var cj control.CheckJSON
 		if err := json.Unmarshal([]byte(out), &cj); err != nil {
 			t.Fatalf("vigil check --json: %v\n%s%s", err, out, errOut)
 		}
@@ -105,7 +105,7 @@ timeout = "3s"
 	}
 	for range 5 {
 		out, errOut, _ := runIn(t, "", []string{"VIGIL_TEST_KEY=sk-test"}, "-c", cfg, "check", "--json")
-		var cj daemon.CheckJSON
+		var cj control.CheckJSON
 		if err := json.Unmarshal([]byte(out), &cj); err != nil {
 			t.Fatalf("vigil check --json (no daemon): %v\n%s%s", err, out, errOut)
 		}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/web"
 )
 
 // TestStatusShowsRunTimeSettingsAndNotes: with no daemon, `vigil status`
@@ -22,7 +22,7 @@ func TestStatusShowsRunTimeSettingsAndNotes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "[[rule]]\nname = \"too_hot\"\nwhen = \"board.soc_temperature > 95\"\n")
-	status := func() string {
+	statusText := func() string {
 		t.Helper()
 		out, errOut, code := runVigil(t, "-c", cfg, "status")
 		if code != 0 {
@@ -40,7 +40,7 @@ func TestStatusShowsRunTimeSettingsAndNotes(t *testing.T) {
 	}
 
 	// Nothing changed yet: the file's checklist, no notes, no overrides.
-	wantLines(status(),
+	wantLines(statusText(),
 		`(?m)^checklist: `+regexp.QuoteMeta(filepath.Join(dir, "HEARTBEAT.md"))+`$`,
 		`(?m)^notes:    none$`,
 		`(?m)^settings: all from the config file or defaults$`)
@@ -71,7 +71,7 @@ func TestStatusShowsRunTimeSettingsAndNotes(t *testing.T) {
 	writeFile(t, afar, "# Checklist\n- Is the door open?\n")
 
 	stamp := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+00:00`
-	wantLines(status(),
+	wantLines(statusText(),
 		`(?m)^checklist: set from afar \(`+regexp.QuoteMeta(afar)+`\)$`,
 		`(?m)^notes:    3 \(newest 2h ago\)$`,
 		`(?m)^settings: \(not from the config file\)$`,
@@ -83,7 +83,7 @@ func TestStatusShowsRunTimeSettingsAndNotes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status --json: exit %d: %s", code, errOut)
 	}
-	var v web.StatusView
+	var v status.View
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}

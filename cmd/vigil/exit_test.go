@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -19,12 +19,12 @@ func TestExitCodeOfDaemonErrors(t *testing.T) {
 		err  error
 		want int
 	}{
-		{&daemon.RemoteError{Code: daemon.CodeConfig, Msg: `heartbeat.interval: must be at least 1m (got "30s")`}, exitConfig},
-		{fmt.Errorf("set: %w", &daemon.RemoteError{Code: daemon.CodeConfig, Msg: "x"}), exitConfig},
-		{&daemon.RemoteError{Code: daemon.CodeUsage, Msg: "pause: minutes must be 1..1440 (at most 24 h), got 0"}, exitUsage},
+		{&control.RemoteError{Code: control.CodeConfig, Msg: `heartbeat.interval: must be at least 1m (got "30s")`}, exitConfig},
+		{fmt.Errorf("set: %w", &control.RemoteError{Code: control.CodeConfig, Msg: "x"}), exitConfig},
+		{&control.RemoteError{Code: control.CodeUsage, Msg: "pause: minutes must be 1..1440 (at most 24 h), got 0"}, exitUsage},
 		{transport.CheckPause(0), exitUsage},
-		{&daemon.RemoteError{Code: daemon.CodeNotFound, Msg: "heartbeat.interval: not set at run time"}, exitFailure},
-		{&daemon.RemoteError{Msg: "pause: minutes must be 1..1440 (at most 24 h), got 0"}, exitFailure}, // the text alone means nothing
+		{&control.RemoteError{Code: control.CodeNotFound, Msg: "heartbeat.interval: not set at run time"}, exitFailure},
+		{&control.RemoteError{Msg: "pause: minutes must be 1..1440 (at most 24 h), got 0"}, exitFailure}, // the text alone means nothing
 	} {
 		if got := exitCode(tt.err, io.Discard); got != tt.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)

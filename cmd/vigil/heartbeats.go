@@ -12,7 +12,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
@@ -28,13 +28,11 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErr("pause: MINUTES must be a whole number of minutes, got %q", pos[0])
 	}
-	d := time.Duration(minutes) * time.Minute
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "pause", Minutes: minutes}, note: " (saved; no daemon running)",
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Pause(ctx, d) }})
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "pause", Minutes: minutes}, note: " (saved; no daemon running)"})
 }
 
 func (e *env) cmdResume(ctx context.Context, args []string) error {
@@ -45,11 +43,10 @@ func (e *env) cmdResume(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "resume"}, note: " (saved; no daemon running)",
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Resume(ctx) }})
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "resume"}, note: " (saved; no daemon running)"})
 }
 
-// cmdAck acknowledges a firing problem (daemon.Commands.Ack).
+// cmdAck acknowledges a firing problem (the daemon's Commands.Ack).
 func (e *env) cmdAck(ctx context.Context, args []string) error {
 	pos, err := e.flags("ack", args, nil, -1)
 	if err != nil {
@@ -62,8 +59,7 @@ func (e *env) cmdAck(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "ack", Target: firstOr(pos, "")}, note: " (saved; no daemon running)",
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Ack(ctx, firstOr(pos, "")) }})
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "ack", Target: firstOr(pos, "")}, note: " (saved; no daemon running)"})
 }
 
 // cmdTestAlert queues a test alert through the real outbox: the running
@@ -85,20 +81,14 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := daemon.CheckTransport(cfg, only); err != nil {
+	if err := checkTransport(cfg, only); err != nil {
 		return usageErr("test-alert: --transport: %v", err)
 	}
 	for _, note := range belowMinSeverity(cfg, sev, only) {
 		fmt.Fprintln(e.stderr, note)
 	}
-	txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second, func() (string, error) {
-		a, err := e.newApp(ctx, cfg, nil, inZone(e.logger(), cfg.Device.Location), parts{}, daemon.Options{Store: daemon.StoreWrite})
-		if err != nil {
-			return "", err
-		}
-		defer a.Close()
-		t, err := a.Engine().TestAlert(ctx, sev, only)
-		return daemon.TestAlertText(t, "no daemon running: it waits in "+daemon.DBPath(cfg)+" and is delivered when 'vigil run' starts"), err
+	txt, err := e.answer(ctx, cfg, control.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second, func() (string, error) {
+		return e.localTestAlert(ctx, cfg, sev, only)
 	})
 	if err != nil {
 		return err
@@ -112,7 +102,7 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 func belowMinSeverity(cfg *config.Config, sev alert.Severity, only string) []string {
 	var notes []string
 	for _, t := range []struct{ name, min string }{{"mqtt", cfg.MQTT.MinSeverity}, {"telegram", cfg.Telegram.MinSeverity}} {
-		if (only != "" && only != t.name) || !slices.Contains(daemon.ConfiguredTransports(cfg), t.name) {
+		if (only != "" && only != t.name) || !slices.Contains(configuredTransports(cfg), t.name) {
 			continue
 		}
 		if m, err := alert.ParseSeverity(t.min); err == nil && sev < m {

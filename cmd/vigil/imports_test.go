@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,12 +36,18 @@ func TestImportDirection(t *testing.T) {
 		"agent":              {"alert", "board", "device", "redact"},
 		"heartbeat":          {"agent", "alert", "board", "device", "redact", "rule", "schedule", "store", "transport"},
 		"fleet":              {"alert", "board", "device", "transport", "transport/mqtt"},
-		"web":                {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"}, // heartbeat through Source, manage for the run-time view
+		// The one status view: gathered, rendered as text, and the
+		// history's exports; no daemon, no page.
+		"status": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"},
+		// The control socket's protocol: neither the daemon that serves
+		// it nor the page.
+		"control": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"},
+		"web":     {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"}, // heartbeat through Source, manage for the run-time view
 		// The run-time settings are pure over a config and the stored
 		// settings: no transport, no daemon.
 		"manage": {"alert", "board", "config", "device", "redact", "rule", "schedule", "store"},
 		// The daemon is everything but the command line.
-		"daemon": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
+		"daemon": {"agent", "alert", "board", "config", "control", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()
@@ -52,6 +61,50 @@ func TestImportDirection(t *testing.T) {
 			}
 			if !slices.Contains(want, name) {
 				t.Errorf("%s imports %s; allowed: %v", pkg, name, want)
+			}
+		}
+	}
+}
+
+// TestCommandLineImportsNoWeb: the command line prints status and history
+// through package status; the page is the daemon's (daemon/web.go), so
+// cmd/vigil names web nowhere outside its tests.
+func TestCommandLineImportsNoWeb(t *testing.T) {
+	const web = "github.com/vigil-iot/vigil/web"
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list cmd/vigil: %v", err)
+	}
+	if slices.Contains(strings.Fields(string(out)), web) {
+		t.Errorf("cmd/vigil imports %s; print status and history through package status", web)
+	}
+}
+
+// TestClientVerbsReachDaemonThroughControl: the client verbs (status, get,
+// set, ack, pause, check, ...) ask a running daemon only through package
+// control. The files that name package daemon are the wiring: run.go and
+// wire.go for `vigil run`, and local.go, the App a verb runs on the state
+// file when no daemon answers.
+func TestClientVerbsReachDaemonThroughControl(t *testing.T) {
+	const daemonPkg = "github.com/vigil-iot/vigil/daemon"
+	wiring := []string{"local.go", "run.go", "wire.go"}
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if path, _ := strconv.Unquote(imp.Path.Value); path == daemonPkg && !slices.Contains(wiring, name) {
+				t.Errorf("%s imports %s; a client verb asks the daemon through package control (only %v wire the daemon)", name, daemonPkg, wiring)
 			}
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
@@ -60,10 +60,10 @@ func (e *env) readBase() (*manage.Base, error) {
 // read-only (creating nothing) when none runs.
 func (e *env) overlaid(ctx context.Context, base *manage.Base, cfg *config.Config) (*config.Config, error) {
 	var overlay []store.Setting
-	if resp, err := e.client(cfg).Call(ctx, daemon.Request{Cmd: "settings"}, 10*time.Second); err == nil {
+	if resp, err := e.client(cfg).Call(ctx, control.Request{Cmd: "settings"}, 10*time.Second); err == nil {
 		overlay = resp.Settings
 	} else {
-		overlay = daemon.ReadOverlayFile(cfg)
+		overlay = localOverlay(cfg)
 	}
 	cfg, _, err := base.Resolve(overlay, e.logger())
 	return cfg, err

@@ -109,7 +109,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitOK
 	}
 	// The one place an error becomes an exit code, by its type: the
-	// daemon's answers come back as the kinds they were (daemon.Code).
+	// daemon's answers come back as the kinds they were (control.Code).
 	code := exitFailure
 	var ee *exitError
 	var ce *config.Error

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
@@ -56,9 +56,9 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 		return err
 	}
 	var views []manage.SettingView
-	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "get", Key: key}, 10*time.Second, func() error {
+	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "get", Key: key}, 10*time.Second, func() error {
 		// No daemon answered: the overlay is the state file's.
-		cfg, _, err := base.Resolve(daemon.ReadOverlayFile(cfg), e.logger())
+		cfg, _, err := base.Resolve(localOverlay(cfg), e.logger())
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func (e *env) cmdGet(ctx context.Context, args []string) error {
 		}
 		return writeJSON(e.stdout, views)
 	}
-	_ = termtext.Print(e.stdout, func(w io.Writer) { daemon.WriteSettings(w, views) })
+	_ = termtext.Print(e.stdout, func(w io.Writer) { manage.WriteSettings(w, views) })
 	return nil
 }
 
@@ -90,8 +90,7 @@ func (e *env) cmdSet(ctx context.Context, args []string) error {
 		return usageErr("set: want KEY VALUE, got %d argument(s) (see 'vigil help set')", len(pos))
 	}
 	key, value := pos[0], strings.Join(pos[1:], " ")
-	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "set", Key: key, Value: value},
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Set(ctx, key, value) },
+	return e.changeSettings(ctx, change{req: control.Request{Cmd: "set", Key: key, Value: value},
 		// With no state file yet there is no overlay: a refused value
 		// creates none.
 		precheck: func(base *manage.Base) error {
@@ -113,8 +112,7 @@ func (e *env) cmdUnset(ctx context.Context, args []string) error {
 		return err
 	}
 	key := pos[0]
-	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "unset", Key: key},
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Unset(ctx, key) }})
+	return e.changeSettings(ctx, change{req: control.Request{Cmd: "unset", Key: key}})
 }
 
 func (e *env) cmdChecklist(ctx context.Context, args []string) error {
@@ -130,7 +128,7 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 			return err
 		}
 		// Reading needs no state file: nothing is opened or created.
-		txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() (string, error) { return manage.ShowChecklist(cfg) })
+		txt, err := e.answer(ctx, cfg, control.Request{Cmd: "checklist", Op: op}, 10*time.Second, func() (string, error) { return manage.ShowChecklist(cfg) })
 		if err != nil {
 			return err
 		}
@@ -146,11 +144,9 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 		if _, _, err := config.ParseChecklist(strings.NewReader(text)); err != nil {
 			return configErr(fmt.Errorf("%s: %w", pos[1], err))
 		}
-		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op, Body: text},
-			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, text) }})
+		return e.changeSettings(ctx, change{req: control.Request{Cmd: "checklist", Op: op, Body: text}})
 	case op == transport.ChecklistReset && len(pos) == 1:
-		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op},
-			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, "") }})
+		return e.changeSettings(ctx, change{req: control.Request{Cmd: "checklist", Op: op}})
 	}
 	return usageErr("checklist: want 'show', 'set FILE|-' or 'reset', got %q (see 'vigil help checklist')", strings.Join(pos, " "))
 }
@@ -190,21 +186,13 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 		return usageErr("notes: want nothing or 'clear', got %q (see 'vigil help notes')", strings.Join(pos, " "))
 	}
 	if clear {
-		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "notes", Clear: true},
-			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Notes(ctx, true) }})
+		return e.changeSettings(ctx, change{req: control.Request{Cmd: "notes", Clear: true}})
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	txt, err := e.answer(ctx, cfg, daemon.Request{Cmd: "notes"}, 10*time.Second, func() (string, error) {
-		db, closeDB, err := daemon.OpenStore(cfg, daemon.StoreReadOnly, time.Now)
-		if err != nil {
-			return "", err
-		}
-		defer closeDB()
-		return daemon.NotesText(db, cfg.Device.Location, time.Now())
-	})
+	txt, err := e.answer(ctx, cfg, control.Request{Cmd: "notes"}, 10*time.Second, func() (string, error) { return localNotes(cfg) })
 	if err != nil {
 		return err
 	}

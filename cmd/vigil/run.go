@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
@@ -129,7 +130,7 @@ func lockedErr(cfg *config.Config, mode daemon.StoreMode) error {
 		return fmt.Errorf("another vigil is already running on %s%s; stop it first", cfg.Device.StateDir, pid)
 	}
 	return fmt.Errorf("a running vigil%s holds the state file %s, but its control socket is unreachable (looked for %s): see its log for the control socket warning, or run this as the daemon's user",
-		pid, daemon.DBPath(cfg), strings.Join(daemon.Sockets(cfg, runtimeDir()), ", "))
+		pid, daemon.DBPath(cfg), strings.Join(control.Sockets(cfg, runtimeDir()), ", "))
 }
 
 // lockHolder returns the pid of the process holding the flock on path,

@@ -9,12 +9,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/vigil-iot/vigil/daemon"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/termtext"
-	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/web"
+	"github.com/vigil-iot/vigil/status"
 )
 
 // cmdStatus is `vigil status [--json]`: the daemon's status, or with none
@@ -30,41 +29,28 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var st heartbeat.Status
-	var series []heartbeat.Series
-	var rt *manage.Runtime
-	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "status"}, 10*time.Second, func() error {
+	var v status.View
+	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "status"}, 10*time.Second, func() error {
 		// The run-time settings as `vigil run` would apply them (a
 		// disabled rule shows as disabled).
-		a, err := e.newApp(ctx, cfg, base, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		var r manage.Runtime
-		st, series, r, err = a.Status(ctx)
-		rt = &r
+		v, err = e.localStatus(ctx, cfg, base)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	running := resp != nil
-	if running {
-		st, series, rt = *resp.Status, resp.Series, resp.Runtime
+	if running && resp.Status != nil {
+		v = *resp.Status
 	}
 	if asJSON {
-		v := web.StatusView{Status: st, Series: series}
-		if rt != nil {
-			v.Runtime = *rt
-		}
 		return writeJSON(e.stdout, struct {
-			web.StatusView
+			status.View
 			DaemonRunning bool `json:"daemon_running"`
 		}{v, running})
 	}
-	_ = termtext.Print(e.stdout, func(w io.Writer) { daemon.WriteStatus(w, st, rt, running, daemon.ClockSynced()) })
-	daemon.WriteReadings(e.stdout, st, series, daemon.WebRules(cfg), time.Now(), colorOK(e.stdout))
+	_ = termtext.Print(e.stdout, func(w io.Writer) { status.WriteStatus(w, v, running, status.ClockSynced()) })
+	status.WriteReadings(e.stdout, v, status.Rules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
 }
 
@@ -96,7 +82,7 @@ func (e *env) cmdHistory(ctx context.Context, args []string) error {
 		return usageErr("history: --csv and --json exclude each other")
 	}
 	// As the page's /api/history reads since: from 1m to the history kept.
-	window, err := web.ParseSince(since)
+	window, err := status.ParseSince(since)
 	if err != nil {
 		return usageErr("history: --%v", err)
 	}
@@ -106,13 +92,8 @@ func (e *env) cmdHistory(ctx context.Context, args []string) error {
 	}
 	now := time.Now()
 	var series []heartbeat.Series
-	resp, err := e.daemonOr(ctx, cfg, daemon.Request{Cmd: "history", SinceS: int64(window / time.Second)}, 30*time.Second, func() error {
-		a, err := e.newApp(ctx, cfg, nil, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		series, err = a.Engine().History(ctx, now.Add(-window))
+	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "history", SinceS: int64(window / time.Second)}, 30*time.Second, func() error {
+		series, err = e.localHistory(ctx, cfg, now.Add(-window))
 		return err
 	})
 	if err != nil {
@@ -125,16 +106,16 @@ func (e *env) cmdHistory(ctx context.Context, args []string) error {
 	if len(pos) == 1 {
 		want = pos[0]
 	}
-	series = web.Filter(series, want)
+	series = status.Filter(series, want)
 	if want != "" && len(series) == 0 {
 		return fmt.Errorf("history: no reading %q in the last %s", want, window)
 	}
 	loc := cfg.Device.Location
 	switch {
 	case asCSV:
-		return web.WriteCSV(e.stdout, series, loc)
+		return status.WriteCSV(e.stdout, series, loc)
 	case asJSON:
-		return web.WriteJSON(e.stdout, series, now.Add(-window), loc)
+		return status.WriteJSON(e.stdout, series, now.Add(-window), loc)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "time\treading\tvalue")

@@ -1,4 +1,4 @@
-package daemon
+package control
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ const (
 	CodeAmbiguous  Code = "ambiguous"   // heartbeat.ErrAmbiguous: an ack without a name, several firing
 )
 
-// sentinels are the errors each code but CodeConfig stands for: codeOf
+// sentinels are the errors each code but CodeConfig stands for: CodeOf
 // reads the table one way, RemoteError.Unwrap the other, so the two
 // directions cannot drift apart.
 var sentinels = []struct {
@@ -40,8 +40,8 @@ var sentinels = []struct {
 	{CodeAmbiguous, heartbeat.ErrAmbiguous},
 }
 
-// codeOf is the code of err ("" for any other error).
-func codeOf(err error) Code {
+// CodeOf is the code of err ("" for any other error).
+func CodeOf(err error) Code {
 	var ce *config.Error
 	if errors.As(err, &ce) {
 		return CodeConfig

@@ -1,4 +1,4 @@
-package web
+package status
 
 import (
 	"encoding/csv"
@@ -9,7 +9,11 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/store"
 )
+
+// The history a status carries, and its exports: `vigil history` and the
+// page's /api/history print it as CSV or JSON over a window ParseSince reads.
 
 // WriteCSV writes the series as one row per reading, oldest first within a
 // series: time (RFC 3339 in loc), reading, value, unit — the long form that
@@ -73,4 +77,20 @@ func Filter(series []heartbeat.Series, want string) []heartbeat.Series {
 		}
 	}
 	return out
+}
+
+// ParseSince reads a window such as 6h or 90m: at least a minute, at most
+// the history kept (heartbeat.HistoryKept). A longer one is refused rather
+// than cut short, so a window the history cannot fill is never mistaken for
+// one it did.
+func ParseSince(s string) (time.Duration, error) {
+	most := fmt.Sprintf("%dh", int(heartbeat.HistoryKept/time.Hour))
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil || d < time.Minute:
+		return 0, fmt.Errorf("since must be a duration from 1m to %s, as in 6h (got %q)", most, s)
+	case d > heartbeat.HistoryKept:
+		return 0, fmt.Errorf("since %s reaches past the history kept: at most %s (one sample a minute, %d samples)", s, most, store.DefaultHistoryCap)
+	}
+	return d, nil
 }

@@ -1,4 +1,4 @@
-package daemon
+package status
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestStatusClockWord(t *testing.T) {
 		{false, true, "clock:    2026-05-01 12:00:00 +00:00, NOT plausible (earlier than the build date)\n"},
 	} {
 		var b bytes.Buffer
-		WriteStatus(&b, heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible}, nil, true, c.synced)
+		WriteStatus(&b, View{Status: heartbeat.Status{Now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), ClockPlausible: c.plausible}}, true, c.synced)
 		if !strings.Contains(b.String(), c.want) {
 			t.Errorf("plausible=%v synced=%v: status\n%s\nwant the line %q", c.plausible, c.synced, b.String(), c.want)
 		}
@@ -35,10 +35,10 @@ func TestStatusCommandsInDeviceZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	WriteStatus(&b, heartbeat.Status{
+	WriteStatus(&b, View{Status: heartbeat.Status{
 		Now:      time.Date(2026, 11, 26, 16, 5, 0, 0, berlin),
 		Commands: []heartbeat.Command{{Time: time.Date(2026, 11, 26, 15, 2, 29, 0, time.UTC), Source: "socket", Command: "pause 30m0s"}},
-	}, nil, true, false)
+	}}, true, false)
 	if want := "2026-11-26 16:02:29 +01:00  pause 30m0s  socket"; !strings.Contains(b.String(), want) {
 		t.Errorf("status does not list the command as %q:\n%s", want, b.String())
 	}

@@ -1,4 +1,4 @@
-package daemon
+package control
 
 import (
 	"bufio"
@@ -53,7 +53,7 @@ func Sockets(cfg *config.Config, runtimeDir string) []string {
 // Call sends one request to the daemon that watches c's state directory,
 // trying each of its sockets in turn; ErrNoDaemon when none answers.
 func (c *Client) Call(ctx context.Context, req Request, timeout time.Duration) (Response, error) {
-	req.StateDir = absDir(c.StateDir)
+	req.StateDir = AbsDir(c.StateDir)
 	for _, path := range c.Sockets {
 		resp, err := callPath(ctx, path, req, timeout)
 		if errors.Is(err, ErrNoDaemon) || resp.OtherState {

@@ -1,4 +1,4 @@
-package daemon
+package status
 
 import (
 	"strings"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/web"
 )
 
 // TestStatusDeviceAndNextRun: the device line says whether a daemon runs and
@@ -36,7 +35,7 @@ func TestStatusDeviceAndNextRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			WriteStatus(&b, tc.st, nil, tc.running, false)
+			WriteStatus(&b, View{Status: tc.st}, tc.running, false)
 			for _, w := range tc.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("status lacks %q:\n%s", w, b.String())
@@ -62,7 +61,7 @@ func TestWriteReadings(t *testing.T) {
 		}},
 		Rules: []heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring}},
 	}
-	rules := []web.RuleInfo{{Name: "too_hot", Keys: []string{"air.temperature"}}}
+	rules := []RuleInfo{{Name: "too_hot", Keys: []string{"air.temperature"}}}
 	tests := []struct {
 		color bool
 		want  string
@@ -74,13 +73,13 @@ func TestWriteReadings(t *testing.T) {
 		{true, "\x1b[1;31mtoo_hot firing\x1b[0m\n"},
 	}
 	var b strings.Builder // no daemon: no snapshot, the last stored value
-	WriteReadings(&b, heartbeat.Status{}, []heartbeat.Series{temp}, nil, now, false)
+	WriteReadings(&b, View{Status: heartbeat.Status{}, Series: []heartbeat.Series{temp}}, nil, now, false)
 	if !strings.Contains(b.String(), "air.temperature  31.8 °C") {
 		t.Errorf("without a snapshot:\n%s", b.String())
 	}
 	for _, tt := range tests {
 		var b strings.Builder
-		WriteReadings(&b, st, []heartbeat.Series{temp}, rules, now, tt.color)
+		WriteReadings(&b, View{Status: st, Series: []heartbeat.Series{temp}}, rules, now, tt.color)
 		if tt.color && !strings.HasSuffix(b.String(), tt.want) || !tt.color && b.String() != tt.want {
 			t.Errorf("writeReadings(color=%v) =\n%q\nwant (suffix)\n%q", tt.color, b.String(), tt.want)
 		}
@@ -112,7 +111,7 @@ func TestStatusSensorErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			WriteStatus(&b, tc.st, nil, tc.running, false)
+			WriteStatus(&b, View{Status: tc.st}, tc.running, false)
 			for _, w := range tc.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("status lacks %q:\n%s", w, b.String())
