@@ -6,11 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/transport"
-	"github.com/vigil-iot/vigil/transport/mqtt"
-	"github.com/vigil-iot/vigil/transport/telegram"
 )
 
 // Ack acknowledges a firing problem (heartbeat.Engine.Ack: target is a
@@ -48,18 +45,6 @@ func ackText(res heartbeat.Acked, loc *time.Location) string {
 	return fmt.Sprintf("acknowledged %s (%s: %s) by %s at %s: no reminders until it resolves", name, p.Severity, p.Summary, p.AckedBy, at)
 }
 
-// acknowledger is a transport that shows an ack where it told of the
-// problem: Telegram edits the messages of the alerts (ids) sent for it,
-// MQTT republishes its problem sensor with the ack.
-type acknowledger interface {
-	Acknowledged(ctx context.Context, p alert.Alert, ids []string) error
-}
-
-var (
-	_ acknowledger = (*mqtt.Client)(nil)
-	_ acknowledger = (*telegram.Bot)(nil)
-)
-
 // acknowledged tells every transport that shows acks, each in the
 // background (a slow Telegram must not hold the answer); Close waits.
 func (a *App) acknowledged(res heartbeat.Acked) {
@@ -68,7 +53,7 @@ func (a *App) acknowledged(res heartbeat.Acked) {
 		return
 	}
 	for _, lt := range a.live {
-		ack, ok := lt.current().Notifier.(acknowledger)
+		ack, ok := lt.current().Notifier.(transport.Acknowledger)
 		if !ok {
 			continue
 		}

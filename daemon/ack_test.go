@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
@@ -108,8 +109,8 @@ func TestAckGatedByRemote(t *testing.T) {
 
 	b := newFiringApp(t, "\n[manage]\nremote = [\"status\"]\n")
 	mq := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/e2e/cmd/ack"})
-	if _, err := b.Commands().Ack(mq, "humid"); !errors.Is(err, transport.ErrNotAllowed) {
-		t.Errorf("ack from MQTT with remote = [status] = %v, want transport.ErrNotAllowed", err)
+	if _, err := b.Commands().Ack(mq, "humid"); !errors.Is(err, alert.ErrNotAllowed) {
+		t.Errorf("ack from MQTT with remote = [status] = %v, want alert.ErrNotAllowed", err)
 	}
 	cli := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI})
 	if out, err := b.Commands().Ack(cli, "humid"); err != nil || !strings.Contains(out, "by cli at ") {

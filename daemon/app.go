@@ -25,7 +25,6 @@ import (
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
-	"github.com/vigil-iot/vigil/transport/mqtt"
 )
 
 // shutdownGrace bounds the work done after SIGTERM (flush, "offline"); it is
@@ -107,7 +106,7 @@ type Wiring struct {
 	// Transports builds MQTT and Telegram as the config asks; cmds are the
 	// commands they may call, problems what MQTT rebuilds its problem
 	// sensor from.
-	Transports func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *Commands, problems mqtt.ProblemSource, log *slog.Logger) ([]Transport, error)
+	Transports func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *Commands, problems transport.ProblemSource, log *slog.Logger) ([]Transport, error)
 	// Load reads the config file and the environment again, for a reload.
 	Load func() (*manage.Base, error)
 }

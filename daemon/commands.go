@@ -13,8 +13,6 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
-	"github.com/vigil-iot/vigil/transport/mqtt"
-	"github.com/vigil-iot/vigil/transport/telegram"
 	"github.com/vigil-iot/vigil/web"
 )
 
@@ -27,12 +25,9 @@ import (
 // heartbeat (heartbeat.Check).
 type Commands struct{ app *App }
 
-// The roles the channels declare, each where it is used.
-var (
-	_ mqtt.Commands     = (*Commands)(nil)
-	_ telegram.Commands = (*Commands)(nil)
-	_ web.Controller    = (*Commands)(nil)
-)
+// The page's buttons; cmd/vigil's wiring, where the concrete transports
+// meet Commands, checks the roles MQTT and Telegram call.
+var _ web.Controller = (*Commands)(nil)
 
 // accept logs an accepted command with who sent it (at logLevel) and,
 // when listed, adds it to the engine's recent-commands list.

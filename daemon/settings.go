@@ -42,23 +42,8 @@ func (c *Commands) gate(ctx context.Context, verb string) error {
 	if err != nil {
 		c.app.log.Warn("command refused: [manage] remote does not allow it", append([]any{"command", verb}, src.LogAttrs()...)...)
 	}
-	return refused(err)
-}
-
-// refused makes a refusal of package manage (manage.ErrNotAllowed) one
-// the transports know: transport.ErrNotAllowed, with the same text.
-func refused(err error) error {
-	if errors.Is(err, manage.ErrNotAllowed) {
-		return &notAllowedError{err}
-	}
 	return err
 }
-
-type notAllowedError struct{ error }
-
-func (e *notAllowedError) Unwrap() error { return e.error }
-
-func (e *notAllowedError) Is(target error) bool { return target == transport.ErrNotAllowed }
 
 // setModelInterval is the model's set_interval (agent.Self): a set of
 // heartbeat.interval from the model channel, bounded by manage.CheckModelSet and
@@ -109,7 +94,7 @@ func (c *Commands) store(ctx context.Context, key string, value func(was string)
 	v := value(was)
 	if src.Channel == channelModel {
 		if err := manage.CheckModelSet(a.cfg, key, v); err != nil { // model_may and its bounds are file keys
-			return nil, "", refused(err)
+			return nil, "", err
 		}
 	}
 	if remote(ctx) {
@@ -150,7 +135,7 @@ func (c *Commands) unset(ctx context.Context, key string) (string, error) {
 	a := c.app
 	src := transport.SourceOf(ctx)
 	if src.Channel == channelModel {
-		return "", fmt.Errorf("%w: the model may not unset %s", transport.ErrNotAllowed, key)
+		return "", fmt.Errorf("%w: the model may not unset %s", alert.ErrNotAllowed, key)
 	}
 	cfg, err := c.remove(key)
 	if err != nil {

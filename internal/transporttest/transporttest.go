@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -26,7 +27,7 @@ import (
 //	get, set, unset, toggle, checklist, logs, notes, ack: see each method
 //
 // Err, when set, may refuse a call as the real commands do (for instance
-// with an error wrapping transport.ErrNotAllowed): a refused call is not
+// with an error wrapping alert.ErrNotAllowed): a refused call is not
 // run and not recorded. The zero value is ready to use.
 type Commands struct {
 	// SensorsReply, when not empty, is the answer to Sensors.
@@ -44,7 +45,7 @@ type Commands struct {
 }
 
 // NotAllowed returns an Err that refuses every verb not in allowed with an
-// error wrapping transport.ErrNotAllowed, as [manage] remote does for a
+// error wrapping alert.ErrNotAllowed, as [manage] remote does for a
 // remote channel ("toggle" counts as "set").
 func NotAllowed(allowed ...string) func(verb string) error {
 	return func(verb string) error {
@@ -54,7 +55,7 @@ func NotAllowed(allowed ...string) func(verb string) error {
 		if slices.Contains(allowed, verb) {
 			return nil
 		}
-		return fmt.Errorf("%s: %w", verb, transport.ErrNotAllowed)
+		return fmt.Errorf("%s: %w", verb, alert.ErrNotAllowed)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -408,7 +409,7 @@ func (c *Client) execute(ctx context.Context, name string, payload []byte) comma
 	}
 	res := commandResult{Command: cmd.Name, Key: cmd.Key, Op: cmd.Op, Target: cmd.Target}
 	switch {
-	case errors.Is(err, transport.ErrNotAllowed):
+	case errors.Is(err, alert.ErrNotAllowed):
 		// The verb names are [manage] remote's: cmd/<name> is <name> there.
 		res.Error = fmt.Sprintf("not allowed: add %q to [manage] remote", cmd.Name)
 	case err != nil:

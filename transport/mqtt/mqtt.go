@@ -91,14 +91,7 @@ type Config struct {
 	// now, and the problem sensor is rebuilt from its answer: a retained
 	// value left by an earlier run or a restart never stands. Nil: the
 	// sensor is rebuilt from the alerts this client has delivered.
-	Problems ProblemSource
-}
-
-// ProblemSource tells what is firing now (rules, system faults, an open
-// LLM alert), from the durable state of the client's owner: the heartbeat
-// engine, which the MQTT client must not import.
-type ProblemSource interface {
-	Problems(ctx context.Context) ([]alert.Alert, error)
+	Problems transport.ProblemSource
 }
 
 // Client is the MQTT transport. Create it with New, then call Run; the
@@ -640,6 +633,9 @@ func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duratio
 // Acknowledged shows an ack in the problem sensor's attributes (acked_by,
 // acked_at of the problem): rebuilt from Config.Problems, which has it,
 // or without one by marking the problem this client delivered.
+// The client shows an ack on its problem sensor.
+var _ transport.Acknowledger = (*Client)(nil)
+
 func (c *Client) Acknowledged(ctx context.Context, p alert.Alert, _ []string) error {
 	if !c.cfg.HomeAssistant {
 		return nil
