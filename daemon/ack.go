@@ -15,23 +15,18 @@ import (
 // until it resolves. The transports show it in the background: Telegram
 // edits the problem's messages, MQTT republishes its problem sensor.
 func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
-	if err := c.gate(ctx, "ack"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "ack"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, strings.TrimSpace("ack "+target), false)
-	res, err := c.app.engine.Ack(ctx, target)
-	if err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+res.Problem.Name()) // listed once it acted
-	if !res.Already {
-		c.app.acknowledged(res)
-	}
-	return ackText(res, c.app.current().Device.Location), nil
+	return c.change(ctx, change{verb: "ack", name: "ack", command: strings.TrimSpace("ack " + target),
+		do: func(ctx context.Context) (string, error) {
+			res, err := c.app.engine.Ack(ctx, target)
+			if err != nil {
+				return "", err
+			}
+			c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+res.Problem.Name()) // listed once it acted
+			if !res.Already {
+				c.app.acknowledged(res)
+			}
+			return ackText(res, c.app.current().Device.Location), nil
+		}})
 }
 
 // ackText is the answer to an ack, with times in loc.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
-	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
@@ -105,37 +104,25 @@ func (c *Commands) Check(ctx context.Context) (string, error) {
 }
 
 func (c *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
-	if err := c.gate(ctx, "pause"); err != nil {
-		return "", err
-	}
-	if err := transport.CheckPause(d); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "pause"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "pause "+d.String(), true)
-	p, err := c.app.engine.Pause(ctx, d, "remote")
-	if err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.current().Device.Location).Round(time.Second).Format(TimeLayout)), nil
+	return c.change(ctx, change{verb: "pause", name: "pause", command: "pause " + d.String(), listed: true,
+		check: func() error { return transport.CheckPause(d) },
+		do: func(ctx context.Context) (string, error) {
+			p, err := c.app.engine.Pause(ctx, d, "remote")
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.current().Device.Location).Round(time.Second).Format(TimeLayout)), nil
+		}})
 }
 
 func (c *Commands) Resume(ctx context.Context) (string, error) {
-	if err := c.gate(ctx, "resume"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "resume"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "resume", true)
-	if err := c.app.engine.Resume(ctx); err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	return "heartbeats resumed", nil
+	return c.change(ctx, change{verb: "resume", name: "resume", command: "resume", listed: true,
+		do: func(ctx context.Context) (string, error) {
+			if err := c.app.engine.Resume(ctx); err != nil {
+				return "", err
+			}
+			return "heartbeats resumed", nil
+		}})
 }
 
 // TestAlert queues an info test alert for every transport (the status
@@ -147,22 +134,15 @@ func (c *Commands) TestAlert(ctx context.Context) (string, error) {
 // testAlert queues a test alert of sev for the transport only ("": every
 // one), as `vigil test-alert` asks over the control socket.
 func (c *Commands) testAlert(ctx context.Context, sev alert.Severity, only string) (string, error) {
-	if err := c.gate(ctx, "test-alert"); err != nil {
-		return "", err
-	}
-	if err := CheckTransport(c.app.current(), only); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "test-alert"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "test-alert", true)
-	a, err := c.app.engine.TestAlert(ctx, sev, only)
-	if err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	return TestAlertText(a, "the daemon is delivering it"), nil
+	return c.change(ctx, change{verb: "test-alert", name: "test-alert", command: "test-alert", listed: true,
+		check: func() error { return CheckTransport(c.app.current(), only) },
+		do: func(ctx context.Context) (string, error) {
+			a, err := c.app.engine.TestAlert(ctx, sev, only)
+			if err != nil {
+				return "", err
+			}
+			return TestAlertText(a, "the daemon is delivering it"), nil
+		}})
 }
 
 func (c *Commands) Sensors(ctx context.Context) (string, error) {
@@ -179,8 +159,9 @@ func (c *Commands) Sensors(ctx context.Context) (string, error) {
 	return b.String(), nil
 }
 
-// The management verbs (issue 14). Each is gated by its channel (gate) and
-// the changes are audited (see settings.go).
+// The management verbs (issue 14). Each is gated by its channel (gate);
+// the changes go through the one path (change.go) and are audited (see
+// settings.go).
 
 func (c *Commands) Get(ctx context.Context, key string) (string, error) {
 	if err := c.gate(ctx, "get"); err != nil {
@@ -196,58 +177,36 @@ func (c *Commands) Get(ctx context.Context, key string) (string, error) {
 	return b.String(), nil
 }
 
+// Set sets one run-time setting (listed by its audit once it is applied).
 func (c *Commands) Set(ctx context.Context, key, value string) (string, error) {
-	if err := c.gate(ctx, "set"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "set"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "set "+key+" "+value, false) // listed by audit once it is applied
-	return c.counted(ctx)(c.set(ctx, key, value))
+	return c.change(ctx, change{verb: "set", name: "set", command: "set " + key + " " + value,
+		do: func(ctx context.Context) (string, error) { return c.set(ctx, key, value) }})
 }
 
 func (c *Commands) Unset(ctx context.Context, key string) (string, error) {
-	if err := c.gate(ctx, "unset"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "unset"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "unset "+key, false)
-	return c.counted(ctx)(c.unset(ctx, key))
+	return c.change(ctx, change{verb: "unset", name: "unset", command: "unset " + key,
+		do: func(ctx context.Context) (string, error) { return c.unset(ctx, key) }})
 }
 
 // Toggle flips rule.<name>.enabled; it needs "set".
 func (c *Commands) Toggle(ctx context.Context, rule string) (string, error) {
-	if err := c.gate(ctx, "set"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "toggle"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "toggle "+rule, false)
 	key := "rule." + rule + ".enabled"
-	cfg := c.app.current()
-	if err := config.CheckSettable(key, cfg); err != nil {
-		return "", err
-	}
-	return c.counted(ctx)(c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") }))
+	return c.change(ctx, change{verb: "set", name: "toggle", command: "toggle " + rule,
+		do: func(ctx context.Context) (string, error) {
+			return c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") })
+		}})
 }
 
 func (c *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
-	if err := c.gate(ctx, "checklist"); err != nil {
-		return "", err
-	}
-	if op == transport.ChecklistShow {
+	if op == transport.ChecklistShow { // a read: gated, not counted
+		if err := c.gate(ctx, "checklist"); err != nil {
+			return "", err
+		}
 		c.accept(ctx, "checklist "+op, false)
 		return c.checklist(ctx, op, text)
 	}
-	if err := c.limitWrite(ctx, "checklist "+op); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "checklist "+op, false)
-	return c.counted(ctx)(c.checklist(ctx, op, text))
+	return c.change(ctx, change{verb: "checklist", name: "checklist " + op, command: "checklist " + op,
+		do: func(ctx context.Context) (string, error) { return c.checklist(ctx, op, text) }})
 }
 
 func (c *Commands) Logs(ctx context.Context, n int) (string, error) {

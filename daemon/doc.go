@@ -14,7 +14,9 @@
 //     waits for every goroutine the App started.
 //   - commands.go: Commands, what MQTT, Telegram, the control socket, the
 //     page and the CLI may ask; the one place that bounds, gates and
-//     audits a command. settings.go: set, unset, the checklist from afar,
+//     audits a command. change.go: the one path every change takes (gate,
+//     rate, check, store, apply, audit), from every channel and from the
+//     CLI on the state file. settings.go: set, unset, the checklist from afar,
 //     logs and notes, validated once against the base the daemon runs on
 //     (package manage) and stored before they apply.
 //   - reload.go: a reload (SIGHUP) and the apply that puts a validated

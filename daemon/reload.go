@@ -211,7 +211,7 @@ func (a *App) applyChange(ctx context.Context) string {
 	done := make(chan error, 1)
 	a.bg.Go(func() { done <- a.applyLatest() })
 	wait := a.applyWait
-	if transport.SourceOf(ctx).Channel == channelModel {
+	if transport.SourceOf(ctx).Channel == transport.ChannelModel {
 		wait = 0
 	}
 	select {

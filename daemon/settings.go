@@ -1,7 +1,8 @@
 package daemon
 
 // The daemon's side of the run-time settings (package manage holds the
-// policy): each change is validated against the base the running config
+// policy and the one validation, manage.Base.Check): each change, on the
+// one path of change.go, is validated against the base the running config
 // was built from, stored, applied (reload.go) and audited.
 
 import (
@@ -18,24 +19,26 @@ import (
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// channelModel is the Source.Channel of a change the model asks for (the
-// agent's interval tool).
-const channelModel = "model"
-
 // remote reports whether the command came from a remote channel (MQTT,
-// Telegram, the status page), which [manage] remote bounds.
-func remote(ctx context.Context) bool {
-	switch transport.SourceOf(ctx).Channel {
-	case transport.ChannelCLI, transport.ChannelSocket, channelModel:
-		return false
+// Telegram, the status page), which [manage] remote bounds: what
+// transport.Source.Remote says.
+func remote(ctx context.Context) bool { return transport.SourceOf(ctx).Remote() }
+
+// who is who sent the command, as manage's policy sees it.
+func who(src transport.Source) manage.Who {
+	switch {
+	case src.Channel == transport.ChannelModel:
+		return manage.Model
+	case src.Remote():
+		return manage.Remote
 	}
-	return true
+	return manage.Local
 }
 
 // gate refuses a verb the command's channel may not use (manage.Gate).
 func (c *Commands) gate(ctx context.Context, verb string) error {
 	src := transport.SourceOf(ctx)
-	if !remote(ctx) { // the model's set checks its own bounds
+	if !remote(ctx) { // the model's set has its own bounds (manage.Check)
 		return nil
 	}
 	err := manage.Gate(c.app.current().Manage, verb, src.Channel)
@@ -49,13 +52,13 @@ func (c *Commands) gate(ctx context.Context, verb string) error {
 // heartbeat.interval from the model channel, bounded by manage.CheckModelSet and
 // audited like a person's.
 func (c *Commands) setModelInterval(ctx context.Context, d time.Duration) (string, error) {
-	ctx = transport.WithSource(ctx, transport.Source{Channel: channelModel})
+	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelModel})
 	return c.Set(ctx, "heartbeat.interval", config.Duration{Duration: d}.String())
 }
 
 // set validates, stores and applies one overlay value; the caller gated it.
 func (c *Commands) set(ctx context.Context, key, value string) (string, error) {
-	return c.setWith(ctx, key, func(string) string { return value })
+	return c.setWith(ctx, key, manage.To(value))
 }
 
 // setWith is set with the value computed from the one before, under the
@@ -75,8 +78,8 @@ func (c *Commands) setWith(ctx context.Context, key string, value func(was strin
 }
 
 // store validates key = value against the base and the stored overlay,
-// once, and stores it; it returns the config with it (now the latest) and
-// the key's previous value.
+// once (manage.Base.Check), and stores it; it returns the config with it
+// (now the latest) and the key's previous value.
 func (c *Commands) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
 	a := c.app
 	a.setMu.Lock()
@@ -85,42 +88,21 @@ func (c *Commands) store(ctx context.Context, key string, value func(was string)
 		return nil, "", errors.New("settings cannot be changed here: no config base (a bug)")
 	}
 	src := transport.SourceOf(ctx)
-	if err := config.CheckSettable(key, a.latest); err != nil {
-		return nil, "", err
-	}
-	// The value before this change is the stored overlay's, which a change
-	// still applying in the background may not have put in force yet.
-	was, _ := a.latest.Get(key)
-	v := value(was)
-	if src.Channel == channelModel {
-		if err := manage.CheckModelSet(a.cfg, key, v); err != nil { // model_may and its bounds are file keys
-			return nil, "", err
-		}
-	}
-	if remote(ctx) {
-		configured, err := a.base.Configured()
-		if err != nil {
-			return nil, "", err
-		}
-		if err := manage.CheckRemoteSet(configured, key, v, was); err != nil {
-			return nil, "", err
-		}
-	}
 	stored, err := a.db.Settings()
 	if err != nil {
 		return nil, "", fmt.Errorf("read settings: %w", err)
 	}
-	s := store.Setting{Key: key, Value: v, By: src.String(), At: a.wall().UTC().Round(time.Second)}
-	cfg, err := a.base.With(stored, s)
+	set := manage.Set{Key: key, Value: value, Who: who(src), By: src.String(), At: a.wall().UTC().Round(time.Second)}
+	ch, err := a.base.Check(set, a.latest, a.cfg, stored)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := a.db.PutSetting(s); err != nil {
+	if err := a.db.PutSetting(ch.Setting); err != nil {
 		return nil, "", fmt.Errorf("store setting: %w", err)
 	}
-	a.latest = cfg
+	a.latest = ch.Config
 	a.gen++
-	return cfg, was, nil
+	return ch.Config, ch.Was, nil
 }
 
 // current is the config in force; apply replaces it under setMu.
@@ -134,8 +116,8 @@ func (a *App) current() *config.Config {
 func (c *Commands) unset(ctx context.Context, key string) (string, error) {
 	a := c.app
 	src := transport.SourceOf(ctx)
-	if src.Channel == channelModel {
-		return "", fmt.Errorf("%w: the model may not unset %s", alert.ErrNotAllowed, key)
+	if err := manage.CheckUnset(who(src), key); err != nil {
+		return "", err
 	}
 	cfg, err := c.remove(key)
 	if err != nil {

@@ -118,7 +118,7 @@ func TestRemoteSetGatedByManage(t *testing.T) {
 // TestModelSetBounded: the model may set only heartbeat.interval, only
 // when model_may lists "interval", and only within interval_min..max.
 func TestModelSetBounded(t *testing.T) {
-	ctx := transport.WithSource(context.Background(), transport.Source{Channel: channelModel})
+	ctx := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelModel})
 	a := newOverlayApp(t, "")
 	if _, err := a.cmds.Set(ctx, "heartbeat.interval", "20m"); !errors.Is(err, alert.ErrNotAllowed) {
 		t.Fatalf("model Set with model_may = [pause] = %v, want ErrNotAllowed", err)
