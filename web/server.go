@@ -83,7 +83,8 @@ type Options struct {
 	Runtime func(ctx context.Context) (manage.Runtime, error)
 }
 
-// Limits on requests; the http.Server in cmd adds the timeouts.
+// Limits on requests; the daemon's http.Server (daemon/web.go) adds the
+// timeouts.
 const (
 	MaxHeaderBytes = 8 << 10
 	maxFormBytes   = 4 << 10

@@ -65,8 +65,9 @@ var (
 	ErrConnectionLost = errors.New("connection lost before puback")
 )
 
-// Config configures a Client. Secrets arrive resolved: cmd reads password
-// files and environment variables and builds TLS with TLSConfig.
+// Config configures a Client. Secrets arrive resolved: the config's
+// password files and environment variables are read when it is parsed
+// (manage.Base), and the wiring (cmd/vigil) builds TLS with TLSConfig.
 type Config struct {
 	Broker          string   // tcp://host:1883, ssl:// or mqtts://host:8883, ws:// or wss://host:port/path
 	Brokers         []string // instead of Broker: the nodes of a cluster, in the order to try them (see failover)

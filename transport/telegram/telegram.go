@@ -112,8 +112,9 @@ type Config struct {
 
 	// Redactor cuts what the bot shortens (an alert's summary, a reply
 	// split into messages, a command quoted back) after removing the
-	// secrets it knows, so no secret is left in part at a cut; cmd passes
-	// the process's *redact.Redactor. Nil: texts are cut as they are.
+	// secrets it knows, so no secret is left in part at a cut; the wiring
+	// (cmd/vigil) passes the process's *redact.Redactor. Nil: texts are
+	// cut as they are.
 	Redactor Redactor
 }
 
