@@ -3,7 +3,10 @@ package store
 // This file holds the store's policy for a damaged state file: SD cards lose
 // pages, and bbolt answers a damaged page with a panic (or, for a page past
 // the end of a truncated file, a memory fault). Every bbolt call runs under
-// guard, which turns both into an error wrapping ErrCorrupt. A file opened
+// guard, which turns both into an error wrapping ErrCorrupt; and since
+// neither guard nor a deadline can stop a walk that follows a cycle, or a
+// fault on bbolt's own checker goroutine, checkPages (pagecheck.go) reads
+// the tree of pages from the file before bbolt maps it. A file opened
 // with Options.Reset is then moved aside as vigil.db.corrupt-<UTC time> (the
 // newest three are kept) and replaced by a fresh one, once at Open and again
 // whenever a later transaction meets the damage; TakeLost tells the engine,
@@ -76,12 +79,16 @@ func isBoltCorrupt(err error) bool {
 	return false
 }
 
-// verify reads the whole file once: the file must be as long as its meta page
-// says, every key and value of every bucket must be reachable (this touches
-// every branch, leaf and overflow page under guard, so a damaged page panics
-// here rather than in a later transaction), and bbolt's consistency check
-// (free list, double references, unreachable pages) must pass. For vigil's
-// bounded file (a few MB at most) this takes milliseconds.
+// verify reads the whole file once, after checkPages found its page
+// structure sound (no cycle, no page referenced twice, every page within the
+// file: see pagecheck.go), so nothing here can follow a cycle or read past
+// the file: the file must be as long as its meta page says, every key and
+// value of every bucket must be reachable (this touches every branch, leaf
+// and overflow page under guard, so a damaged page panics here rather than
+// in a later transaction, or in Check's goroutine, where a fault is fatal),
+// and bbolt's consistency check (free list, key order, unreachable pages)
+// must pass. For vigil's bounded file (a few MB at most) this takes
+// milliseconds.
 func verify(tx *bolt.Tx, path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -87,7 +87,7 @@ func (tx *Tx) cursor(name string) (uint64, error) {
 	}
 	v, ok := decodeUint(raw)
 	if !ok {
-		return 0, fmt.Errorf("cursor %q: malformed value %x", name, raw)
+		return 0, fmt.Errorf("cursor %q: %w: malformed value %x", name, ErrCorrupt, raw)
 	}
 	return v, nil
 }

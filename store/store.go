@@ -218,6 +218,18 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 		return nil, fmt.Errorf("open state file: %w", err) // already names the path
 	}
 	defer f.Close()
+	if statErr == nil {
+		// Before bbolt maps the file: see pagecheck.go.
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("open state file: %w", err)
+		}
+		if fi.Size() > 0 {
+			if err := checkPages(f, fi.Size()); err != nil {
+				return nil, fmt.Errorf("open state file %s: %w", path, err)
+			}
+		}
+	}
 	dup := func(string, int, os.FileMode) (*os.File, error) { return dupFile(f) }
 	verified := false
 	if !opts.ReadOnly && statErr == nil {
@@ -327,7 +339,7 @@ func prepare(bdb *bolt.DB, opts Options) error {
 			if raw != nil {
 				var ok bool
 				if v, ok = decodeUint(raw); !ok {
-					return fmt.Errorf("schema version: malformed value %x", raw)
+					return fmt.Errorf("schema version: %w: malformed value %x", ErrCorrupt, raw)
 				}
 			}
 		}
@@ -382,10 +394,18 @@ func (db *DB) Path() string { return db.path }
 // The transaction Open may run to create the layout is not counted.
 func (db *DB) Commits() uint64 { return db.commits.Load() }
 
-// Check runs bbolt's consistency check and returns the first problem.
+// Check checks the file's page structure (pagecheck.go), then runs bbolt's
+// consistency check, and returns the first problem.
 func (db *DB) Check() error {
 	return db.tx("check state file", func(b *bolt.DB) error {
-		return b.View(func(tx *bolt.Tx) error { return verify(tx, db.path) })
+		return b.View(func(tx *bolt.Tx) error {
+			// Within the View: the pages of the newest meta page are not
+			// reused while this older or equal transaction is open.
+			if err := checkFile(db.path); err != nil {
+				return err
+			}
+			return verify(tx, db.path)
+		})
 	})
 }
 
@@ -691,7 +711,7 @@ func (tx *Tx) getUint(bucket, key []byte) (uint64, error) {
 	}
 	v, ok := decodeUint(raw)
 	if !ok {
-		return 0, fmt.Errorf("decode %s/%s: malformed value %x", bucket, key, raw)
+		return 0, fmt.Errorf("decode %s/%s: %w: malformed value %x", bucket, key, ErrCorrupt, raw)
 	}
 	return v, nil
 }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	_ "time/tzdata" // IANA zones for boards without /usr/share/zoneinfo
 
 	"github.com/vigil-iot/vigil/config"
@@ -49,11 +50,55 @@ func usageErr(format string, args ...any) error {
 
 func configErr(err error) error { return &exitError{exitConfig, err} }
 
+// After the first SIGTERM or SIGINT the context is cancelled, and a verb
+// that has not returned within its stop deadline ends the process anyway:
+// nothing (a damaged state file, a daemon that accepts and never answers)
+// may keep a terminal, a script or systemd waiting more than a second.
+// `vigil run` has its orderly shutdown (publishing offline, flushing) with
+// its own grace of 5 s (daemon.shutdownGrace) and gets stopRunDeadline,
+// short of the unit's TimeoutStopSec=15s. A second signal ends any verb at
+// once.
+const (
+	stopDeadline    = 500 * time.Millisecond
+	stopRunDeadline = 10 * time.Second
+)
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go exitAfterSignal(sigs, cancel, stopDeadlineFor(os.Args[1:]), os.Stderr)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitAfterSignal cancels the verb's context on the first signal and ends
+// the process when the verb has not returned within deadline, or at a
+// second signal.
+func exitAfterSignal(sigs <-chan os.Signal, cancel context.CancelFunc, deadline time.Duration, stderr io.Writer) {
+	sig := <-sigs
+	cancel()
+	t := time.NewTimer(deadline)
+	select {
+	case <-t.C:
+		fmt.Fprintf(stderr, "vigil: still busy %s after the signal (%v); exiting\n", deadline, sig)
+	case sig = <-sigs:
+		fmt.Fprintf(stderr, "vigil: a second signal (%v); exiting\n", sig)
+	}
+	os.Exit(exitFailure)
+}
+
+// stopDeadlineFor is the stop deadline of the verb args name; the global
+// flags are parsed as run parses them.
+func stopDeadlineFor(args []string) time.Duration {
+	var g globals
+	fs := flag.NewFlagSet("vigil", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g.register(fs)
+	if fs.Parse(args) == nil && fs.Arg(0) == "run" {
+		return stopRunDeadline
+	}
+	return stopDeadline
 }
 
 func exitCode(err error, stderr io.Writer) int {

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/store"
+)
+
+// branchyState writes a state file through the store's own API with
+// enough runs, history and alerts that a bucket has a branch page, and
+// returns its bytes and the page numbers the damage needs.
+//
+// The page layout mirrors bbolt v1.5.0 internal/common/page.go and meta.go:
+// a 16-byte page header (id u64, flags u16, count u16, overflow u32), then
+// 16-byte elements (branch: pos, ksize u32, pgid u64; leaf: flags, pos,
+// ksize, vsize u32); the meta (magic, version, page size, flags u32, root
+// u64, sequence u64, free list u64, high-water mark u64, txid u64, FNV-64a
+// checksum of the 56 bytes before it) follows the header of pages 0 and 1.
+func branchyState(t *testing.T) (b []byte, ps, root, branch int64) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for i := range 60 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		err := db.Update(func(tx *store.Tx) error {
+			if _, err := tx.AppendRun(store.Run{Start: at, Outcome: "ok", DurationMS: 1200, Tokens: 800,
+				ToolCalls: []string{"read_sensor", "heartbeat_respond"}, Reason: "changed"}); err != nil {
+				return err
+			}
+			snaps := make([]device.Snapshot, 10)
+			for j := range snaps {
+				snaps[j] = device.Snapshot{Time: at.Add(time.Duration(j) * 3 * time.Second),
+					Readings: map[string]device.Value{"air.temperature": {Value: 20 + float64(j), Unit: device.Celsius}}}
+			}
+			if err := tx.AppendHistory(snaps); err != nil {
+				return err
+			}
+			_, _, err := tx.Enqueue(alert.Alert{ID: fmt.Sprintf("a%d", i), Device: "e2e", Time: at, Severity: alert.Warning,
+				Source: alert.SourceRule, Rule: "too_hot", State: alert.StateFiring, Summary: "greenhouse at 36 °C"})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := db.Path()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	ne := binary.NativeEndian
+	ps = int64(ne.Uint32(b[16+8:]))
+	m := int64(16)
+	if ne.Uint64(b[ps+16+48:]) > ne.Uint64(b[16+48:]) {
+		m = ps + 16
+	}
+	root = int64(ne.Uint64(b[m+16:]))
+	p := b[root*ps:]
+	for i := range int64(ne.Uint16(p[10:])) {
+		e := p[16+i*16:]
+		if ne.Uint32(e)&1 == 0 {
+			continue
+		}
+		val := 16 + i*16 + int64(ne.Uint32(e[4:])) + int64(ne.Uint32(e[8:]))
+		if r := int64(ne.Uint64(p[val:])); r != 0 && ne.Uint16(b[r*ps+8:]) == 1 {
+			return b, ps, root, r
+		}
+	}
+	t.Fatal("no bucket has a branch root page; write more")
+	return
+}
+
+// worstDamage are the shapes that hung or crashed `vigil status` and
+// `vigil run` at 949d7f9.
+var worstDamage = []struct {
+	name   string
+	damage func(b []byte, ps, root, branch int64)
+}{
+	{"branch element points at its own page", func(b []byte, ps, root, branch int64) {
+		binary.NativeEndian.PutUint64(b[branch*ps+16+8:], uint64(branch))
+	}},
+	{"huge overflow in a branch page", func(b []byte, ps, root, branch int64) {
+		binary.NativeEndian.PutUint32(b[branch*ps+12:], 0xFFFFFFFF)
+	}},
+	{"meta free lists beyond the file, valid checksums", func(b []byte, ps, root, branch int64) {
+		for _, at := range []int64{16, ps + 16} {
+			m := b[at : at+64]
+			binary.NativeEndian.PutUint64(m[32:], 1<<20)
+			h := fnv.New64a()
+			h.Write(m[:56])
+			binary.NativeEndian.PutUint64(m[56:], h.Sum64())
+		}
+	}},
+}
+
+// damagedConfig writes a config whose state file is src with damage.
+func damagedConfig(t *testing.T, src []byte, damage func()) (cfg, db string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg = writeConfig(t, dir, alwaysFires)
+	db = filepath.Join(dir, "state", "vigil.db")
+	os.MkdirAll(filepath.Dir(db), 0o700)
+	damage()
+	if err := os.WriteFile(db, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, db
+}
+
+// runBounded runs the binary and fails the test when it has not ended
+// within limit.
+func runBounded(t *testing.T, limit time.Duration, args ...string) (stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(vigilBin, args...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=", "NOTIFY_SOCKET=")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return errb.String(), cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("vigil %s did not answer within %s (killed)\n%s", strings.Join(args, " "), limit, tail(errb.String(), 800))
+		return "", 0
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// TestDamagedStateAnswers: on the damages that made vigil spin or crash,
+// `vigil status --json` answers within 5 s (the file is corrupt and left
+// as it is), `vigil run` starts within 5 s on a fresh file with the damaged
+// one moved aside, and `vigil status` then answers within 5 s.
+func TestDamagedStateAnswers(t *testing.T) {
+	src, ps, root, branch := branchyState(t)
+	t.Logf("state file of %d bytes, page size %d, branch page %d", len(src), ps, branch)
+	for _, c := range worstDamage {
+		t.Run(c.name, func(t *testing.T) {
+			b := bytes.Clone(src)
+			cfg, db := damagedConfig(t, b, func() { c.damage(b, ps, root, branch) })
+			before := fileSum(t, db)
+
+			errOut, code := runBounded(t, 5*time.Second, "-c", cfg, "status", "--json")
+			if code != 1 || !strings.Contains(errOut, "state file is corrupt") || strings.Contains(errOut, "goroutine ") {
+				t.Fatalf("status on the damaged file: exit %d\n%s", code, tail(errOut, 800))
+			}
+			if fileSum(t, db) != before {
+				t.Fatal("status changed the damaged file")
+			}
+
+			d := startDaemon(t, cfg)
+			defer d.logIfFailed(t)
+			d.waitLog(t, regexp.MustCompile(`vigil starting`), 5*time.Second)
+			if !strings.Contains(d.logText(), "state file was corrupt") {
+				t.Errorf("run did not report the damaged file:\n%s", d.logText())
+			}
+			if got := store.CorruptFiles(db); len(got) != 1 {
+				t.Errorf("moved-aside files = %v, want one", got)
+			}
+			d.cmd.Process.Signal(syscall.SIGTERM)
+			<-d.done
+
+			if errOut, code := runBounded(t, 5*time.Second, "-c", cfg, "status"); code != 0 {
+				t.Errorf("status after run: exit %d\n%s", code, errOut)
+			}
+		})
+	}
+}
+
+// TestStatusAnswersSIGTERM: `vigil status` ends within a second of SIGTERM
+// whatever it is doing: waiting on a daemon that accepted the connection
+// and never answers, or reading a state file that made it spin.
+func TestStatusAnswersSIGTERM(t *testing.T) {
+	src, ps, root, branch := branchyState(t)
+	t.Run("daemon does not answer", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := writeConfig(t, dir, alwaysFires)
+		os.MkdirAll(filepath.Join(dir, "state"), 0o700)
+		ln, err := net.Listen("unix", filepath.Join(dir, "state", "vigil.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				accepted <- c // held open, never answered
+			}
+		}()
+		d := startChild(t, nil, "-c", cfg, "status")
+		select {
+		case c := <-accepted:
+			defer c.Close()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("status never called the socket:\n%s", d.logText())
+		}
+		time.Sleep(200 * time.Millisecond) // inside the read
+		sigtermWithin(t, d, time.Second)
+		if code := d.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(d.logText(), "vigil: still busy") {
+			t.Errorf("status stopped by SIGTERM: exit %d\n%s", code, d.logText())
+		}
+	})
+	t.Run("branch element points at its own page", func(t *testing.T) {
+		b := bytes.Clone(src)
+		cfg, _ := damagedConfig(t, b, func() { worstDamage[0].damage(b, ps, root, branch) })
+		d := startChild(t, nil, "-c", cfg, "status", "--json")
+		time.Sleep(300 * time.Millisecond) // at 949d7f9: spinning in the walk
+		sigtermWithin(t, d, time.Second)
+	})
+}
+
+// sigtermWithin sends SIGTERM to d (unless it has ended already) and fails
+// when it has not ended within limit.
+func sigtermWithin(t *testing.T, d *child, limit time.Duration) {
+	t.Helper()
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(limit):
+		t.Fatalf("vigil still running %s after SIGTERM:\n%s", limit, tail(d.logText(), 800))
+	}
+}
