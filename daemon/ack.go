@@ -14,7 +14,7 @@ import (
 // rule, "llm", an alert id, or "" for the only one firing): no reminder
 // until it resolves. The transports show it in the background: Telegram
 // edits the problem's messages, MQTT republishes its problem sensor.
-func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
+func (c *Commander) Ack(ctx context.Context, target string) (string, error) {
 	return c.change(ctx, change{verb: "ack", name: "ack", command: strings.TrimSpace("ack " + target),
 		do: func(ctx context.Context) (string, error) {
 			res, err := c.app.engine.Ack(ctx, target)

@@ -4,8 +4,8 @@ package daemon
 // an unset or a toggle, a checklist set or reset, an ack, a pause or
 // resume, a test alert), from every channel (the control socket, MQTT,
 // Telegram, the page) and from the CLI working on the state file with no
-// daemon (which calls the same Commands on an App of its own), goes
-// through Commands.change: the channel's gate ([manage] remote, for a
+// daemon (which calls the same Commander on an App of its own), goes
+// through Commander.change: the channel's gate ([manage] remote, for a
 // remote channel: transport.Source.Remote), the argument's check, the
 // rate of changes (ratelimit.go), the INFO line, then the change itself,
 // which validates once (a setting: manage.Base.Check), stores, applies
@@ -27,7 +27,7 @@ type change struct {
 }
 
 // change runs ch on the one path.
-func (c *Commands) change(ctx context.Context, ch change) (string, error) {
+func (c *Commander) change(ctx context.Context, ch change) (string, error) {
 	if err := c.gate(ctx, ch.verb); err != nil {
 		return "", err
 	}

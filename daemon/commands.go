@@ -15,22 +15,22 @@ import (
 	"github.com/vigil-iot/vigil/web"
 )
 
-// Commands are what Telegram, MQTT, the control socket, the status page
-// and the CLI may ask of the App. It is the one place that bounds and
+// Commander carries out what Telegram, MQTT, the control socket, the
+// status page and the CLI may ask of the App. It is the one place that bounds and
 // audits commands: every channel's pause goes through transport.CheckPause
 // here, and every accepted command is logged at INFO with its source
 // (transport.SourceOf) and, if it acts (check, pause, resume), listed in
 // `vigil status`. A check spends the daily LLM budget like a scheduled
 // heartbeat (heartbeat.Check).
-type Commands struct{ app *App }
+type Commander struct{ app *App }
 
 // The page's buttons; cmd/vigil's wiring, where the concrete transports
-// meet Commands, checks the roles MQTT and Telegram call.
-var _ web.Controller = (*Commands)(nil)
+// meet the Commander, checks the roles MQTT and Telegram call.
+var _ web.Controller = (*Commander)(nil)
 
 // accept logs an accepted command with who sent it (at logLevel) and,
 // when listed, adds it to the engine's recent-commands list.
-func (c *Commands) accept(ctx context.Context, command string, listed bool) {
+func (c *Commander) accept(ctx context.Context, command string, listed bool) {
 	src := transport.SourceOf(ctx)
 	c.app.log.Log(ctx, logLevel(src), "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
 	if listed {
@@ -48,7 +48,7 @@ func logLevel(src transport.Source) slog.Level {
 	return slog.LevelInfo
 }
 
-func (c *Commands) Status(ctx context.Context) (string, error) {
+func (c *Commander) Status(ctx context.Context) (string, error) {
 	if err := c.gate(ctx, "status"); err != nil {
 		return "", err
 	}
@@ -75,7 +75,7 @@ func (c *Commands) Status(ctx context.Context) (string, error) {
 // CheckWith runs one forced heartbeat after sample (nil: none, the
 // daemon's dry run works on its last sample). Once the day's budget is
 // spent the result is skipped (budget), on every channel.
-func (c *Commands) CheckWith(ctx context.Context, opts heartbeat.CheckOptions, sample func(*heartbeat.Engine, context.Context) error) (heartbeat.Result, error) {
+func (c *Commander) CheckWith(ctx context.Context, opts heartbeat.CheckOptions, sample func(*heartbeat.Engine, context.Context) error) (heartbeat.Result, error) {
 	if err := c.gate(ctx, "check"); err != nil {
 		return heartbeat.Result{}, err
 	}
@@ -93,7 +93,7 @@ func (c *Commands) CheckWith(ctx context.Context, opts heartbeat.CheckOptions, s
 }
 
 // Check samples the sensors and runs a forced heartbeat.
-func (c *Commands) Check(ctx context.Context) (string, error) {
+func (c *Commander) Check(ctx context.Context) (string, error) {
 	res, err := c.CheckWith(ctx, heartbeat.CheckOptions{}, (*heartbeat.Engine).SampleOnce)
 	if err != nil {
 		return "", err
@@ -103,7 +103,7 @@ func (c *Commands) Check(ctx context.Context) (string, error) {
 	return b.String(), nil
 }
 
-func (c *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+func (c *Commander) Pause(ctx context.Context, d time.Duration) (string, error) {
 	return c.change(ctx, change{verb: "pause", name: "pause", command: "pause " + d.String(), listed: true,
 		check: func() error { return transport.CheckPause(d) },
 		do: func(ctx context.Context) (string, error) {
@@ -115,7 +115,7 @@ func (c *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 		}})
 }
 
-func (c *Commands) Resume(ctx context.Context) (string, error) {
+func (c *Commander) Resume(ctx context.Context) (string, error) {
 	return c.change(ctx, change{verb: "resume", name: "resume", command: "resume", listed: true,
 		do: func(ctx context.Context) (string, error) {
 			if err := c.app.engine.Resume(ctx); err != nil {
@@ -127,13 +127,13 @@ func (c *Commands) Resume(ctx context.Context) (string, error) {
 
 // TestAlert queues an info test alert for every transport (the status
 // page's button).
-func (c *Commands) TestAlert(ctx context.Context) (string, error) {
+func (c *Commander) TestAlert(ctx context.Context) (string, error) {
 	return c.testAlert(ctx, alert.Info, "")
 }
 
 // testAlert queues a test alert of sev for the transport only ("": every
 // one), as `vigil test-alert` asks over the control socket.
-func (c *Commands) testAlert(ctx context.Context, sev alert.Severity, only string) (string, error) {
+func (c *Commander) testAlert(ctx context.Context, sev alert.Severity, only string) (string, error) {
 	return c.change(ctx, change{verb: "test-alert", name: "test-alert", command: "test-alert", listed: true,
 		check: func() error { return CheckTransport(c.app.current(), only) },
 		do: func(ctx context.Context) (string, error) {
@@ -145,7 +145,7 @@ func (c *Commands) testAlert(ctx context.Context, sev alert.Severity, only strin
 		}})
 }
 
-func (c *Commands) Sensors(ctx context.Context) (string, error) {
+func (c *Commander) Sensors(ctx context.Context) (string, error) {
 	if err := c.gate(ctx, "status"); err != nil { // the readings are part of status
 		return "", err
 	}
@@ -163,7 +163,7 @@ func (c *Commands) Sensors(ctx context.Context) (string, error) {
 // the changes go through the one path (change.go) and are audited (see
 // settings.go).
 
-func (c *Commands) Get(ctx context.Context, key string) (string, error) {
+func (c *Commander) Get(ctx context.Context, key string) (string, error) {
 	if err := c.gate(ctx, "get"); err != nil {
 		return "", err
 	}
@@ -178,18 +178,18 @@ func (c *Commands) Get(ctx context.Context, key string) (string, error) {
 }
 
 // Set sets one run-time setting (listed by its audit once it is applied).
-func (c *Commands) Set(ctx context.Context, key, value string) (string, error) {
+func (c *Commander) Set(ctx context.Context, key, value string) (string, error) {
 	return c.change(ctx, change{verb: "set", name: "set", command: "set " + key + " " + value,
 		do: func(ctx context.Context) (string, error) { return c.set(ctx, key, value) }})
 }
 
-func (c *Commands) Unset(ctx context.Context, key string) (string, error) {
+func (c *Commander) Unset(ctx context.Context, key string) (string, error) {
 	return c.change(ctx, change{verb: "unset", name: "unset", command: "unset " + key,
 		do: func(ctx context.Context) (string, error) { return c.unset(ctx, key) }})
 }
 
 // Toggle flips rule.<name>.enabled; it needs "set".
-func (c *Commands) Toggle(ctx context.Context, rule string) (string, error) {
+func (c *Commander) Toggle(ctx context.Context, rule string) (string, error) {
 	key := "rule." + rule + ".enabled"
 	return c.change(ctx, change{verb: "set", name: "toggle", command: "toggle " + rule,
 		do: func(ctx context.Context) (string, error) {
@@ -197,7 +197,7 @@ func (c *Commands) Toggle(ctx context.Context, rule string) (string, error) {
 		}})
 }
 
-func (c *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
+func (c *Commander) Checklist(ctx context.Context, op, text string) (string, error) {
 	if op == transport.ChecklistShow { // a read: gated, not counted
 		if err := c.gate(ctx, "checklist"); err != nil {
 			return "", err
@@ -209,7 +209,7 @@ func (c *Commands) Checklist(ctx context.Context, op, text string) (string, erro
 		do: func(ctx context.Context) (string, error) { return c.checklist(ctx, op, text) }})
 }
 
-func (c *Commands) Logs(ctx context.Context, n int) (string, error) {
+func (c *Commander) Logs(ctx context.Context, n int) (string, error) {
 	if err := c.gate(ctx, "logs"); err != nil {
 		return "", err
 	}
@@ -217,7 +217,7 @@ func (c *Commands) Logs(ctx context.Context, n int) (string, error) {
 	return c.logs(ctx, n)
 }
 
-func (c *Commands) Notes(ctx context.Context, clear bool) (string, error) {
+func (c *Commander) Notes(ctx context.Context, clear bool) (string, error) {
 	if err := c.gate(ctx, "notes"); err != nil {
 		return "", err
 	}

@@ -77,7 +77,7 @@ type ctlServer struct {
 	ln       net.Listener
 	path     string
 	stateDir string
-	cmds     *Commands
+	cmds     *Commander
 	log      *slog.Logger
 }
 
@@ -113,7 +113,7 @@ func sameDir(a, b string) bool {
 
 // listenControl creates the socket, replacing a stale one left by a crash.
 // It never removes a socket another vigil answers on.
-func listenControl(path, stateDir string, cmds *Commands, log *slog.Logger) (*ctlServer, error) {
+func listenControl(path, stateDir string, cmds *Commander, log *slog.Logger) (*ctlServer, error) {
 	if c, err := net.DialTimeout("unix", path, 500*time.Millisecond); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("control socket %s: another vigil is answering on it", path)

@@ -12,7 +12,7 @@
 //     socket, the status page, the transports, reloads, the systemd
 //     watchdog and the memory trims under one errgroup) and Close, which
 //     waits for every goroutine the App started.
-//   - commands.go: Commands, what MQTT, Telegram, the control socket, the
+//   - commands.go: Commander, what MQTT, Telegram, the control socket, the
 //     page and the CLI may ask; the one place that bounds, gates and
 //     audits a command. change.go: the one path every change takes (gate,
 //     rate, check, store, apply, audit), from every channel and from the

@@ -86,7 +86,7 @@ func (l *writeLimiter) state(channel string, now time.Time) *writeWindowState {
 
 // limitWrite refuses a change from a remote channel over the rate; the
 // caller reports an accepted change with wrote.
-func (c *Commands) limitWrite(ctx context.Context, verb string) error {
+func (c *Commander) limitWrite(ctx context.Context, verb string) error {
 	if !remote(ctx) {
 		return nil
 	}
@@ -110,7 +110,7 @@ func (c *Commands) limitWrite(ctx context.Context, verb string) error {
 }
 
 // wrote counts a change accepted from a remote channel.
-func (c *Commands) wrote(ctx context.Context) {
+func (c *Commander) wrote(ctx context.Context) {
 	if remote(ctx) {
 		c.app.writes.wrote(transport.SourceOf(ctx).Channel, c.app.clock.Now())
 	}

@@ -36,7 +36,7 @@ func who(src transport.Source) manage.Who {
 }
 
 // gate refuses a verb the command's channel may not use (manage.Gate).
-func (c *Commands) gate(ctx context.Context, verb string) error {
+func (c *Commander) gate(ctx context.Context, verb string) error {
 	src := transport.SourceOf(ctx)
 	if !remote(ctx) { // the model's set has its own bounds (manage.Check)
 		return nil
@@ -51,20 +51,20 @@ func (c *Commands) gate(ctx context.Context, verb string) error {
 // setModelInterval is the model's set_interval (agent.Self): a set of
 // heartbeat.interval from the model channel, bounded by manage.CheckModelSet and
 // audited like a person's.
-func (c *Commands) setModelInterval(ctx context.Context, d time.Duration) (string, error) {
+func (c *Commander) setModelInterval(ctx context.Context, d time.Duration) (string, error) {
 	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelModel})
 	return c.Set(ctx, "heartbeat.interval", config.Duration{Duration: d}.String())
 }
 
 // set validates, stores and applies one overlay value; the caller gated it.
-func (c *Commands) set(ctx context.Context, key, value string) (string, error) {
+func (c *Commander) set(ctx context.Context, key, value string) (string, error) {
 	return c.setWith(ctx, key, manage.To(value))
 }
 
 // setWith is set with the value computed from the one before, under the
 // same lock as the store (toggle flips what is stored, not what is in
 // force, so two toggles cancel out).
-func (c *Commands) setWith(ctx context.Context, key string, value func(was string) string) (string, error) {
+func (c *Commander) setWith(ctx context.Context, key string, value func(was string) string) (string, error) {
 	src := transport.SourceOf(ctx)
 	cfg, was, err := c.store(ctx, key, value)
 	if err != nil {
@@ -80,7 +80,7 @@ func (c *Commands) setWith(ctx context.Context, key string, value func(was strin
 // store validates key = value against the base and the stored overlay,
 // once (manage.Base.Check), and stores it; it returns the config with it
 // (now the latest) and the key's previous value.
-func (c *Commands) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
+func (c *Commander) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
 	a := c.app
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
@@ -113,7 +113,7 @@ func (a *App) current() *config.Config {
 }
 
 // unset removes one overlay value and applies the config without it.
-func (c *Commands) unset(ctx context.Context, key string) (string, error) {
+func (c *Commander) unset(ctx context.Context, key string) (string, error) {
 	a := c.app
 	src := transport.SourceOf(ctx)
 	if err := manage.CheckUnset(who(src), key); err != nil {
@@ -136,7 +136,7 @@ func (c *Commands) unset(ctx context.Context, key string) (string, error) {
 
 // remove deletes key from the stored overlay and returns the config
 // without it.
-func (c *Commands) remove(key string) (*config.Config, error) {
+func (c *Commander) remove(key string) (*config.Config, error) {
 	a := c.app
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
@@ -168,11 +168,11 @@ func (c *Commands) remove(key string) (*config.Config, error) {
 
 // audit logs an accepted change at INFO with its source, lists it in
 // `vigil status` and queues it as an info system alert.
-func (c *Commands) audit(ctx context.Context, command, text string) {
+func (c *Commander) audit(ctx context.Context, command, text string) {
 	c.auditKind(ctx, command, text, alert.RuleSetting)
 }
 
-func (c *Commands) auditKind(ctx context.Context, command, text, kind string) {
+func (c *Commander) auditKind(ctx context.Context, command, text, kind string) {
 	src := transport.SourceOf(ctx)
 	c.app.log.Log(ctx, logLevel(src), "setting changed", append([]any{"change", text}, src.LogAttrs()...)...)
 	c.app.engine.NoteCommand(src.String(), command)
@@ -183,7 +183,7 @@ func (c *Commands) auditKind(ctx context.Context, command, text, kind string) {
 
 // checklist shows, sets or resets the checklist set from afar; the caller
 // gated it.
-func (c *Commands) checklist(ctx context.Context, op, text string) (string, error) {
+func (c *Commander) checklist(ctx context.Context, op, text string) (string, error) {
 	cfg := c.app.current()
 	src := transport.SourceOf(ctx)
 	switch op {
@@ -209,7 +209,7 @@ func (c *Commands) checklist(ctx context.Context, op, text string) (string, erro
 
 // logs lists the last n runs and the commands accepted since start, one
 // line each, in the device's time zone.
-func (c *Commands) logs(ctx context.Context, n int) (string, error) {
+func (c *Commander) logs(ctx context.Context, n int) (string, error) {
 	if n <= 0 {
 		n = 10
 	}
@@ -253,7 +253,7 @@ func (c *Commands) logs(ctx context.Context, n int) (string, error) {
 }
 
 // notes lists the model's notes with their age, or clears them.
-func (c *Commands) notes(ctx context.Context, clear bool) (string, error) {
+func (c *Commander) notes(ctx context.Context, clear bool) (string, error) {
 	if clear {
 		n, err := c.app.db.ClearNotes()
 		if err != nil {

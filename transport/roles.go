@@ -14,7 +14,7 @@ import (
 // what it accepts, and refuses what [manage] remote does not allow on the
 // channel that asked (alert.ErrNotAllowed) and changes over the rate
 // (ErrRateLimited). Each channel bundles the roles it calls
-// (mqtt.Commands, telegram.Commands, web.Controller).
+// (mqtt.CmdHandler, telegram.BotHandler, web.Controller).
 
 // Reporter answers what a person asks to read: the status, the last
 // readings, and the last n runs and accepted commands (n <= 0: a default).

@@ -75,7 +75,7 @@ func (e *env) answer(ctx context.Context, cfg *config.Config, req daemon.Request
 // created for it.
 type change struct {
 	req      daemon.Request
-	do       func(context.Context, *daemon.Commands) (string, error)
+	do       func(context.Context, *daemon.Commander) (string, error)
 	base     *manage.Base
 	note     string
 	precheck func(*manage.Base) error
@@ -94,7 +94,7 @@ func (e *env) change(ctx context.Context, cfg *config.Config, c change) error {
 			return "", err
 		}
 		defer a.Close()
-		out, err := c.do(cliCtx(ctx), a.Commands())
+		out, err := c.do(cliCtx(ctx), a.Commander())
 		return strings.TrimRight(out, "\n") + c.note, err
 	})
 	if err != nil {

@@ -44,7 +44,7 @@ func (e *env) cmdCheck(ctx context.Context, args []string) error {
 		if !a.Config().LLMEnabled() {
 			log.Info("no LLM API key: rules-only mode, the checklist is not sent to any LLM")
 		}
-		res, err := a.Commands().CheckWith(cliCtx(ctx), heartbeat.CheckOptions{DryRun: dry}, sample)
+		res, err := a.Commander().CheckWith(cliCtx(ctx), heartbeat.CheckOptions{DryRun: dry}, sample)
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 		return err
 	}
 	// The range (transport.MinPause..MaxPause) is checked where every
-	// channel's pause is: in the daemon's Commands.Pause, here or in the
+	// channel's pause is: in the daemon's Commander.Pause, here or in the
 	// daemon.
 	minutes, err := strconv.Atoi(pos[0])
 	if err != nil {
@@ -34,7 +34,7 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 		return err
 	}
 	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "pause", Minutes: minutes}, note: " (saved; no daemon running)",
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Pause(ctx, d) }})
+		do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Pause(ctx, d) }})
 }
 
 func (e *env) cmdResume(ctx context.Context, args []string) error {
@@ -46,10 +46,10 @@ func (e *env) cmdResume(ctx context.Context, args []string) error {
 		return err
 	}
 	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "resume"}, note: " (saved; no daemon running)",
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Resume(ctx) }})
+		do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Resume(ctx) }})
 }
 
-// cmdAck acknowledges a firing problem (daemon.Commands.Ack).
+// cmdAck acknowledges a firing problem (daemon.Commander.Ack).
 func (e *env) cmdAck(ctx context.Context, args []string) error {
 	pos, err := e.flags("ack", args, nil, -1)
 	if err != nil {
@@ -63,7 +63,7 @@ func (e *env) cmdAck(ctx context.Context, args []string) error {
 		return err
 	}
 	return e.change(ctx, cfg, change{req: daemon.Request{Cmd: "ack", Target: firstOr(pos, "")}, note: " (saved; no daemon running)",
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Ack(ctx, firstOr(pos, "")) }})
+		do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Ack(ctx, firstOr(pos, "")) }})
 }
 
 // cmdTestAlert queues a test alert through the real outbox: the running

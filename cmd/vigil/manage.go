@@ -90,7 +90,7 @@ func (e *env) cmdSet(ctx context.Context, args []string) error {
 	}
 	key, value := pos[0], strings.Join(pos[1:], " ")
 	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "set", Key: key, Value: value},
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Set(ctx, key, value) },
+		do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Set(ctx, key, value) },
 		// With no state file yet there is no overlay: a refused value
 		// creates none. The check is the one the set runs (manage's).
 		precheck: func(base *manage.Base) error {
@@ -110,7 +110,7 @@ func (e *env) cmdUnset(ctx context.Context, args []string) error {
 	}
 	key := pos[0]
 	return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "unset", Key: key},
-		do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Unset(ctx, key) }})
+		do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Unset(ctx, key) }})
 }
 
 func (e *env) cmdChecklist(ctx context.Context, args []string) error {
@@ -143,10 +143,10 @@ func (e *env) cmdChecklist(ctx context.Context, args []string) error {
 			return configErr(fmt.Errorf("%s: %w", pos[1], err))
 		}
 		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op, Body: text},
-			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, text) }})
+			do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Checklist(ctx, op, text) }})
 	case op == transport.ChecklistReset && len(pos) == 1:
 		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "checklist", Op: op},
-			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Checklist(ctx, op, "") }})
+			do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Checklist(ctx, op, "") }})
 	}
 	return usageErr("checklist: want 'show', 'set FILE|-' or 'reset', got %q (see 'vigil help checklist')", strings.Join(pos, " "))
 }
@@ -187,7 +187,7 @@ func (e *env) cmdNotes(ctx context.Context, args []string) error {
 	}
 	if clear {
 		return e.changeSettings(ctx, change{req: daemon.Request{Cmd: "notes", Clear: true},
-			do: func(ctx context.Context, c *daemon.Commands) (string, error) { return c.Notes(ctx, true) }})
+			do: func(ctx context.Context, c *daemon.Commander) (string, error) { return c.Notes(ctx, true) }})
 	}
 	cfg, err := e.loadConfig()
 	if err != nil {

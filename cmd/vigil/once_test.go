@@ -148,3 +148,19 @@ func TestOneValidationOfASet(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandsNamesOneThing: "Commands" names no type at all: the
+// daemon's command handler, the roles each transport calls and the fake
+// of the tests each have a name that says what they are.
+func TestCommandsNamesOneThing(t *testing.T) {
+	for _, dir := range append(ourPackages(t), "internal/transporttest") {
+		for _, f := range parseDir(t, dir) {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if ts, ok := n.(*ast.TypeSpec); ok && ts.Name.Name == "Commands" {
+					t.Errorf("%s declares a type Commands", dir)
+				}
+				return true
+			})
+		}
+	}
+}

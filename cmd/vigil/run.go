@@ -57,7 +57,7 @@ func (e *env) newApp(ctx context.Context, cfg *config.Config, base *manage.Base,
 		}
 	}
 	if p.transports {
-		w.Transports = func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *daemon.Commands, problems transport.ProblemSource, log *slog.Logger) ([]daemon.Transport, error) {
+		w.Transports = func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *daemon.Commander, problems transport.ProblemSource, log *slog.Logger) ([]daemon.Transport, error) {
 			return newTransports(ctx, cfg, prof.Name, db, cmds, problems, e.redactor(), clock, log)
 		}
 	}

@@ -82,7 +82,7 @@ type command struct {
 // parseCommand validates the payload of <p>/<id>/cmd/<name>. check and
 // resume take an empty payload or {}; pause takes whole minutes as a plain
 // number or as {"minutes": N}. The range (transport.MinPause..MaxPause) is
-// enforced once for every channel, by the Commands behind us, as
+// enforced once for every channel, by the CmdHandler behind us, as
 // are the keys and values of get, set and unset and the checklist's content.
 func parseCommand(name string, payload []byte) (command, error) {
 	if err := checkSize(name, len(payload)); err != nil {

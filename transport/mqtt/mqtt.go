@@ -100,7 +100,7 @@ type Config struct {
 // ErrNotConnected while there is no connection.
 type Client struct {
 	cfg   Config
-	cmds  Commands
+	cmds  CmdHandler
 	log   *slog.Logger
 	clock clockwork.Clock
 	nodes *failover // set by Run; the node connected to, for logs
@@ -140,7 +140,7 @@ type Client struct {
 
 // New returns a Client for cfg. cmds may be nil when cfg.Commands is false.
 // New starts nothing; Run connects.
-func New(cfg Config, cmds Commands, log *slog.Logger) *Client {
+func New(cfg Config, cmds CmdHandler, log *slog.Logger) *Client {
 	if cfg.TopicPrefix == "" {
 		cfg.TopicPrefix = DefaultTopicPrefix
 	}

@@ -2,11 +2,11 @@ package mqtt
 
 import "github.com/vigil-iot/vigil/transport"
 
-// Commands is every role of the daemon the cmd topics call (declared once
+// CmdHandler is every role of the daemon the cmd topics call (declared once
 // in package transport): cmd/check, cmd/pause and cmd/resume, cmd/get,
 // cmd/set and cmd/unset, cmd/checklist and cmd/ack. Each answers with a
 // short text for the result topic.
-type Commands interface {
+type CmdHandler interface {
 	transport.Checker
 	transport.Pauser
 	transport.SettingsEditor

@@ -2,12 +2,12 @@ package telegram
 
 import "github.com/vigil-iot/vigil/transport"
 
-// Commands is every role of the daemon the bot's commands call (declared
+// BotHandler is every role of the daemon the bot's commands call (declared
 // once in package transport): /status, /sensors and /logs; /check;
 // /pause and /resume; /get, /set and /unset; /toggle; /checklist; /notes;
 // /ack and the Acknowledge button. Each answers with a short text for the
 // reply.
-type Commands interface {
+type BotHandler interface {
 	transport.Reporter
 	transport.Checker
 	transport.Pauser

@@ -139,7 +139,7 @@ type State interface {
 type Bot struct {
 	cfg   Config
 	state State
-	cmds  Commands
+	cmds  BotHandler
 	hc    *http.Client
 	clock clockwork.Clock
 	log   *slog.Logger
@@ -161,7 +161,7 @@ type Bot struct {
 // every request has its own deadline. hc is copied and redirects are not
 // followed: a POST is never re-sent to another URL. cmds may be nil when
 // AllowedChats is empty. New starts nothing.
-func New(cfg Config, state State, cmds Commands, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
+func New(cfg Config, state State, cmds BotHandler, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
