@@ -85,8 +85,8 @@ const (
 )
 
 // Self is what the model may change about its own heartbeat, as allowed
-// by Config.ModelMay. cmd implements it: notes go to the state file,
-// the interval through the settings overlay. Each returns a short
+// by Config.ModelMay. The daemon implements it (daemon/model.go): notes go
+// to the state file, the interval through the settings overlay. Each returns a short
 // confirmation for the model, or an error it is shown.
 type Self interface {
 	// Remember keeps note (checked and redacted) for later prompts.

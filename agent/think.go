@@ -86,13 +86,13 @@ type Config struct {
 	// Redactor removes secrets from what the agent returns, keeps or
 	// logs: its errors, its Decision's text and the model's notes. The
 	// agent adds APIKey to it. nil: one of the agent's own, which knows
-	// APIKey only; cmd passes the daemon's, which knows every configured
-	// secret.
+	// APIKey only; the daemon's wiring passes the one the daemon shares
+	// with its logs and engine, which knows every configured secret.
 	Redactor *redact.Redactor
 }
 
-// ModelMemory keeps what the agent learned about a model. cmd backs it
-// with the state file.
+// ModelMemory keeps what the agent learned about a model. The daemon
+// backs it with the state file (daemon/model.go).
 type ModelMemory interface {
 	TextOnly(model string) (bool, error)
 	SetTextOnly(model string) error

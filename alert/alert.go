@@ -1,7 +1,8 @@
 // Package alert holds vigil's domain type: the alert, its severity, source
 // and state. It imports nothing of vigil's own, so every package that only
 // needs to name an alert (store, agent, heartbeat, the transports) can do so
-// without importing the package that delivers one.
+// without importing the package that delivers one. It also holds the one
+// refusal every side names (ErrNotAllowed), for the same reason.
 package alert
 
 import (

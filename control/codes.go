@@ -3,6 +3,7 @@ package control
 import (
 	"errors"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
@@ -17,7 +18,7 @@ type Code string
 
 const (
 	CodeConfig     Code = "config"      // a *config.Error, such as a refused set: the CLI exits 78
-	CodeNotAllowed Code = "not_allowed" // transport.ErrNotAllowed
+	CodeNotAllowed Code = "not_allowed" // alert.ErrNotAllowed
 	CodeNotFound   Code = "not_found"   // manage.ErrNotSet: an unset of a key the overlay does not hold
 	CodeUsage      Code = "usage"       // transport.ErrPauseRange: the CLI exits 2
 	CodeNotFiring  Code = "not_firing"  // heartbeat.ErrNotFiring: an ack of what is not firing
@@ -32,7 +33,7 @@ var sentinels = []struct {
 	code Code
 	err  error
 }{
-	{CodeNotAllowed, transport.ErrNotAllowed},
+	{CodeNotAllowed, alert.ErrNotAllowed},
 	{CodeNotFound, manage.ErrNotSet},
 	{CodeUsage, transport.ErrPauseRange},
 	{CodeNotFiring, heartbeat.ErrNotFiring},

@@ -6,35 +6,27 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/transport"
-	"github.com/vigil-iot/vigil/transport/mqtt"
-	"github.com/vigil-iot/vigil/transport/telegram"
 )
 
 // Ack acknowledges a firing problem (heartbeat.Engine.Ack: target is a
 // rule, "llm", an alert id, or "" for the only one firing): no reminder
 // until it resolves. The transports show it in the background: Telegram
 // edits the problem's messages, MQTT republishes its problem sensor.
-func (c *Commands) Ack(ctx context.Context, target string) (string, error) {
-	if err := c.gate(ctx, "ack"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "ack"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, strings.TrimSpace("ack "+target), false)
-	res, err := c.app.engine.Ack(ctx, target)
-	if err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+res.Problem.Name()) // listed once it acted
-	if !res.Already {
-		c.app.acknowledged(res)
-	}
-	return ackText(res, c.app.current().Device.Location), nil
+func (c *Commander) Ack(ctx context.Context, target string) (string, error) {
+	return c.change(ctx, change{verb: "ack", name: "ack", command: strings.TrimSpace("ack " + target),
+		do: func(ctx context.Context) (string, error) {
+			res, err := c.app.engine.Ack(ctx, target)
+			if err != nil {
+				return "", err
+			}
+			c.app.engine.NoteCommand(transport.SourceOf(ctx).String(), "ack "+res.Problem.Name()) // listed once it acted
+			if !res.Already {
+				c.app.acknowledged(res)
+			}
+			return ackText(res, c.app.current().Device.Location), nil
+		}})
 }
 
 // ackText is the answer to an ack, with times in loc.
@@ -48,18 +40,6 @@ func ackText(res heartbeat.Acked, loc *time.Location) string {
 	return fmt.Sprintf("acknowledged %s (%s: %s) by %s at %s: no reminders until it resolves", name, p.Severity, p.Summary, p.AckedBy, at)
 }
 
-// acknowledger is a transport that shows an ack where it told of the
-// problem: Telegram edits the messages of the alerts (ids) sent for it,
-// MQTT republishes its problem sensor with the ack.
-type acknowledger interface {
-	Acknowledged(ctx context.Context, p alert.Alert, ids []string) error
-}
-
-var (
-	_ acknowledger = (*mqtt.Client)(nil)
-	_ acknowledger = (*telegram.Bot)(nil)
-)
-
 // acknowledged tells every transport that shows acks, each in the
 // background (a slow Telegram must not hold the answer); Close waits.
 func (a *App) acknowledged(res heartbeat.Acked) {
@@ -68,7 +48,7 @@ func (a *App) acknowledged(res heartbeat.Acked) {
 		return
 	}
 	for _, lt := range a.live {
-		ack, ok := lt.current().Notifier.(acknowledger)
+		ack, ok := lt.current().Notifier.(transport.Acknowledger)
 		if !ok {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
@@ -103,18 +104,18 @@ func TestAckGatedByRemote(t *testing.T) {
 	a := newFiringApp(t, "")
 	ctx := context.Background()
 	tg := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelTelegram, Chat: 1, User: 2, Name: "@ann"})
-	out, err := a.Commands().Ack(tg, "humid")
+	out, err := a.Commander().Ack(tg, "humid")
 	if err != nil || !strings.Contains(out, "by telegram chat 1 user 2 (@ann) at ") {
 		t.Errorf("ack from Telegram with the default remote = %q, %v; want it acknowledged by the user, named", out, err)
 	}
 
 	b := newFiringApp(t, "\n[manage]\nremote = [\"status\"]\n")
 	mq := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelMQTT, Topic: "vigil/e2e/cmd/ack"})
-	if _, err := b.Commands().Ack(mq, "humid"); !errors.Is(err, transport.ErrNotAllowed) {
-		t.Errorf("ack from MQTT with remote = [status] = %v, want transport.ErrNotAllowed", err)
+	if _, err := b.Commander().Ack(mq, "humid"); !errors.Is(err, alert.ErrNotAllowed) {
+		t.Errorf("ack from MQTT with remote = [status] = %v, want alert.ErrNotAllowed", err)
 	}
 	cli := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI})
-	if out, err := b.Commands().Ack(cli, "humid"); err != nil || !strings.Contains(out, "by cli at ") {
+	if out, err := b.Commander().Ack(cli, "humid"); err != nil || !strings.Contains(out, "by cli at ") {
 		t.Errorf("ack from the CLI = %q, %v; want it acknowledged", out, err)
 	}
 }

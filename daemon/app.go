@@ -26,7 +26,6 @@ import (
 	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
-	"github.com/vigil-iot/vigil/transport/mqtt"
 )
 
 // shutdownGrace bounds the work done after SIGTERM (flush, "offline"); it is
@@ -41,7 +40,7 @@ type App struct {
 	db     *store.DB
 	engine *heartbeat.Engine
 	clock  clockwork.Clock
-	cmds   *Commands
+	cmds   *Commander
 	wall   func() time.Time
 	red    *redact.Redactor // the CLI's: knows every secret a config resolved
 	opts   Options
@@ -108,7 +107,7 @@ type Wiring struct {
 	// Transports builds MQTT and Telegram as the config asks; cmds are the
 	// commands they may call, problems what MQTT rebuilds its problem
 	// sensor from.
-	Transports func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *Commands, problems mqtt.ProblemSource, log *slog.Logger) ([]Transport, error)
+	Transports func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *Commander, problems transport.ProblemSource, log *slog.Logger) ([]Transport, error)
 	// Load reads the config file and the environment again, for a reload.
 	Load func() (*manage.Base, error)
 }
@@ -162,8 +161,8 @@ func (a *App) Config() *config.Config { return a.current() }
 // Engine is the App's heartbeat engine.
 func (a *App) Engine() *heartbeat.Engine { return a.engine }
 
-// Commands are what the channels may ask of the App.
-func (a *App) Commands() *Commands { return a.cmds }
+// Commander carries out what the channels may ask of the App.
+func (a *App) Commander() *Commander { return a.cmds }
 
 // New wires an App on cfg, the config without the overlay: with
 // Options.Base it applies the overlay stored in the state file it opens.
@@ -205,7 +204,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.cmds = &Commands{} // its app is set once built: the LLM and the transports hold it
+	a.cmds = &Commander{} // its app is set once built: the LLM and the transports hold it
 	deps := heartbeat.Deps{Clock: a.clock, Wall: a.wall, DB: a.db, Log: log, Redactor: a.red}
 	if o.Store == StoreDaemon {
 		a.wd = newWatchdog(log, cfg.Heartbeat.SampleInterval.Duration, a.clock)

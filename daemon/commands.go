@@ -9,36 +9,30 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
-	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/transport"
-	"github.com/vigil-iot/vigil/transport/mqtt"
-	"github.com/vigil-iot/vigil/transport/telegram"
 	"github.com/vigil-iot/vigil/web"
 )
 
-// Commands are what Telegram, MQTT, the control socket, the status page
-// and the CLI may ask of the App. It is the one place that bounds and
+// Commander carries out what Telegram, MQTT, the control socket, the
+// status page and the CLI may ask of the App. It is the one place that bounds and
 // audits commands: every channel's pause goes through transport.CheckPause
 // here, and every accepted command is logged at INFO with its source
 // (transport.SourceOf) and, if it acts (check, pause, resume), listed in
 // `vigil status`. A check spends the daily LLM budget like a scheduled
 // heartbeat (heartbeat.Check).
-type Commands struct{ app *App }
+type Commander struct{ app *App }
 
-// The roles the channels declare, each where it is used.
-var (
-	_ mqtt.Commands     = (*Commands)(nil)
-	_ telegram.Commands = (*Commands)(nil)
-	_ web.Controller    = (*Commands)(nil)
-)
+// The page's buttons; cmd/vigil's wiring, where the concrete transports
+// meet the Commander, checks the roles MQTT and Telegram call.
+var _ web.Controller = (*Commander)(nil)
 
 // accept logs an accepted command with who sent it (at logLevel) and,
 // when listed, adds it to the engine's recent-commands list.
-func (c *Commands) accept(ctx context.Context, command string, listed bool) {
+func (c *Commander) accept(ctx context.Context, command string, listed bool) {
 	src := transport.SourceOf(ctx)
 	c.app.log.Log(ctx, logLevel(src), "command accepted", append([]any{"command", command}, src.LogAttrs()...)...)
 	if listed {
@@ -59,7 +53,7 @@ func logLevel(src transport.Source) slog.Level {
 // Status is the status as text: the one status view (App.Status) for
 // Telegram's and MQTT's /status, with the sections a remote viewer's
 // [manage] remote does not allow withheld.
-func (c *Commands) Status(ctx context.Context) (string, error) {
+func (c *Commander) Status(ctx context.Context) (string, error) {
 	if err := c.gate(ctx, "status"); err != nil {
 		return "", err
 	}
@@ -87,7 +81,7 @@ func (c *Commands) Status(ctx context.Context) (string, error) {
 // CheckWith runs one forced heartbeat after sample (nil: none, the
 // daemon's dry run works on its last sample). Once the day's budget is
 // spent the result is skipped (budget), on every channel.
-func (c *Commands) CheckWith(ctx context.Context, opts heartbeat.CheckOptions, sample func(*heartbeat.Engine, context.Context) error) (heartbeat.Result, error) {
+func (c *Commander) CheckWith(ctx context.Context, opts heartbeat.CheckOptions, sample func(*heartbeat.Engine, context.Context) error) (heartbeat.Result, error) {
 	if err := c.gate(ctx, "check"); err != nil {
 		return heartbeat.Result{}, err
 	}
@@ -105,7 +99,7 @@ func (c *Commands) CheckWith(ctx context.Context, opts heartbeat.CheckOptions, s
 }
 
 // Check samples the sensors and runs a forced heartbeat.
-func (c *Commands) Check(ctx context.Context) (string, error) {
+func (c *Commander) Check(ctx context.Context) (string, error) {
 	res, err := c.CheckWith(ctx, heartbeat.CheckOptions{}, (*heartbeat.Engine).SampleOnce)
 	if err != nil {
 		return "", err
@@ -115,68 +109,49 @@ func (c *Commands) Check(ctx context.Context) (string, error) {
 	return b.String(), nil
 }
 
-func (c *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
-	if err := c.gate(ctx, "pause"); err != nil {
-		return "", err
-	}
-	if err := transport.CheckPause(d); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "pause"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "pause "+d.String(), true)
-	p, err := c.app.engine.Pause(ctx, d, "remote")
-	if err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.current().Device.Location).Round(time.Second).Format(TimeLayout)), nil
+func (c *Commander) Pause(ctx context.Context, d time.Duration) (string, error) {
+	return c.change(ctx, change{verb: "pause", name: "pause", command: "pause " + d.String(), listed: true,
+		check: func() error { return transport.CheckPause(d) },
+		do: func(ctx context.Context) (string, error) {
+			p, err := c.app.engine.Pause(ctx, d, "remote")
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("heartbeats paused for %s (until %s); rules keep running", d, p.Until.In(c.app.current().Device.Location).Round(time.Second).Format(TimeLayout)), nil
+		}})
 }
 
-func (c *Commands) Resume(ctx context.Context) (string, error) {
-	if err := c.gate(ctx, "resume"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "resume"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "resume", true)
-	if err := c.app.engine.Resume(ctx); err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	return "heartbeats resumed", nil
+func (c *Commander) Resume(ctx context.Context) (string, error) {
+	return c.change(ctx, change{verb: "resume", name: "resume", command: "resume", listed: true,
+		do: func(ctx context.Context) (string, error) {
+			if err := c.app.engine.Resume(ctx); err != nil {
+				return "", err
+			}
+			return "heartbeats resumed", nil
+		}})
 }
 
 // TestAlert queues an info test alert for every transport (the status
 // page's button).
-func (c *Commands) TestAlert(ctx context.Context) (string, error) {
+func (c *Commander) TestAlert(ctx context.Context) (string, error) {
 	return c.testAlert(ctx, alert.Info, "")
 }
 
 // testAlert queues a test alert of sev for the transport only ("": every
 // one), as `vigil test-alert` asks over the control socket.
-func (c *Commands) testAlert(ctx context.Context, sev alert.Severity, only string) (string, error) {
-	if err := c.gate(ctx, "test-alert"); err != nil {
-		return "", err
-	}
-	if err := CheckTransport(c.app.current(), only); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "test-alert"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "test-alert", true)
-	a, err := c.app.engine.TestAlert(ctx, sev, only)
-	if err != nil {
-		return "", err
-	}
-	c.wrote(ctx)
-	return TestAlertText(a, "the daemon is delivering it"), nil
+func (c *Commander) testAlert(ctx context.Context, sev alert.Severity, only string) (string, error) {
+	return c.change(ctx, change{verb: "test-alert", name: "test-alert", command: "test-alert", listed: true,
+		check: func() error { return CheckTransport(c.app.current(), only) },
+		do: func(ctx context.Context) (string, error) {
+			a, err := c.app.engine.TestAlert(ctx, sev, only)
+			if err != nil {
+				return "", err
+			}
+			return TestAlertText(a, "the daemon is delivering it"), nil
+		}})
 }
 
-func (c *Commands) Sensors(ctx context.Context) (string, error) {
+func (c *Commander) Sensors(ctx context.Context) (string, error) {
 	if err := c.gate(ctx, "status"); err != nil { // the readings are part of status
 		return "", err
 	}
@@ -190,10 +165,11 @@ func (c *Commands) Sensors(ctx context.Context) (string, error) {
 	return b.String(), nil
 }
 
-// The management verbs (issue 14). Each is gated by its channel (gate) and
-// the changes are audited (see settings.go).
+// The management verbs (issue 14). Each is gated by its channel (gate);
+// the changes go through the one path (change.go) and are audited (see
+// settings.go).
 
-func (c *Commands) Get(ctx context.Context, key string) (string, error) {
+func (c *Commander) Get(ctx context.Context, key string) (string, error) {
 	if err := c.gate(ctx, "get"); err != nil {
 		return "", err
 	}
@@ -207,61 +183,39 @@ func (c *Commands) Get(ctx context.Context, key string) (string, error) {
 	return b.String(), nil
 }
 
-func (c *Commands) Set(ctx context.Context, key, value string) (string, error) {
-	if err := c.gate(ctx, "set"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "set"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "set "+key+" "+value, false) // listed by audit once it is applied
-	return c.counted(ctx)(c.set(ctx, key, value))
+// Set sets one run-time setting (listed by its audit once it is applied).
+func (c *Commander) Set(ctx context.Context, key, value string) (string, error) {
+	return c.change(ctx, change{verb: "set", name: "set", command: "set " + key + " " + value,
+		do: func(ctx context.Context) (string, error) { return c.set(ctx, key, value) }})
 }
 
-func (c *Commands) Unset(ctx context.Context, key string) (string, error) {
-	if err := c.gate(ctx, "unset"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "unset"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "unset "+key, false)
-	return c.counted(ctx)(c.unset(ctx, key))
+func (c *Commander) Unset(ctx context.Context, key string) (string, error) {
+	return c.change(ctx, change{verb: "unset", name: "unset", command: "unset " + key,
+		do: func(ctx context.Context) (string, error) { return c.unset(ctx, key) }})
 }
 
 // Toggle flips rule.<name>.enabled; it needs "set".
-func (c *Commands) Toggle(ctx context.Context, rule string) (string, error) {
-	if err := c.gate(ctx, "set"); err != nil {
-		return "", err
-	}
-	if err := c.limitWrite(ctx, "toggle"); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "toggle "+rule, false)
+func (c *Commander) Toggle(ctx context.Context, rule string) (string, error) {
 	key := "rule." + rule + ".enabled"
-	cfg := c.app.current()
-	if err := config.CheckSettable(key, cfg); err != nil {
-		return "", err
-	}
-	return c.counted(ctx)(c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") }))
+	return c.change(ctx, change{verb: "set", name: "toggle", command: "toggle " + rule,
+		do: func(ctx context.Context) (string, error) {
+			return c.setWith(ctx, key, func(was string) string { return strconv.FormatBool(was != "true") })
+		}})
 }
 
-func (c *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
-	if err := c.gate(ctx, "checklist"); err != nil {
-		return "", err
-	}
-	if op == transport.ChecklistShow {
+func (c *Commander) Checklist(ctx context.Context, op, text string) (string, error) {
+	if op == transport.ChecklistShow { // a read: gated, not counted
+		if err := c.gate(ctx, "checklist"); err != nil {
+			return "", err
+		}
 		c.accept(ctx, "checklist "+op, false)
 		return c.checklist(ctx, op, text)
 	}
-	if err := c.limitWrite(ctx, "checklist "+op); err != nil {
-		return "", err
-	}
-	c.accept(ctx, "checklist "+op, false)
-	return c.counted(ctx)(c.checklist(ctx, op, text))
+	return c.change(ctx, change{verb: "checklist", name: "checklist " + op, command: "checklist " + op,
+		do: func(ctx context.Context) (string, error) { return c.checklist(ctx, op, text) }})
 }
 
-func (c *Commands) Logs(ctx context.Context, n int) (string, error) {
+func (c *Commander) Logs(ctx context.Context, n int) (string, error) {
 	if err := c.gate(ctx, "logs"); err != nil {
 		return "", err
 	}
@@ -269,7 +223,7 @@ func (c *Commands) Logs(ctx context.Context, n int) (string, error) {
 	return c.logs(ctx, n)
 }
 
-func (c *Commands) Notes(ctx context.Context, clear bool) (string, error) {
+func (c *Commander) Notes(ctx context.Context, clear bool) (string, error) {
 	if err := c.gate(ctx, "notes"); err != nil {
 		return "", err
 	}

@@ -31,7 +31,7 @@ type ctlServer struct {
 	ln       net.Listener
 	path     string
 	stateDir string
-	cmds     *Commands
+	cmds     *Commander
 	log      *slog.Logger
 }
 
@@ -56,7 +56,7 @@ func sameDir(a, b string) bool {
 
 // listenControl creates the socket, replacing a stale one left by a crash.
 // It never removes a socket another vigil answers on.
-func listenControl(path, stateDir string, cmds *Commands, log *slog.Logger) (*ctlServer, error) {
+func listenControl(path, stateDir string, cmds *Commander, log *slog.Logger) (*ctlServer, error) {
 	if c, err := net.DialTimeout("unix", path, 500*time.Millisecond); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("control socket %s: another vigil is answering on it", path)
@@ -154,7 +154,7 @@ func (s *ctlServer) do(ctx context.Context, req control.Request) control.Respons
 }
 
 // doManage answers the management verbs (settings.go), and the verbs
-// answered with a text (Commands.Do).
+// answered with a text (Commander.Do).
 func (s *ctlServer) doManage(ctx context.Context, req control.Request) control.Response {
 	c := s.cmds
 	switch req.Cmd {
@@ -179,7 +179,7 @@ func (s *ctlServer) doManage(ctx context.Context, req control.Request) control.R
 // unset, checklist, notes, ack) as req asks it: the control socket's
 // answer, and the CLI's on the state file when no daemon runs. The
 // channel is ctx's (transport.WithSource).
-func (c *Commands) Do(ctx context.Context, req control.Request) (string, error) {
+func (c *Commander) Do(ctx context.Context, req control.Request) (string, error) {
 	switch req.Cmd {
 	case "pause":
 		return c.Pause(ctx, time.Duration(req.Minutes)*time.Minute)

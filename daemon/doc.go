@@ -12,9 +12,11 @@
 //     socket, the status page, the transports, reloads, the systemd
 //     watchdog and the memory trims under one errgroup) and Close, which
 //     waits for every goroutine the App started.
-//   - commands.go: Commands, what MQTT, Telegram, the control socket, the
+//   - commands.go: Commander, what MQTT, Telegram, the control socket, the
 //     page and the CLI may ask; the one place that bounds, gates and
-//     audits a command. settings.go: set, unset, the checklist from afar,
+//     audits a command. change.go: the one path every change takes (gate,
+//     rate, check, store, apply, audit), from every channel and from the
+//     CLI on the state file. settings.go: set, unset, the checklist from afar,
 //     logs and notes, validated once against the base the daemon runs on
 //     (package manage) and stored before they apply.
 //   - reload.go: a reload (SIGHUP) and the apply that puts a validated
@@ -22,7 +24,7 @@
 //     (liveTransport swaps a transport under the engine).
 //   - control.go: the control socket's server. Its protocol (one JSON
 //     line each way, the codes an error crosses it with, the client) is
-//     package control's; Commands.Do answers a request's text verbs, for
+//     package control's; Commander.Do answers a request's text verbs, for
 //     the socket and for the CLI on the state file. status.go: App.Status,
 //     the status view (package status, which the page gathers too) that
 //     the socket and Telegram's and MQTT's /status show. view.go: the

@@ -14,7 +14,7 @@ import (
 // modelSelf is what the model may change about its own heartbeat
 // (agent.Self, as heartbeat.model_may allows): its notes go to the state
 // file's ring; its interval goes through setInterval, the App's
-// Commands.setModelInterval, with the same validator and audit as a
+// Commander.setModelInterval, with the same validator and audit as a
 // person's change (nil: not available in this build).
 type modelSelf struct {
 	db          *store.DB

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -60,7 +61,7 @@ func TestRemoteModelChoiceBounded(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), s.wantErr) {
 					t.Errorf("%s Set(%s, %s) = %v, want an error with %q", transport.SourceOf(s.ctx), s.key, s.value, err, s.wantErr)
 				}
-				if errors.Is(err, transport.ErrNotAllowed) {
+				if errors.Is(err, alert.ErrNotAllowed) {
 					t.Errorf("%s Set(%s, %s) = %v: ErrNotAllowed makes the transports answer \"add set to [manage] remote\", which is not why", transport.SourceOf(s.ctx), s.key, s.value, err)
 				}
 				if after, _ := a.db.Settings(); len(after) != len(before) {

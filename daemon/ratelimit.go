@@ -1,8 +1,8 @@
 package daemon
 
 // Rate policy for changes from afar. Every remote channel (MQTT cmd/,
-// Telegram, the status page: what remote() says, the channels [manage]
-// remote bounds) may make RemoteWritesPerMinute changes in any minute:
+// Telegram, the status page: what transport.Source.Remote says, the
+// channels [manage] remote bounds) may make RemoteWritesPerMinute changes in any minute:
 // set, unset, toggle, checklist set and reset, pause, resume, ack and
 // test-alert, each of which writes the state file and most of which
 // queue a notice. Reads (status, get, logs, notes, checklist show) and
@@ -12,7 +12,8 @@ package daemon
 // it). A change over the rate is refused with transport.ErrRateLimited,
 // which every channel shows (MQTT cmd/result, the Telegram reply, the
 // page's 429), and the first refusal of a burst queues one notice; the
-// burst ends with the next change accepted on that channel.
+// burst ends with the next change accepted on that channel. Both steps
+// are on the one path of a change (change.go).
 
 import (
 	"context"
@@ -85,7 +86,7 @@ func (l *writeLimiter) state(channel string, now time.Time) *writeWindowState {
 
 // limitWrite refuses a change from a remote channel over the rate; the
 // caller reports an accepted change with wrote.
-func (c *Commands) limitWrite(ctx context.Context, verb string) error {
+func (c *Commander) limitWrite(ctx context.Context, verb string) error {
 	if !remote(ctx) {
 		return nil
 	}
@@ -109,19 +110,8 @@ func (c *Commands) limitWrite(ctx context.Context, verb string) error {
 }
 
 // wrote counts a change accepted from a remote channel.
-func (c *Commands) wrote(ctx context.Context) {
+func (c *Commander) wrote(ctx context.Context) {
 	if remote(ctx) {
 		c.app.writes.wrote(transport.SourceOf(ctx).Channel, c.app.clock.Now())
-	}
-}
-
-// counted passes a change's answer through, counting it when it succeeded:
-// c.counted(ctx)(c.set(...)).
-func (c *Commands) counted(ctx context.Context) func(string, error) (string, error) {
-	return func(out string, err error) (string, error) {
-		if err == nil {
-			c.wrote(ctx)
-		}
-		return out, err
 	}
 }

@@ -35,7 +35,6 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/transport"
-	"github.com/vigil-iot/vigil/transport/mqtt"
 )
 
 // liveTransport is a network transport as the engine sees it for the whole
@@ -57,7 +56,6 @@ var (
 	_ heartbeat.Notifier  = (*liveTransport)(nil)
 	_ heartbeat.Publisher = (*liveTransport)(nil)
 	_ heartbeat.Connector = (*liveTransport)(nil)
-	_ heartbeat.Connector = (*mqtt.Client)(nil)
 )
 
 func (t *liveTransport) Name() string { return t.name }
@@ -213,7 +211,7 @@ func (a *App) applyChange(ctx context.Context) string {
 	done := make(chan error, 1)
 	a.bg.Go(func() { done <- a.applyLatest() })
 	wait := a.applyWait
-	if transport.SourceOf(ctx).Channel == channelModel {
+	if transport.SourceOf(ctx).Channel == transport.ChannelModel {
 		wait = 0
 	}
 	select {

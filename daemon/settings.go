@@ -1,7 +1,8 @@
 package daemon
 
 // The daemon's side of the run-time settings (package manage holds the
-// policy): each change is validated against the base the running config
+// policy and the one validation, manage.Base.Check): each change, on the
+// one path of change.go, is validated against the base the running config
 // was built from, stored, applied (reload.go) and audited.
 
 import (
@@ -18,65 +19,52 @@ import (
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// channelModel is the Source.Channel of a change the model asks for (the
-// agent's interval tool).
-const channelModel = "model"
-
 // remote reports whether the command came from a remote channel (MQTT,
-// Telegram, the status page), which [manage] remote bounds.
-func remote(ctx context.Context) bool {
-	switch transport.SourceOf(ctx).Channel {
-	case transport.ChannelCLI, transport.ChannelSocket, channelModel:
-		return false
+// Telegram, the status page), which [manage] remote bounds: what
+// transport.Source.Remote says.
+func remote(ctx context.Context) bool { return transport.SourceOf(ctx).Remote() }
+
+// who is who sent the command, as manage's policy sees it.
+func who(src transport.Source) manage.Who {
+	switch {
+	case src.Channel == transport.ChannelModel:
+		return manage.Model
+	case src.Remote():
+		return manage.Remote
 	}
-	return true
+	return manage.Local
 }
 
 // gate refuses a verb the command's channel may not use (manage.Gate).
-func (c *Commands) gate(ctx context.Context, verb string) error {
+func (c *Commander) gate(ctx context.Context, verb string) error {
 	src := transport.SourceOf(ctx)
-	if !remote(ctx) { // the model's set checks its own bounds
+	if !remote(ctx) { // the model's set has its own bounds (manage.Check)
 		return nil
 	}
 	err := manage.Gate(c.app.current().Manage, verb, src.Channel)
 	if err != nil {
 		c.app.log.Warn("command refused: [manage] remote does not allow it", append([]any{"command", verb}, src.LogAttrs()...)...)
 	}
-	return refused(err)
-}
-
-// refused makes a refusal of package manage (manage.ErrNotAllowed) one
-// the transports know: transport.ErrNotAllowed, with the same text.
-func refused(err error) error {
-	if errors.Is(err, manage.ErrNotAllowed) {
-		return &notAllowedError{err}
-	}
 	return err
 }
-
-type notAllowedError struct{ error }
-
-func (e *notAllowedError) Unwrap() error { return e.error }
-
-func (e *notAllowedError) Is(target error) bool { return target == transport.ErrNotAllowed }
 
 // setModelInterval is the model's set_interval (agent.Self): a set of
 // heartbeat.interval from the model channel, bounded by manage.CheckModelSet and
 // audited like a person's.
-func (c *Commands) setModelInterval(ctx context.Context, d time.Duration) (string, error) {
-	ctx = transport.WithSource(ctx, transport.Source{Channel: channelModel})
+func (c *Commander) setModelInterval(ctx context.Context, d time.Duration) (string, error) {
+	ctx = transport.WithSource(ctx, transport.Source{Channel: transport.ChannelModel})
 	return c.Set(ctx, "heartbeat.interval", config.Duration{Duration: d}.String())
 }
 
 // set validates, stores and applies one overlay value; the caller gated it.
-func (c *Commands) set(ctx context.Context, key, value string) (string, error) {
-	return c.setWith(ctx, key, func(string) string { return value })
+func (c *Commander) set(ctx context.Context, key, value string) (string, error) {
+	return c.setWith(ctx, key, manage.To(value))
 }
 
 // setWith is set with the value computed from the one before, under the
 // same lock as the store (toggle flips what is stored, not what is in
 // force, so two toggles cancel out).
-func (c *Commands) setWith(ctx context.Context, key string, value func(was string) string) (string, error) {
+func (c *Commander) setWith(ctx context.Context, key string, value func(was string) string) (string, error) {
 	src := transport.SourceOf(ctx)
 	cfg, was, err := c.store(ctx, key, value)
 	if err != nil {
@@ -90,9 +78,9 @@ func (c *Commands) setWith(ctx context.Context, key string, value func(was strin
 }
 
 // store validates key = value against the base and the stored overlay,
-// once, and stores it; it returns the config with it (now the latest) and
-// the key's previous value.
-func (c *Commands) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
+// once (manage.Base.Check), and stores it; it returns the config with it
+// (now the latest) and the key's previous value.
+func (c *Commander) store(ctx context.Context, key string, value func(was string) string) (*config.Config, string, error) {
 	a := c.app
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
@@ -100,42 +88,21 @@ func (c *Commands) store(ctx context.Context, key string, value func(was string)
 		return nil, "", errors.New("settings cannot be changed here: no config base (a bug)")
 	}
 	src := transport.SourceOf(ctx)
-	if err := config.CheckSettable(key, a.latest); err != nil {
-		return nil, "", err
-	}
-	// The value before this change is the stored overlay's, which a change
-	// still applying in the background may not have put in force yet.
-	was, _ := a.latest.Get(key)
-	v := value(was)
-	if src.Channel == channelModel {
-		if err := manage.CheckModelSet(a.cfg, key, v); err != nil { // model_may and its bounds are file keys
-			return nil, "", refused(err)
-		}
-	}
-	if remote(ctx) {
-		configured, err := a.base.Configured()
-		if err != nil {
-			return nil, "", err
-		}
-		if err := manage.CheckRemoteSet(configured, key, v, was); err != nil {
-			return nil, "", err
-		}
-	}
 	stored, err := a.db.Settings()
 	if err != nil {
 		return nil, "", fmt.Errorf("read settings: %w", err)
 	}
-	s := store.Setting{Key: key, Value: v, By: src.String(), At: a.wall().UTC().Round(time.Second)}
-	cfg, err := a.base.With(stored, s)
+	set := manage.Set{Key: key, Value: value, Who: who(src), By: src.String(), At: a.wall().UTC().Round(time.Second)}
+	ch, err := a.base.Check(set, a.latest, a.cfg, stored)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := a.db.PutSetting(s); err != nil {
+	if err := a.db.PutSetting(ch.Setting); err != nil {
 		return nil, "", fmt.Errorf("store setting: %w", err)
 	}
-	a.latest = cfg
+	a.latest = ch.Config
 	a.gen++
-	return cfg, was, nil
+	return ch.Config, ch.Was, nil
 }
 
 // current is the config in force; apply replaces it under setMu.
@@ -146,11 +113,11 @@ func (a *App) current() *config.Config {
 }
 
 // unset removes one overlay value and applies the config without it.
-func (c *Commands) unset(ctx context.Context, key string) (string, error) {
+func (c *Commander) unset(ctx context.Context, key string) (string, error) {
 	a := c.app
 	src := transport.SourceOf(ctx)
-	if src.Channel == channelModel {
-		return "", fmt.Errorf("%w: the model may not unset %s", transport.ErrNotAllowed, key)
+	if err := manage.CheckUnset(who(src), key); err != nil {
+		return "", err
 	}
 	cfg, err := c.remove(key)
 	if err != nil {
@@ -169,7 +136,7 @@ func (c *Commands) unset(ctx context.Context, key string) (string, error) {
 
 // remove deletes key from the stored overlay and returns the config
 // without it.
-func (c *Commands) remove(key string) (*config.Config, error) {
+func (c *Commander) remove(key string) (*config.Config, error) {
 	a := c.app
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
@@ -201,11 +168,11 @@ func (c *Commands) remove(key string) (*config.Config, error) {
 
 // audit logs an accepted change at INFO with its source, lists it in
 // `vigil status` and queues it as an info system alert.
-func (c *Commands) audit(ctx context.Context, command, text string) {
+func (c *Commander) audit(ctx context.Context, command, text string) {
 	c.auditKind(ctx, command, text, alert.RuleSetting)
 }
 
-func (c *Commands) auditKind(ctx context.Context, command, text, kind string) {
+func (c *Commander) auditKind(ctx context.Context, command, text, kind string) {
 	src := transport.SourceOf(ctx)
 	c.app.log.Log(ctx, logLevel(src), "setting changed", append([]any{"change", text}, src.LogAttrs()...)...)
 	c.app.engine.NoteCommand(src.String(), command)
@@ -216,7 +183,7 @@ func (c *Commands) auditKind(ctx context.Context, command, text, kind string) {
 
 // checklist shows, sets or resets the checklist set from afar; the caller
 // gated it.
-func (c *Commands) checklist(ctx context.Context, op, text string) (string, error) {
+func (c *Commander) checklist(ctx context.Context, op, text string) (string, error) {
 	cfg := c.app.current()
 	src := transport.SourceOf(ctx)
 	switch op {
@@ -242,7 +209,7 @@ func (c *Commands) checklist(ctx context.Context, op, text string) (string, erro
 
 // logs lists the last n runs and the commands accepted since start, one
 // line each, in the device's time zone.
-func (c *Commands) logs(ctx context.Context, n int) (string, error) {
+func (c *Commander) logs(ctx context.Context, n int) (string, error) {
 	if n <= 0 {
 		n = 10
 	}
@@ -286,7 +253,7 @@ func (c *Commands) logs(ctx context.Context, n int) (string, error) {
 }
 
 // notes lists the model's notes with their age, or clears them.
-func (c *Commands) notes(ctx context.Context, clear bool) (string, error) {
+func (c *Commander) notes(ctx context.Context, clear bool) (string, error) {
 	if clear {
 		n, err := c.app.db.ClearNotes()
 		if err != nil {

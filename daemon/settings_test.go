@@ -53,11 +53,11 @@ func TestRemoteSetGatedByManage(t *testing.T) {
 	t.Run("default remote", func(t *testing.T) {
 		a := newOverlayApp(t, "")
 		ctx := transport.WithSource(context.Background(), mqttSet)
-		if _, err := a.cmds.Set(ctx, "heartbeat.interval", "10m"); !errors.Is(err, transport.ErrNotAllowed) {
+		if _, err := a.cmds.Set(ctx, "heartbeat.interval", "10m"); !errors.Is(err, alert.ErrNotAllowed) {
 			t.Fatalf("mqtt Set with the default [manage] = %v, want ErrNotAllowed", err)
 		}
 		tctx := transport.WithSource(context.Background(), telegramSrc)
-		if _, err := a.cmds.Toggle(tctx, "too_hot"); !errors.Is(err, transport.ErrNotAllowed) {
+		if _, err := a.cmds.Toggle(tctx, "too_hot"); !errors.Is(err, alert.ErrNotAllowed) {
 			t.Fatalf("telegram Toggle with the default [manage] = %v, want ErrNotAllowed", err)
 		}
 		for verb, call := range map[string]func(context.Context) (string, error){
@@ -67,7 +67,7 @@ func TestRemoteSetGatedByManage(t *testing.T) {
 			"logs":      func(ctx context.Context) (string, error) { return a.cmds.Logs(ctx, 5) },
 			"notes":     func(ctx context.Context) (string, error) { return a.cmds.Notes(ctx, false) },
 		} {
-			if _, err := call(tctx); !errors.Is(err, transport.ErrNotAllowed) {
+			if _, err := call(tctx); !errors.Is(err, alert.ErrNotAllowed) {
 				t.Errorf("telegram %s with the default [manage] = %v, want ErrNotAllowed", verb, err)
 			}
 		}
@@ -110,7 +110,7 @@ func TestRemoteSetGatedByManage(t *testing.T) {
 		if got := queuedInfo(t, a.db); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("info alerts %q, want %q", got, want)
 		}
-		if _, err := a.cmds.Unset(tctx, "heartbeat.interval"); !errors.Is(err, transport.ErrNotAllowed) {
+		if _, err := a.cmds.Unset(tctx, "heartbeat.interval"); !errors.Is(err, alert.ErrNotAllowed) {
 			t.Errorf("telegram Unset without \"unset\" = %v, want ErrNotAllowed", err)
 		}
 	})
@@ -119,9 +119,9 @@ func TestRemoteSetGatedByManage(t *testing.T) {
 // TestModelSetBounded: the model may set only heartbeat.interval, only
 // when model_may lists "interval", and only within interval_min..max.
 func TestModelSetBounded(t *testing.T) {
-	ctx := transport.WithSource(context.Background(), transport.Source{Channel: channelModel})
+	ctx := transport.WithSource(context.Background(), transport.Source{Channel: transport.ChannelModel})
 	a := newOverlayApp(t, "")
-	if _, err := a.cmds.Set(ctx, "heartbeat.interval", "20m"); !errors.Is(err, transport.ErrNotAllowed) {
+	if _, err := a.cmds.Set(ctx, "heartbeat.interval", "20m"); !errors.Is(err, alert.ErrNotAllowed) {
 		t.Fatalf("model Set with model_may = [pause] = %v, want ErrNotAllowed", err)
 	}
 	a = newOverlayApp(t, "")
@@ -170,7 +170,7 @@ func TestRemoteCannotRaiseTheBudget(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Fatalf("%s Set(%s) = %v, want an error with %q", transport.SourceOf(ctx), value, err, wantErr)
 		}
-		if errors.Is(err, transport.ErrNotAllowed) {
+		if errors.Is(err, alert.ErrNotAllowed) {
 			t.Errorf("%s Set(%s) = %v: ErrNotAllowed makes the transports answer \"add set to [manage] remote\", which is not why", transport.SourceOf(ctx), value, err)
 		}
 		if after, _ := a.db.Settings(); !slices.Equal(before, after) {
@@ -393,7 +393,7 @@ func TestOlderVerbsFollowManageRemote(t *testing.T) {
 			"resume":     a.cmds.Resume,
 			"test-alert": a.cmds.TestAlert,
 		} {
-			if _, err := call(ctx); !errors.Is(err, transport.ErrNotAllowed) {
+			if _, err := call(ctx); !errors.Is(err, alert.ErrNotAllowed) {
 				t.Errorf("%s %s with remote = [status] = %v, want ErrNotAllowed", src.Channel, verb, err)
 			}
 		}

@@ -59,7 +59,8 @@ type Rule struct {
 	Disabled bool
 }
 
-// Config holds the engine's settings, resolved by cmd from config.toml.
+// Config holds the engine's settings, resolved from config.toml by the
+// daemon (daemon.EngineConfig).
 type Config struct {
 	DeviceID               string
 	Interval               time.Duration // 0 disables the heartbeat loop

@@ -7,15 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 )
 
-// Errors of the management verbs.
+// Errors of the management verbs (a refusal of who asked wraps
+// alert.ErrNotAllowed).
 var (
-	// ErrNotAllowed is wrapped by a refusal of who asked, not of the
-	// value: [manage] remote lacks the verb, or the model went beyond
-	// heartbeat.model_may or its bounds.
-	ErrNotAllowed = errors.New("not allowed")
 	// ErrNotSet is wrapped by an unset of a key the overlay does not hold.
 	ErrNotSet = errors.New("not set at run time")
 	// ErrRemoteRaise refuses a remote channel's raise of the daily LLM budget.
@@ -30,7 +28,7 @@ var (
 func CheckModelSet(cfg *config.Config, key, value string) error {
 	hb := cfg.Heartbeat
 	if key != "heartbeat.interval" || !slices.Contains(hb.ModelMay, "interval") {
-		return fmt.Errorf("%w: the model may not set %s (heartbeat.model_may = %q)", ErrNotAllowed, key, hb.ModelMay)
+		return fmt.Errorf("%w: the model may not set %s (heartbeat.model_may = %q)", alert.ErrNotAllowed, key, hb.ModelMay)
 	}
 	var d config.Duration
 	if err := d.UnmarshalText([]byte(strings.TrimSpace(value))); err != nil {
@@ -38,7 +36,7 @@ func CheckModelSet(cfg *config.Config, key, value string) error {
 	}
 	if d.Duration < hb.IntervalMin.Duration || d.Duration > hb.IntervalMax.Duration {
 		return fmt.Errorf("%w: heartbeat.interval %s is outside heartbeat.interval_min..interval_max (%s..%s)",
-			ErrNotAllowed, d.Duration, hb.IntervalMin.Duration, hb.IntervalMax.Duration)
+			alert.ErrNotAllowed, d.Duration, hb.IntervalMin.Duration, hb.IntervalMax.Duration)
 	}
 	return nil
 }
@@ -79,7 +77,7 @@ func Gate(m config.Manage, verb, channel string) error {
 	if m.Allows(verb) {
 		return nil
 	}
-	return fmt.Errorf("%w: %s from %s: [manage] remote does not list %q", ErrNotAllowed, verb, channel, verb)
+	return fmt.Errorf("%w: %s from %s: [manage] remote does not list %q", alert.ErrNotAllowed, verb, channel, verb)
 }
 
 // checkRemoteModel bounds the model a remote channel may choose (a model

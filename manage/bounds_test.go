@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/store"
 )
@@ -25,8 +26,8 @@ func parsed(t *testing.T, extra string) *config.Config {
 // model_may lists "interval", and only within interval_min..max.
 func TestCheckModelSet(t *testing.T) {
 	off := parsed(t, "")
-	if err := CheckModelSet(off, "heartbeat.interval", "20m"); !errors.Is(err, ErrNotAllowed) {
-		t.Errorf("with model_may = [pause]: %v, want ErrNotAllowed", err)
+	if err := CheckModelSet(off, "heartbeat.interval", "20m"); !errors.Is(err, alert.ErrNotAllowed) {
+		t.Errorf("with model_may = [pause]: %v, want alert.ErrNotAllowed", err)
 	}
 	on := parsed(t, "")
 	on.Heartbeat.ModelMay = []string{"pause", "interval"}
@@ -40,7 +41,7 @@ func TestCheckModelSet(t *testing.T) {
 		{"llm.model", "gpt-4o", false},
 	} {
 		err := CheckModelSet(on, tt.key, tt.value)
-		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrNotAllowed)) {
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, alert.ErrNotAllowed)) {
 			t.Errorf("CheckModelSet(%s, %s) = %v, want ok %v", tt.key, tt.value, err, tt.ok)
 		}
 	}
@@ -70,7 +71,7 @@ func TestCheckRemoteSet(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, ErrRemoteRaise) || errors.Is(err, ErrNotAllowed) || !strings.Contains(err.Error(), tt.wantErr) {
+		if !errors.Is(err, ErrRemoteRaise) || errors.Is(err, alert.ErrNotAllowed) || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("CheckRemoteSet(%s, was %s) = %v, want ErrRemoteRaise with %q", tt.value, tt.was, err, tt.wantErr)
 		}
 	}
@@ -86,7 +87,7 @@ func TestGate(t *testing.T) {
 		t.Errorf("Gate(set) = %v", err)
 	}
 	err := Gate(m, "unset", "telegram")
-	if !errors.Is(err, ErrNotAllowed) || err.Error() != `not allowed: unset from telegram: [manage] remote does not list "unset"` {
+	if !errors.Is(err, alert.ErrNotAllowed) || err.Error() != `not allowed: unset from telegram: [manage] remote does not list "unset"` {
 		t.Errorf("Gate(unset) = %v", err)
 	}
 }

@@ -5,6 +5,16 @@
 // it starts nothing and builds no daemon (package daemon applies what it
 // resolves).
 //
+// Where a change goes: manage holds the policy below and the one
+// validation of a set (Base.Check, with CheckUnset for an unset); who
+// asks comes in as a Who, which the daemon reads from the command's
+// channel (transport.Source.Remote is the one place that says which
+// channels are remote). Package daemon holds the one path every change
+// takes, from every channel and from the CLI with no daemon running
+// (daemon/change.go: gate, rate, check, store, apply, audit), because
+// only the daemon can apply a change and audit it. A refusal of who asked
+// wraps alert.ErrNotAllowed, the one value every side names.
+//
 // Run-time settings policy (vigil set/unset/get, and the same verbs over
 // the control socket, MQTT and Telegram). config.toml stays the base and is
 // never written (/etc/vigil is read-only under the unit's hardening); the

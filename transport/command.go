@@ -35,12 +35,26 @@ const (
 	ChannelSocket   = "socket"
 	ChannelMQTT     = "mqtt"
 	ChannelTelegram = "telegram"
-	ChannelWeb      = "web" // the status page's buttons
+	ChannelWeb      = "web"   // the status page's buttons
+	ChannelModel    = "model" // the model's own tools (its set_interval)
 )
+
+// Remote reports whether s is a remote channel: MQTT, Telegram, the status
+// page, or one not named here. Those are the channels [manage] remote
+// bounds and the rate of changes counts. The CLI and the control socket
+// (local root) are not remote, nor is the model, which has its own bounds
+// (heartbeat.model_may). This is the one place that says so.
+func (s Source) Remote() bool {
+	switch s.Channel {
+	case ChannelCLI, ChannelSocket, ChannelModel:
+		return false
+	}
+	return true
+}
 
 // Source says who sent a command, for the audit log and `vigil status`.
 type Source struct {
-	Channel string // cli | socket | mqtt | telegram | web
+	Channel string // cli | socket | mqtt | telegram | web | model
 	Topic   string // mqtt: the command topic
 	Chat    int64  // telegram: the chat
 	User    int64  // telegram: the sender (0 when Telegram gave none)

@@ -3,8 +3,10 @@
 // channel's commands share, the permanent delivery error, and the log
 // transport. Network transports live in the sub-packages mqtt and
 // telegram; each implements the consumer's interfaces (heartbeat.Notifier
-// and friends) and declares the roles of the daemon it calls (mqtt.Pauser,
-// telegram.Reporter, ...). The alert itself is package alert's.
+// and friends). The roles of the daemon that the channels call (Pauser,
+// Acker, ...) are declared once, in roles.go, and each channel bundles the
+// ones it calls. The alert itself is package alert's, and so is the
+// refusal of who asked (alert.ErrNotAllowed).
 package transport
 
 import (
@@ -39,10 +41,6 @@ const (
 	ChecklistSet   = "set"
 	ChecklistReset = "reset"
 )
-
-// ErrNotAllowed is wrapped by the daemon's refusal of a verb that [manage]
-// remote does not allow on the channel that sent it.
-var ErrNotAllowed = errors.New("not allowed")
 
 // ErrRateLimited is wrapped by the daemon's refusal of a change from a
 // remote channel that made too many changes in the last minute; its text

@@ -31,30 +31,15 @@ type Source interface {
 	Alerts(ctx context.Context, n int) ([]alert.Alert, error)
 }
 
-// Pauser runs the page's pause and resume buttons.
-type Pauser interface {
-	Pause(ctx context.Context, d time.Duration) (string, error)
-	Resume(ctx context.Context) (string, error)
-}
-
-// Checker runs the page's check and test-alert buttons.
-type Checker interface {
-	Check(ctx context.Context) (string, error)
-	TestAlert(ctx context.Context) (string, error)
-}
-
-// Acker runs the page's Acknowledge buttons: target is a problem's alert
-// id (or its name). It refuses with transport.ErrNotFiring when the
-// problem resolved meanwhile.
-type Acker interface {
-	Ack(ctx context.Context, target string) (string, error)
-}
-
-// Controller runs the page's buttons.
+// Controller runs the page's buttons (roles declared in package
+// transport): pause and resume, check, test-alert, and Acknowledge, whose
+// target is a problem's alert id (or its name) and which refuses with
+// transport.ErrNotFiring when the problem resolved meanwhile.
 type Controller interface {
-	Pauser
-	Checker
-	Acker
+	transport.Pauser
+	transport.Checker
+	transport.AlertTester
+	transport.Acker
 }
 
 // Live is what the page takes from the config in force: a reload changes
@@ -89,7 +74,8 @@ type Options struct {
 	Runtime func(ctx context.Context) (manage.Runtime, error)
 }
 
-// Limits on requests; the http.Server in cmd adds the timeouts.
+// Limits on requests; the daemon's http.Server (daemon/web.go) adds the
+// timeouts.
 const (
 	MaxHeaderBytes = 8 << 10
 	maxFormBytes   = 4 << 10
@@ -300,7 +286,7 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, transport.ErrNotFiring): // it resolved while the page was open
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
-	case errors.Is(err, transport.ErrNotAllowed): // a reload took verb out of [manage] remote meanwhile
+	case errors.Is(err, alert.ErrNotAllowed): // a reload took verb out of [manage] remote meanwhile
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	case errors.Is(err, transport.ErrRateLimited): // too many changes from the page in the last minute

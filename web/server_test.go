@@ -43,7 +43,7 @@ type fakeEngine struct {
 	sensorErrors map[string]string
 	resolved     []string
 	// refused are the verbs the commands refuse with
-	// transport.ErrNotAllowed, as the daemon's do once a reload took them
+	// alert.ErrNotAllowed, as the daemon's do once a reload took them
 	// out of [manage] remote.
 	refused []string
 }
@@ -84,7 +84,7 @@ func (f *fakeEngine) Alerts(ctx context.Context, n int) ([]alert.Alert, error) {
 
 func (f *fakeEngine) Pause(ctx context.Context, d time.Duration) (string, error) {
 	if slices.Contains(f.refused, "pause") {
-		return "", fmt.Errorf("%w: \"pause\" is not in [manage] remote (web)", transport.ErrNotAllowed)
+		return "", fmt.Errorf("%w: \"pause\" is not in [manage] remote (web)", alert.ErrNotAllowed)
 	}
 	if err := transport.CheckPause(d); err != nil { // as the commands do
 		return "", err

@@ -22,7 +22,7 @@ func (e *env) cmdPause(ctx context.Context, args []string) error {
 		return err
 	}
 	// The range (transport.MinPause..MaxPause) is checked where every
-	// channel's pause is: in the daemon's Commands.Pause, here or in the
+	// channel's pause is: in the daemon's Commander.Pause, here or in the
 	// daemon.
 	minutes, err := strconv.Atoi(pos[0])
 	if err != nil {
@@ -46,7 +46,7 @@ func (e *env) cmdResume(ctx context.Context, args []string) error {
 	return e.change(ctx, cfg, change{req: control.Request{Cmd: "resume"}, note: " (saved; no daemon running)"})
 }
 
-// cmdAck acknowledges a firing problem (the daemon's Commands.Ack).
+// cmdAck acknowledges a firing problem (daemon.Commander.Ack).
 func (e *env) cmdAck(ctx context.Context, args []string) error {
 	pos, err := e.flags("ack", args, nil, -1)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/tlshint"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
 )
@@ -131,9 +132,9 @@ func (e *env) logger() *slog.Logger {
 			}
 			return a
 		}
-		return slog.New(hintHandler{e.redactor().Handler(newJournalHandler(e.stderr, opts))})
+		return slog.New(tlshint.Handler{Handler: e.redactor().Handler(newJournalHandler(e.stderr, opts))})
 	}
-	return slog.New(hintHandler{e.redactor().Handler(slog.NewTextHandler(e.stderr, opts))})
+	return slog.New(tlshint.Handler{Handler: e.redactor().Handler(slog.NewTextHandler(e.stderr, opts))})
 }
 
 // profile resolves the board profile; "auto" detects it and says so when the

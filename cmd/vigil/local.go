@@ -48,7 +48,7 @@ func (e *env) localHistory(ctx context.Context, cfg *config.Config, since time.T
 
 // localChange makes c on the state file: an App on it (with c.base: the
 // run-time settings too) answers c's request as the daemon's socket would
-// (daemon.Commands.Do), from the CLI.
+// (daemon.Commander.Do), from the CLI.
 func (e *env) localChange(ctx context.Context, cfg *config.Config, c change) (string, error) {
 	if _, err := os.Stat(daemon.DBPath(cfg)); err != nil && c.precheck != nil {
 		if err := c.precheck(c.base); err != nil {
@@ -60,7 +60,7 @@ func (e *env) localChange(ctx context.Context, cfg *config.Config, c change) (st
 		return "", err
 	}
 	defer a.Close()
-	out, err := a.Commands().Do(cliCtx(ctx), c.req)
+	out, err := a.Commander().Do(cliCtx(ctx), c.req)
 	return strings.TrimRight(out, "\n") + c.note, err
 }
 
@@ -82,7 +82,7 @@ func (e *env) localCheck(ctx context.Context, cfg *config.Config, base *manage.B
 	if !a.Config().LLMEnabled() {
 		log.Info("no LLM API key: rules-only mode, the checklist is not sent to any LLM")
 	}
-	res, err := a.Commands().CheckWith(cliCtx(ctx), heartbeat.CheckOptions{DryRun: dry}, sample)
+	res, err := a.Commander().CheckWith(cliCtx(ctx), heartbeat.CheckOptions{DryRun: dry}, sample)
 	if err != nil {
 		return control.CheckJSON{}, err
 	}

@@ -23,6 +23,7 @@ import (
 	_ "time/tzdata" // IANA zones for boards without /usr/share/zoneinfo
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/internal/tlshint"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -123,7 +124,7 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	if !errors.Is(err, errSilent) {
 		fmt.Fprintf(stderr, "vigil: %v\n", err)
-		if hint := x509Hint(err); hint != "" {
+		if hint := tlshint.Hint(err); hint != "" {
 			fmt.Fprintf(stderr, "vigil: hint: %s\n", hint)
 		}
 	}

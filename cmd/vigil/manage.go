@@ -20,7 +20,6 @@ import (
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
-	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -92,16 +91,13 @@ func (e *env) cmdSet(ctx context.Context, args []string) error {
 	key, value := pos[0], strings.Join(pos[1:], " ")
 	return e.changeSettings(ctx, change{req: control.Request{Cmd: "set", Key: key, Value: value},
 		// With no state file yet there is no overlay: a refused value
-		// creates none.
+		// creates none. The check is the one the set runs (manage's).
 		precheck: func(base *manage.Base) error {
 			cfg, err := base.Configured()
 			if err != nil {
 				return err
 			}
-			if err := config.CheckSettable(key, cfg); err != nil {
-				return err
-			}
-			_, err = base.With(nil, store.Setting{Key: key, Value: value, By: transport.ChannelCLI})
+			_, err = base.Check(manage.Set{Key: key, Value: manage.To(value), Who: manage.Local, By: transport.ChannelCLI}, cfg, cfg, nil)
 			return err
 		}})
 }

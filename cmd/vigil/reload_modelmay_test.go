@@ -47,7 +47,7 @@ func TestReloadModelMayRebuildsTools(t *testing.T) {
 	a, ctx := reloadableApp(t, e, log)
 	offered := func() []string {
 		t.Helper()
-		if _, err := a.Commands().CheckWith(ctx, heartbeat.CheckOptions{}, nil); err != nil {
+		if _, err := a.Commander().CheckWith(ctx, heartbeat.CheckOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		reqs := model.requests()
@@ -99,7 +99,7 @@ password_file = "`+pw+`"
 	a, ctx := reloadableApp(t, e, log)
 	toolCalls := func() string {
 		t.Helper()
-		res, err := a.Commands().CheckWith(ctx, heartbeat.CheckOptions{}, nil)
+		res, err := a.Commander().CheckWith(ctx, heartbeat.CheckOptions{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

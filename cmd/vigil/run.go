@@ -23,7 +23,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
-	"github.com/vigil-iot/vigil/transport/mqtt"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // parts select what an App wires up.
@@ -58,7 +58,7 @@ func (e *env) newApp(ctx context.Context, cfg *config.Config, base *manage.Base,
 		}
 	}
 	if p.transports {
-		w.Transports = func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *daemon.Commands, problems mqtt.ProblemSource, log *slog.Logger) ([]daemon.Transport, error) {
+		w.Transports = func(ctx context.Context, cfg *config.Config, db *store.DB, cmds *daemon.Commander, problems transport.ProblemSource, log *slog.Logger) ([]daemon.Transport, error) {
 			return newTransports(ctx, cfg, prof.Name, db, cmds, problems, e.redactor(), clock, log)
 		}
 	}

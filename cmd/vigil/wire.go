@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/transport/mqtt"
 	"github.com/vigil-iot/vigil/transport/telegram"
 )
@@ -107,7 +108,7 @@ func readTLS(files [3]tlsFile, named func(name string, err error) error) (*tls.C
 // resolved board profile, which MQTT publishes on <p>/<id>/info; problems
 // is what MQTT rebuilds its Home Assistant problem sensor from after every
 // connect (Wiring.Transports); red cuts what Telegram shortens.
-func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds *daemon.Commands, problems mqtt.ProblemSource, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger) ([]daemon.Transport, error) {
+func newTransports(ctx context.Context, cfg *config.Config, board string, db *store.DB, cmds *daemon.Commander, problems transport.ProblemSource, red *redact.Redactor, clock clockwork.Clock, log *slog.Logger) ([]daemon.Transport, error) {
 	var w []daemon.Transport
 	if cfg.MQTTEnabled() {
 		m := cfg.MQTT
@@ -149,6 +150,15 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 	}
 	return w, nil
 }
+
+// Where the concrete transports meet the daemon: the roles the cmd topics
+// and the bot call (declared in package transport), and the reconnects
+// the engine hears of.
+var (
+	_ mqtt.CmdHandler     = (*daemon.Commander)(nil)
+	_ telegram.BotHandler = (*daemon.Commander)(nil)
+	_ heartbeat.Connector = (*mqtt.Client)(nil)
+)
 
 // The state file keeps what Telegram holds for its digest and its alert messages.
 var (

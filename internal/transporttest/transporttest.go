@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// Commands records the commands it was asked to run and answers each with
+// Recorder records the commands it was asked to run and answers each with
 // a fixed reply:
 //
 //	status   "next run 12:30, 0 failures"
@@ -26,9 +27,9 @@ import (
 //	get, set, unset, toggle, checklist, logs, notes, ack: see each method
 //
 // Err, when set, may refuse a call as the real commands do (for instance
-// with an error wrapping transport.ErrNotAllowed): a refused call is not
+// with an error wrapping alert.ErrNotAllowed): a refused call is not
 // run and not recorded. The zero value is ready to use.
-type Commands struct {
+type Recorder struct {
 	// SensorsReply, when not empty, is the answer to Sensors.
 	SensorsReply string
 	// Err, when not nil, is asked before each call with the method's verb
@@ -44,7 +45,7 @@ type Commands struct {
 }
 
 // NotAllowed returns an Err that refuses every verb not in allowed with an
-// error wrapping transport.ErrNotAllowed, as [manage] remote does for a
+// error wrapping alert.ErrNotAllowed, as [manage] remote does for a
 // remote channel ("toggle" counts as "set").
 func NotAllowed(allowed ...string) func(verb string) error {
 	return func(verb string) error {
@@ -54,12 +55,12 @@ func NotAllowed(allowed ...string) func(verb string) error {
 		if slices.Contains(allowed, verb) {
 			return nil
 		}
-		return fmt.Errorf("%s: %w", verb, transport.ErrNotAllowed)
+		return fmt.Errorf("%s: %w", verb, alert.ErrNotAllowed)
 	}
 }
 
 // refused asks Err about verb.
-func (f *Commands) refused(verb string) error {
+func (f *Recorder) refused(verb string) error {
 	if f.Err == nil {
 		return nil
 	}
@@ -67,7 +68,7 @@ func (f *Commands) refused(verb string) error {
 }
 
 // ChecklistText returns the text of the last accepted checklist set.
-func (f *Commands) ChecklistText() string {
+func (f *Recorder) ChecklistText() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.checklist
@@ -75,7 +76,7 @@ func (f *Commands) ChecklistText() string {
 
 // Calls returns the commands run so far, in order: "status", "check",
 // "pause 30m0s", "resume", "sensors".
-func (f *Commands) Calls() []string {
+func (f *Recorder) Calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.calls...)
@@ -83,20 +84,20 @@ func (f *Commands) Calls() []string {
 
 // Sources returns, for each call in Calls, who the transport said sent it
 // (transport.SourceOf its context).
-func (f *Commands) Sources() []transport.Source {
+func (f *Recorder) Sources() []transport.Source {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]transport.Source(nil), f.sources...)
 }
 
-func (f *Commands) record(ctx context.Context, s string) {
+func (f *Recorder) record(ctx context.Context, s string) {
 	f.mu.Lock()
 	f.calls = append(f.calls, s)
 	f.sources = append(f.sources, transport.SourceOf(ctx))
 	f.mu.Unlock()
 }
 
-func (f *Commands) Status(ctx context.Context) (string, error) {
+func (f *Recorder) Status(ctx context.Context) (string, error) {
 	if err := f.refused("status"); err != nil {
 		return "", err
 	}
@@ -104,7 +105,7 @@ func (f *Commands) Status(ctx context.Context) (string, error) {
 	return "next run 12:30, 0 failures", nil
 }
 
-func (f *Commands) Check(ctx context.Context) (string, error) {
+func (f *Recorder) Check(ctx context.Context) (string, error) {
 	if err := f.refused("check"); err != nil {
 		return "", err
 	}
@@ -112,7 +113,7 @@ func (f *Commands) Check(ctx context.Context) (string, error) {
 	return "ok: all quiet", nil
 }
 
-func (f *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
+func (f *Recorder) Pause(ctx context.Context, d time.Duration) (string, error) {
 	if err := f.refused("pause"); err != nil {
 		return "", err
 	}
@@ -123,7 +124,7 @@ func (f *Commands) Pause(ctx context.Context, d time.Duration) (string, error) {
 	return "paused for " + d.String(), nil
 }
 
-func (f *Commands) Resume(ctx context.Context) (string, error) {
+func (f *Recorder) Resume(ctx context.Context) (string, error) {
 	if err := f.refused("resume"); err != nil {
 		return "", err
 	}
@@ -131,7 +132,7 @@ func (f *Commands) Resume(ctx context.Context) (string, error) {
 	return "resumed", nil
 }
 
-func (f *Commands) Sensors(ctx context.Context) (string, error) {
+func (f *Recorder) Sensors(ctx context.Context) (string, error) {
 	if err := f.refused("sensors"); err != nil {
 		return "", err
 	}
@@ -142,7 +143,7 @@ func (f *Commands) Sensors(ctx context.Context) (string, error) {
 	return "air.temperature 21.4 °C", nil
 }
 
-func (f *Commands) Get(ctx context.Context, key string) (string, error) {
+func (f *Recorder) Get(ctx context.Context, key string) (string, error) {
 	if err := f.refused("get"); err != nil {
 		return "", err
 	}
@@ -150,7 +151,7 @@ func (f *Commands) Get(ctx context.Context, key string) (string, error) {
 	return "heartbeat.interval = 30m (default)", nil
 }
 
-func (f *Commands) Set(ctx context.Context, key, value string) (string, error) {
+func (f *Recorder) Set(ctx context.Context, key, value string) (string, error) {
 	if err := f.refused("set"); err != nil {
 		return "", err
 	}
@@ -158,7 +159,7 @@ func (f *Commands) Set(ctx context.Context, key, value string) (string, error) {
 	return key + " set to " + value, nil
 }
 
-func (f *Commands) Unset(ctx context.Context, key string) (string, error) {
+func (f *Recorder) Unset(ctx context.Context, key string) (string, error) {
 	if err := f.refused("unset"); err != nil {
 		return "", err
 	}
@@ -166,7 +167,7 @@ func (f *Commands) Unset(ctx context.Context, key string) (string, error) {
 	return key + " unset", nil
 }
 
-func (f *Commands) Toggle(ctx context.Context, rule string) (string, error) {
+func (f *Recorder) Toggle(ctx context.Context, rule string) (string, error) {
 	if err := f.refused("toggle"); err != nil {
 		return "", err
 	}
@@ -174,7 +175,7 @@ func (f *Commands) Toggle(ctx context.Context, rule string) (string, error) {
 	return "rule." + rule + ".enabled set to false", nil
 }
 
-func (f *Commands) Checklist(ctx context.Context, op, text string) (string, error) {
+func (f *Recorder) Checklist(ctx context.Context, op, text string) (string, error) {
 	if err := f.refused("checklist"); err != nil {
 		return "", err
 	}
@@ -189,7 +190,7 @@ func (f *Commands) Checklist(ctx context.Context, op, text string) (string, erro
 	return "checklist: " + op, nil
 }
 
-func (f *Commands) Logs(ctx context.Context, n int) (string, error) {
+func (f *Recorder) Logs(ctx context.Context, n int) (string, error) {
 	if err := f.refused("logs"); err != nil {
 		return "", err
 	}
@@ -197,7 +198,7 @@ func (f *Commands) Logs(ctx context.Context, n int) (string, error) {
 	return "12:00 ok", nil
 }
 
-func (f *Commands) Notes(ctx context.Context, clear bool) (string, error) {
+func (f *Recorder) Notes(ctx context.Context, clear bool) (string, error) {
 	if err := f.refused("notes"); err != nil {
 		return "", err
 	}
@@ -209,7 +210,7 @@ func (f *Commands) Notes(ctx context.Context, clear bool) (string, error) {
 	return "no notes", nil
 }
 
-func (f *Commands) Ack(ctx context.Context, target string) (string, error) {
+func (f *Recorder) Ack(ctx context.Context, target string) (string, error) {
 	if err := f.refused("ack"); err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -81,7 +82,7 @@ type command struct {
 // parseCommand validates the payload of <p>/<id>/cmd/<name>. check and
 // resume take an empty payload or {}; pause takes whole minutes as a plain
 // number or as {"minutes": N}. The range (transport.MinPause..MaxPause) is
-// enforced once for every channel, by the Commands behind us, as
+// enforced once for every channel, by the CmdHandler behind us, as
 // are the keys and values of get, set and unset and the checklist's content.
 func parseCommand(name string, payload []byte) (command, error) {
 	if err := checkSize(name, len(payload)); err != nil {
@@ -408,7 +409,7 @@ func (c *Client) execute(ctx context.Context, name string, payload []byte) comma
 	}
 	res := commandResult{Command: cmd.Name, Key: cmd.Key, Op: cmd.Op, Target: cmd.Target}
 	switch {
-	case errors.Is(err, transport.ErrNotAllowed):
+	case errors.Is(err, alert.ErrNotAllowed):
 		// The verb names are [manage] remote's: cmd/<name> is <name> there.
 		res.Error = fmt.Sprintf("not allowed: add %q to [manage] remote", cmd.Name)
 	case err != nil:

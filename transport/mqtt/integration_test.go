@@ -92,7 +92,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newTestClient(t *testing.T, url string, cfg Config, cmds Commands) *Client {
+func newTestClient(t *testing.T, url string, cfg Config, cmds CmdHandler) *Client {
 	t.Helper()
 	cfg.Broker = url
 	if cfg.DeviceID == "" {
@@ -525,7 +525,7 @@ func TestHomeAssistantDiscovery(t *testing.T) {
 func TestCommandsDisabled(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
 	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Commands: false}, cmds)
 	runClient(t, c)
 	waitConnected(t, c)
@@ -548,7 +548,7 @@ func TestCommandsDisabled(t *testing.T) {
 func TestCommandsEnabled(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
 	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Commands: true}, cmds)
 	runClient(t, c)
 	waitConnected(t, c)
@@ -590,7 +590,7 @@ func TestCommandsEnabled(t *testing.T) {
 
 // startCommands runs a client with commands on and returns the subscriber
 // that publishes them and reads cmd/result, once the client is subscribed.
-func startCommands(t *testing.T, cmds *transporttest.Commands) *mosquittotest.Subscriber {
+func startCommands(t *testing.T, cmds *transporttest.Recorder) *mosquittotest.Subscriber {
 	t.Helper()
 	b := mosquittotest.Start(t, mosquittotest.Options{})
 	sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/cmd/result", "homeassistant/device/+/config")
@@ -618,7 +618,7 @@ func roundTrip(t *testing.T, sub *mosquittotest.Subscriber, leaf, payload string
 // reach the commands with what their payload says, and a bad payload is
 // answered on cmd/result without running anything.
 func TestManagementCommands(t *testing.T) {
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	sub := startCommands(t, cmds)
 	checklist := strings.Repeat("- Is the greenhouse fan running? \"ok\"\n", 400) // 15.6 KiB, escaped in JSON
 	body, _ := json.Marshal(map[string]string{"op": "set", "text": checklist})
@@ -674,7 +674,7 @@ func TestManagementCommands(t *testing.T) {
 func TestManagementNotAllowed(t *testing.T) {
 	var allowSet atomic.Bool // the client's goroutine reads it
 	defaults := transporttest.NotAllowed("status", "pause", "resume", "check")
-	cmds := &transporttest.Commands{Err: func(verb string) error {
+	cmds := &transporttest.Recorder{Err: func(verb string) error {
 		if verb == "set" && allowSet.Load() {
 			return nil
 		}
@@ -718,7 +718,7 @@ func TestRetainedCommandIgnored(t *testing.T) {
 	// Someone left a retained pause on the broker; replaying it on every
 	// reconnect would pause the device forever.
 	sub.Publish("vigil/dev1/cmd/pause", true, "60")
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	c := newTestClient(t, b.URL(), Config{HomeAssistant: true, Commands: true}, cmds)
 	runClient(t, c)
 	waitConnected(t, c)
@@ -877,7 +877,7 @@ func TestKeepaliveFindsHalfOpenConnection(t *testing.T) {
 // checkCalls checks what the commands ran since call number before: the
 // one call wantCall (none when it is empty, a rejected command), and that
 // it learnt who sent it, the cmd/<leaf> topic, for the audit log.
-func checkCalls(t *testing.T, cmds *transporttest.Commands, before int, leaf, wantCall string) {
+func checkCalls(t *testing.T, cmds *transporttest.Recorder, before int, leaf, wantCall string) {
 	t.Helper()
 	calls := cmds.Calls()[before:]
 	switch {

@@ -65,8 +65,9 @@ var (
 	ErrConnectionLost = errors.New("connection lost before puback")
 )
 
-// Config configures a Client. Secrets arrive resolved: cmd reads password
-// files and environment variables and builds TLS with TLSConfig.
+// Config configures a Client. Secrets arrive resolved: the config's
+// password files and environment variables are read when it is parsed
+// (manage.Base), and the wiring (cmd/vigil) builds TLS with TLSConfig.
 type Config struct {
 	Broker          string   // tcp://host:1883, ssl:// or mqtts://host:8883, ws:// or wss://host:port/path
 	Brokers         []string // instead of Broker: the nodes of a cluster, in the order to try them (see failover)
@@ -91,14 +92,7 @@ type Config struct {
 	// now, and the problem sensor is rebuilt from its answer: a retained
 	// value left by an earlier run or a restart never stands. Nil: the
 	// sensor is rebuilt from the alerts this client has delivered.
-	Problems ProblemSource
-}
-
-// ProblemSource tells what is firing now (rules, system faults, an open
-// LLM alert), from the durable state of the client's owner: the heartbeat
-// engine, which the MQTT client must not import.
-type ProblemSource interface {
-	Problems(ctx context.Context) ([]alert.Alert, error)
+	Problems transport.ProblemSource
 }
 
 // Client is the MQTT transport. Create it with New, then call Run; the
@@ -106,7 +100,7 @@ type ProblemSource interface {
 // ErrNotConnected while there is no connection.
 type Client struct {
 	cfg   Config
-	cmds  Commands
+	cmds  CmdHandler
 	log   *slog.Logger
 	clock clockwork.Clock
 	nodes *failover // set by Run; the node connected to, for logs
@@ -146,7 +140,7 @@ type Client struct {
 
 // New returns a Client for cfg. cmds may be nil when cfg.Commands is false.
 // New starts nothing; Run connects.
-func New(cfg Config, cmds Commands, log *slog.Logger) *Client {
+func New(cfg Config, cmds CmdHandler, log *slog.Logger) *Client {
 	if cfg.TopicPrefix == "" {
 		cfg.TopicPrefix = DefaultTopicPrefix
 	}
@@ -640,6 +634,9 @@ func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duratio
 // Acknowledged shows an ack in the problem sensor's attributes (acked_by,
 // acked_at of the problem): rebuilt from Config.Problems, which has it,
 // or without one by marking the problem this client delivered.
+// The client shows an ack on its problem sensor.
+var _ transport.Acknowledger = (*Client)(nil)
+
 func (c *Client) Acknowledged(ctx context.Context, p alert.Alert, _ []string) error {
 	if !c.cfg.HomeAssistant {
 		return nil

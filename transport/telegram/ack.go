@@ -122,7 +122,7 @@ func (b *Bot) pressed(ctx context.Context, q *callbackQuery) string {
 	defer cancel()
 	out, err := b.cmds.Ack(ctx, a.ID)
 	switch {
-	case errors.Is(err, transport.ErrNotAllowed):
+	case errors.Is(err, alert.ErrNotAllowed):
 		return fmt.Sprintf("not allowed: add %q to [manage] remote", "ack")
 	case errors.Is(err, transport.ErrNotFiring):
 		b.dropButton(ctx, chat, msg)
@@ -176,6 +176,9 @@ func (b *Bot) dropButton(ctx context.Context, chat, msg int64) {
 // messages of the alerts ids say so and lose their button; a held one's
 // digest line will. It goes on past an error and returns every one,
 // joined.
+// The bot shows an ack on the messages it sent for the problem.
+var _ transport.Acknowledger = (*Bot)(nil)
+
 func (b *Bot) Acknowledged(ctx context.Context, p alert.Alert, ids []string) error {
 	var errs []error
 	if b.cfg.Digests != nil {

@@ -27,7 +27,7 @@ const (
 // tells the bot, which edits the problem's messages. notFiring names the
 // targets to refuse with transport.ErrNotFiring.
 type ackingCommands struct {
-	*transporttest.Commands
+	*transporttest.Recorder
 	bot       *Bot
 	notFiring []string
 
@@ -74,7 +74,7 @@ func openDB(t *testing.T) *store.DB {
 func newAckBot(t *testing.T, f *fakeAPI) (*Bot, *ackingCommands, *store.DB) {
 	t.Helper()
 	db := openDB(t)
-	cmds := &ackingCommands{Commands: &transporttest.Commands{}, editOK: make(chan error, 4)}
+	cmds := &ackingCommands{Recorder: &transporttest.Recorder{}, editOK: make(chan error, 4)}
 	b := newTestBot(t, f, Config{AllowedChats: []int64{alertChat}, AllowedUsers: []int64{ackOwner}, Messages: db, Digests: db}, nil, cmds, nil, nil)
 	cmds.bot = b
 	return b, cmds, db
@@ -137,7 +137,7 @@ func TestAcknowledgeButton(t *testing.T) {
 
 	// No commands from the alert chat: no button.
 	f2 := newFakeAPI(t)
-	b2 := newTestBot(t, f2, Config{AllowedChats: []int64{999}, Messages: openDB(t)}, nil, &transporttest.Commands{}, nil, nil)
+	b2 := newTestBot(t, f2, Config{AllowedChats: []int64{999}, Messages: openDB(t)}, nil, &transporttest.Recorder{}, nil, nil)
 	if err := b2.Notify(context.Background(), testAlert("hot")); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestAcknowledgePressResolved(t *testing.T) {
 // says which entry of [manage] remote would allow it.
 func TestAckCommand(t *testing.T) {
 	f := newFakeAPI(t)
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	b := newTestBot(t, f, Config{AllowedChats: []int64{alertChat}}, nil, cmds, nil, nil)
 	runBot(t, b)
 	f.addUpdate(1, alertChat, "/ack too_hot")
@@ -259,7 +259,7 @@ func TestAckCommand(t *testing.T) {
 	}
 
 	f2 := newFakeAPI(t)
-	refusing := &transporttest.Commands{Err: transporttest.NotAllowed("status")}
+	refusing := &transporttest.Recorder{Err: transporttest.NotAllowed("status")}
 	b2 := newTestBot(t, f2, Config{AllowedChats: []int64{alertChat}}, nil, refusing, nil, nil)
 	runBot(t, b2)
 	f2.addUpdate(1, alertChat, "/ack too_hot")

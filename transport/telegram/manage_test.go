@@ -14,7 +14,7 @@ import (
 
 // runScript queues each text as an update from the allowed chat, runs the
 // bot until it has handled them all, and returns the replies.
-func runScript(t *testing.T, cmds *transporttest.Commands, texts ...string) []string {
+func runScript(t *testing.T, cmds *transporttest.Recorder, texts ...string) []string {
 	t.Helper()
 	f := newFakeAPI(t)
 	st := newFakeState()
@@ -74,7 +74,7 @@ func TestManagementCommands(t *testing.T) {
 			wantCalls = append(wantCalls, s.wantCall)
 		}
 	}
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	replies := runScript(t, cmds, texts...)
 	if got := cmds.Calls(); !slices.Equal(got, wantCalls) {
 		t.Errorf("commands run = %q\nwant %q", got, wantCalls)
@@ -104,7 +104,7 @@ func TestManagementCommands(t *testing.T) {
 func TestManagementNotAllowed(t *testing.T) {
 	var allowSet atomic.Bool
 	defaults := transporttest.NotAllowed("status", "pause", "resume", "check")
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	script := []struct{ text, verb string }{
 		{"/set heartbeat.interval 10m", "set"},
 		{"/toggle too_hot", "set"},
@@ -152,7 +152,7 @@ func TestManagementNotAllowed(t *testing.T) {
 }
 
 func TestHelpListsManagementCommands(t *testing.T) {
-	replies := runScript(t, &transporttest.Commands{}, "/help")
+	replies := runScript(t, &transporttest.Recorder{}, "/help")
 	if len(replies) != 1 {
 		t.Fatalf("replies = %q, want one", replies)
 	}
@@ -167,7 +167,7 @@ func TestHelpListsManagementCommands(t *testing.T) {
 // the fifth is cut short and says so, within Telegram's limit.
 func TestVeryLongReplyTruncated(t *testing.T) {
 	long := strings.Repeat(strings.Repeat("y", 59)+"\n", 600) // 36,000 characters
-	replies := runScript(t, &transporttest.Commands{SensorsReply: long}, "/sensors")
+	replies := runScript(t, &transporttest.Recorder{SensorsReply: long}, "/sensors")
 	if len(replies) != maxReplyParts {
 		t.Fatalf("a %d-character reply came in %d messages, want %d", len(long), len(replies), maxReplyParts)
 	}

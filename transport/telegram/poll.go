@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -388,7 +389,7 @@ func (b *Bot) execute(ctx context.Context, name, arg string) string {
 	default:
 		return "unknown command /" + clip16(b.cfg.Redactor, name, 32) + "\n\n" + help
 	}
-	if errors.Is(err, transport.ErrNotAllowed) {
+	if errors.Is(err, alert.ErrNotAllowed) {
 		return fmt.Sprintf("not allowed: add %q to [manage] remote", remoteVerb(name))
 	}
 	if err != nil {

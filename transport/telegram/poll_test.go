@@ -69,7 +69,7 @@ func repliesTo(f *fakeAPI, chat int64) []string {
 
 func TestCommandsFromAllowedAndUnknownChats(t *testing.T) {
 	f := newFakeAPI(t)
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	st := newFakeState()
 	logs := &logBuffer{}
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, logs)
@@ -142,7 +142,7 @@ func TestLongReplyIsSplit(t *testing.T) {
 		lines = append(lines, strings.Repeat("x", 20)+" sensor "+string(rune('a'+i%26)))
 	}
 	long := strings.Join(lines, "\n")
-	cmds := &transporttest.Commands{SensorsReply: long}
+	cmds := &transporttest.Recorder{SensorsReply: long}
 	st := newFakeState()
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
 	f.addUpdate(1, allowedChat, "/sensors")
@@ -164,7 +164,7 @@ func TestLongReplyIsSplit(t *testing.T) {
 
 func TestOffsetPersistedAcrossRestart(t *testing.T) {
 	f := newFakeAPI(t)
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	st := newFakeState()
 	cfg := Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}
 	f.addUpdate(10, allowedChat, "/status")
@@ -197,7 +197,7 @@ func TestOffsetPersistedAcrossRestart(t *testing.T) {
 
 func TestNoPollingWithoutAllowedChats(t *testing.T) {
 	f := newFakeAPI(t)
-	b := newTestBot(t, f, Config{}, nil, &transporttest.Commands{}, nil, nil)
+	b := newTestBot(t, f, Config{}, nil, &transporttest.Recorder{}, nil, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := b.Run(ctx); err != nil {
@@ -219,7 +219,7 @@ func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
 	clock := clockwork.NewFakeClock()
 	logs := &logBuffer{}
 	st := newFakeState()
-	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &transporttest.Commands{}, clock, logs)
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &transporttest.Recorder{}, clock, logs)
 	runBot(t, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -245,7 +245,7 @@ func TestChatMigrationServiceMessage(t *testing.T) {
 	const newChat = -100777
 	f := newFakeAPI(t)
 	st := newFakeState()
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	b := newTestBot(t, f, Config{ChatID: allowedChat, AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
 	f.addRawUpdate(1, `{"update_id":1,"message":{"message_id":9,"chat":{"id":4242,"type":"group"},"date":1,"migrate_to_chat_id":-100777}}`)
 	f.addUpdate(2, newChat, "/status")
@@ -319,7 +319,7 @@ func TestAllowedUsersInGroup(t *testing.T) {
 		stranger = 2222
 	)
 	f := newFakeAPI(t)
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	st := newFakeState()
 	logs := &logBuffer{}
 	b := newTestBot(t, f, Config{AllowedChats: []int64{group}, AllowedUsers: []int64{owner}, PollTimeout: time.Second}, st, cmds, nil, logs)
@@ -355,7 +355,7 @@ func TestAllowedUsersInGroup(t *testing.T) {
 // commands enforce the one limit for every channel, and the reply says so.
 func TestPauseRangeIsTheCommands(t *testing.T) {
 	f := newFakeAPI(t)
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	st := newFakeState()
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, nil)
 	f.addUpdate(1, allowedChat, "/pause 1441")
@@ -375,7 +375,7 @@ func TestPauseRangeIsTheCommands(t *testing.T) {
 // run nothing; a command typed in the chat still does.
 func TestForwardsAndChatPostsAreNotCommands(t *testing.T) {
 	f := newFakeAPI(t)
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	st := newFakeState()
 	logs := &logBuffer{}
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, nil, logs)
@@ -424,7 +424,7 @@ func TestGetMeRetried(t *testing.T) {
 		return 0, ""
 	}
 	clock := clockwork.NewFakeClock()
-	cmds := &transporttest.Commands{}
+	cmds := &transporttest.Recorder{}
 	st := newFakeState()
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, cmds, clock, nil)
 	f.addUpdate(100, allowedChat, "/pause@otherbot 43")

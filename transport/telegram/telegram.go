@@ -112,8 +112,9 @@ type Config struct {
 
 	// Redactor cuts what the bot shortens (an alert's summary, a reply
 	// split into messages, a command quoted back) after removing the
-	// secrets it knows, so no secret is left in part at a cut; cmd passes
-	// the process's *redact.Redactor. Nil: texts are cut as they are.
+	// secrets it knows, so no secret is left in part at a cut; the wiring
+	// (cmd/vigil) passes the process's *redact.Redactor. Nil: texts are
+	// cut as they are.
 	Redactor Redactor
 }
 
@@ -138,7 +139,7 @@ type State interface {
 type Bot struct {
 	cfg   Config
 	state State
-	cmds  Commands
+	cmds  BotHandler
 	hc    *http.Client
 	clock clockwork.Clock
 	log   *slog.Logger
@@ -160,7 +161,7 @@ type Bot struct {
 // every request has its own deadline. hc is copied and redirects are not
 // followed: a POST is never re-sent to another URL. cmds may be nil when
 // AllowedChats is empty. New starts nothing.
-func New(cfg Config, state State, cmds Commands, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
+func New(cfg Config, state State, cmds BotHandler, hc *http.Client, clock clockwork.Clock, log *slog.Logger) *Bot {
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}

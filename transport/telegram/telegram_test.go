@@ -27,7 +27,7 @@ var _ interface {
 
 const alertChat = -4001
 
-func newTestBot(t *testing.T, f *fakeAPI, cfg Config, st State, cmds Commands, clock clockwork.Clock, logs *logBuffer) *Bot {
+func newTestBot(t *testing.T, f *fakeAPI, cfg Config, st State, cmds BotHandler, clock clockwork.Clock, logs *logBuffer) *Bot {
 	t.Helper()
 	cfg.APIURL = f.srv.URL
 	cfg.Token = testToken
@@ -367,7 +367,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 	dead.Close()
 	logs := &logBuffer{}
 	b := New(Config{APIURL: deadURL, Token: testToken, ChatID: alertChat, AllowedChats: []int64{1}},
-		newFakeState(), &transporttest.Commands{}, nil, clockwork.NewRealClock(), logs.Logger(slog.LevelDebug))
+		newFakeState(), &transporttest.Recorder{}, nil, clockwork.NewRealClock(), logs.Logger(slog.LevelDebug))
 	err := b.Notify(context.Background(), testAlert("x"))
 	if err == nil {
 		t.Fatal("Notify() to a dead server = nil")

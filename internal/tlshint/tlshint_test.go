@@ -1,4 +1,4 @@
-package main
+package tlshint
 
 import (
 	"bytes"
@@ -46,26 +46,26 @@ func TestX509Hint(t *testing.T) {
 				t.Fatal("the TLS handshake succeeded")
 			}
 			wrapped := fmt.Errorf("llm request: %w", err)
-			if h := x509Hint(wrapped); !strings.Contains(h, c.want) {
-				t.Errorf("x509Hint(%v) = %q, want it to say %q", err, h, c.want)
+			if h := Hint(wrapped); !strings.Contains(h, c.want) {
+				t.Errorf("Hint(%v) = %q, want it to say %q", err, h, c.want)
 			}
 			// Flattened into a string (an error text in a log attribute).
-			if h := x509Hint(errors.New(wrapped.Error())); !strings.Contains(h, c.want) {
-				t.Errorf("x509Hint(text %q) = %q, want %q", wrapped.Error(), h, c.want)
+			if h := Hint(errors.New(wrapped.Error())); !strings.Contains(h, c.want) {
+				t.Errorf("Hint(text %q) = %q, want %q", wrapped.Error(), h, c.want)
 			}
 		})
 	}
 	if err := get(&tls.Config{RootCAs: pool}); err != nil {
 		t.Fatalf("control: a trusted server fails: %v", err)
 	}
-	if h := x509Hint(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")); h != "" {
+	if h := Hint(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")); h != "" {
 		t.Errorf("a non-TLS error got the hint %q", h)
 	}
 }
 
 func TestHintHandler(t *testing.T) {
 	var b bytes.Buffer
-	log := slog.New(hintHandler{slog.NewTextHandler(&b, &slog.HandlerOptions{
+	log := slog.New(Handler{slog.NewTextHandler(&b, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}

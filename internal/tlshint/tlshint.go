@@ -1,4 +1,7 @@
-package main
+// Package tlshint names the fix for a TLS certificate error: Hint for an
+// error, Handler for a log line that carries one (the LLM, Telegram,
+// mqtts:// and wss:// all meet the same three failures on a board).
+package tlshint
 
 import (
 	"context"
@@ -8,9 +11,9 @@ import (
 	"strings"
 )
 
-// x509Hint names the fix for a TLS certificate error (LLM, Telegram,
+// Hint names the fix for a TLS certificate error (LLM, Telegram,
 // mqtts://, wss://), or returns "".
-func x509Hint(err error) string {
+func Hint(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -30,11 +33,11 @@ func x509Hint(err error) string {
 	return ""
 }
 
-// hintHandler adds a hint= attribute naming the fix to a log line that
+// Handler adds a hint= attribute naming the fix to a log line that
 // carries an x509 error.
-type hintHandler struct{ slog.Handler }
+type Handler struct{ slog.Handler }
 
-func (h hintHandler) Handle(ctx context.Context, r slog.Record) error {
+func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 	var hint string
 	r.Attrs(func(a slog.Attr) bool {
 		if hint != "" {
@@ -42,10 +45,10 @@ func (h hintHandler) Handle(ctx context.Context, r slog.Record) error {
 		}
 		switch v := a.Value.Any().(type) {
 		case error:
-			hint = x509Hint(v)
+			hint = Hint(v)
 		case string:
 			if strings.Contains(v, "x509: ") {
-				hint = x509Hint(errors.New(v))
+				hint = Hint(errors.New(v))
 			}
 		}
 		return true
@@ -57,10 +60,10 @@ func (h hintHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h hintHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return hintHandler{h.Handler.WithAttrs(as)}
+func (h Handler) WithAttrs(as []slog.Attr) slog.Handler {
+	return Handler{h.Handler.WithAttrs(as)}
 }
 
-func (h hintHandler) WithGroup(name string) slog.Handler {
-	return hintHandler{h.Handler.WithGroup(name)}
+func (h Handler) WithGroup(name string) slog.Handler {
+	return Handler{h.Handler.WithGroup(name)}
 }
