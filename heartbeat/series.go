@@ -16,6 +16,9 @@ type Series struct {
 	Key    string      `json:"key"` // sensor.quantity
 	Unit   device.Unit `json:"unit"`
 	Points []Point     `json:"points"`
+	// Usual is the usual band over the series' window, one entry an hour,
+	// oldest first; hours still warming up are left out.
+	Usual []UsualHour `json:"usual,omitempty"`
 }
 
 // Point is one reading in a Series, at its wall-clock time.
