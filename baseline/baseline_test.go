@@ -81,7 +81,7 @@ func TestWarmUp(t *testing.T) {
 		t.Errorf("ReadyAt after 23 h = %s, want %s", b.ReadyAt, want)
 	}
 	feed(s, "k", t0.Add(23*time.Hour), 2*time.Hour, f) // into day 2, 00:59
-	at := t0.Add(25 * time.Hour) // 01:00 on day 2: hour 1 saw only day 1
+	at := t0.Add(25 * time.Hour)                       // 01:00 on day 2: hour 1 saw only day 1
 	b, _ = s.Band("k", at)
 	if !b.Ready || b.Hourly {
 		t.Fatalf("Band on day 2 = %+v, want ready from the 24 h fallback", b)
