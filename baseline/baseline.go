@@ -29,6 +29,14 @@
 // morning. Before that the band is not Ready: its usual value and z-score are
 // unknown, and a rule that uses them is not firing.
 //
+// Outliers. Once a bin is in use, its variance learns from a deviation
+// clipped at Clip (3) spreads (a Huber-type update of the scale): a reading
+// far off its hour, such as a heater stuck on, moves the usual value at the
+// season's pace, but does not widen the spread by its whole squared
+// deviation, which would make it look usual within minutes. A gradual
+// change of season stays within a few spreads and is learnt unclipped; a
+// sensor moved to another place is what `vigil baseline reset` is for.
+//
 // The noise floor. Spread is never below the floor the caller gives for the
 // key (the sensor's resolution), so a flat series is not infinitely unusual
 // at its first step.
@@ -60,6 +68,7 @@ const (
 	Slots     = int(24 * time.Hour / Slot)
 	MinSlots  = Slots / 2 // values the ring needs before the fallback is used
 	MADScale  = 0.6745    // Iglewicz–Hoaglin: z = MADScale·(x − median)/MAD
+	Clip      = 3.0       // a ready bin's spread learns from deviations of at most Clip spreads
 	minSpread = 1e-9      // the last guard when the caller gives no floor
 	DefaultK  = 3.0       // heartbeat.unusual's default: |z| that counts as unusual
 )
@@ -205,7 +214,16 @@ func (s *Set) Observe(key string, v float64, at time.Time) bool {
 	}
 	d := v - b.mean
 	b.mean += a * d
-	b.vari = (1 - a) * (b.vari + a*d*d)
+	// The spread learns from a deviation of at most Clip spreads once
+	// the bin is in use: a reading far off (a heater stuck on) moves
+	// the usual value at the season's pace but cannot inflate the spread
+	// by d² at once, which would make it look usual within minutes.
+	dv := d
+	if b.days >= MinDays {
+		lim := Clip * math.Max(math.Sqrt(b.vari), s.floorOf(key))
+		dv = math.Max(-lim, math.Min(lim, d))
+	}
+	b.vari = (1 - a) * (b.vari + a*dv*dv)
 
 	sr.record(at, v)
 	return true
@@ -248,12 +266,7 @@ func (s *Set) Band(key string, at time.Time) (Band, bool) {
 	if sr == nil {
 		return Band{}, false
 	}
-	floor := minSpread
-	if s.floor != nil {
-		if f := s.floor(key); f > floor {
-			floor = f
-		}
-	}
+	floor := s.floorOf(key)
 	day, hour := s.day(at)
 	b := sr.bins[hour]
 	var out Band
@@ -270,6 +283,16 @@ func (s *Set) Band(key string, at time.Time) (Band, bool) {
 		out.Low, out.High = out.Usual-s.k*out.Spread, out.Usual+s.k*out.Spread
 	}
 	return out, true
+}
+
+// floorOf is key's noise floor, at least minSpread.
+func (s *Set) floorOf(key string) float64 {
+	if s.floor != nil {
+		if f := s.floor(key); f > minSpread {
+			return f
+		}
+	}
+	return minSpread
 }
 
 // fallback is the warm-up band: the median and MAD of the ring's last day.
