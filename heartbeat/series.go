@@ -67,11 +67,31 @@ func (e *Engine) History(ctx context.Context, since time.Time) ([]Series, error)
 		return nil, err
 	}
 	out := make([]Series, 0, len(byKey))
+	end := e.deps.Wall()
 	for _, s := range byKey {
+		s.Usual = e.usualHours(s.Key, since, end)
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// usualHours is key's usual band for each hour of the day from the one
+// since is in to the one end is in, in the device's zone; the hours whose
+// band is not ready yet are left out.
+func (e *Engine) usualHours(key string, since, end time.Time) []UsualHour {
+	l := since.In(e.cfg.Location)
+	var out []UsualHour
+	for t := time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), 0, 0, 0, l.Location()); !t.After(end); t = t.Add(time.Hour) {
+		b, ok := e.base.Band(key, t)
+		if !ok {
+			return nil
+		}
+		if b.Ready {
+			out = append(out, UsualHour{Time: t, Usual: b.Usual, Low: b.Low, High: b.High})
+		}
+	}
+	return out
 }
 
 // eachSnapshot calls add, under e.mu, for every snapshot since since: the
