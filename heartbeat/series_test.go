@@ -2,6 +2,8 @@ package heartbeat
 
 import (
 	"context"
+	"math"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -51,5 +53,26 @@ func TestHistoryCarriesUsual(t *testing.T) {
 	// The band follows the day: 02:00's usual (15 °C) is well below 21:00's.
 	if u[0].Usual-u[len(u)-1].Usual < 3 {
 		t.Errorf("usual at %v = %.1f, at %v = %.1f: want the evening warmer than the night", u[0].Time, u[0].Usual, u[len(u)-1].Time, u[len(u)-1].Usual)
+	}
+}
+
+// TestStatusBandsWithoutSample: an engine with no sample of its own (the
+// CLI on the state file, with no daemon running) still says what is usual
+// now for every reading with a baseline, so `vigil status` and `vigil
+// sensors` show it.
+func TestStatusBandsWithoutSample(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vigil.db")
+	r := newUsualRig(t, gateConfig(GateDeadband), &greenhouse{}, path)
+	r.run(3*24*time.Hour + 30*time.Minute) // the last tick commits the baselines
+	r.db.Close()
+	r2 := newUsualRig(t, gateConfig(GateDeadband), &greenhouse{}, path)
+	r2.clock.Advance(3*24*time.Hour + 2*time.Hour) // 02:00 on day 4: nights are 15 °C
+	st, err := r2.e.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := st.Baselines["air.temperature"]
+	if !ok || !b.Ready || math.Abs(b.Usual-15) > 1 {
+		t.Errorf("Status().Baselines[air.temperature] = %+v, %v, want the ready 02:00 band, usual about 15", b, ok)
 	}
 }

@@ -164,7 +164,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		st.Snapshot = e.last.Clone()
 		stored, ok = *st.Snapshot, true
 	}
-	st.Baselines, st.Unusual = e.bandsLocked(loc), e.base.Unusual()
+	st.Baselines, st.Unusual = e.bandsLocked(wall, loc), e.base.Unusual()
 	st.SensorErrors = map[string]string{}
 	if ok {
 		maps.Copy(st.SensorErrors, stored.Errors)

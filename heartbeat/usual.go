@@ -196,23 +196,26 @@ type BandStatus struct {
 	Z float64 `json:"z"`
 }
 
-// bandsLocked returns the band of every reading of the last sample that
-// has a baseline. Caller holds e.mu.
-func (e *Engine) bandsLocked(loc *time.Location) map[string]BandStatus {
-	if e.last == nil {
+// bandsLocked returns the band of every reading that has a baseline, at
+// the last sample's time, with its z-score; without a sample of its own
+// (the CLI on the state file) at wall, without one. Caller holds e.mu.
+func (e *Engine) bandsLocked(wall time.Time, loc *time.Location) map[string]BandStatus {
+	at, readings := wall, map[string]device.Value{}
+	if e.last != nil {
+		at, readings = e.last.Time, e.last.Readings
+	}
+	keys := e.base.Keys()
+	if len(keys) == 0 {
 		return nil
 	}
 	out := map[string]BandStatus{}
-	for k, v := range e.last.Readings {
-		if !device.HasBaseline(v.Unit) {
-			continue
-		}
-		b, ok := e.base.Band(k, e.last.Time)
+	for _, k := range keys { // the Set holds only readings with a baseline
+		b, ok := e.base.Band(k, at)
 		if !ok {
 			continue
 		}
 		bs := BandStatus{Band: b}
-		if b.Ready {
+		if v, have := readings[k]; have && b.Ready {
 			bs.Z = math.Round(b.Z(v.Value)*100) / 100
 		}
 		if !b.ReadyAt.IsZero() {
