@@ -216,8 +216,9 @@ var stateColor = map[string]string{
 	heartbeat.RuleFiring: "\x1b[1;31m", heartbeat.RuleUnknown: "\x1b[2m", heartbeat.RuleDisabled: "\x1b[2m",
 }
 
-// WriteReadings prints each reading's last value, a sparkline of the last
-// hour with its min and max, and the states of the rules that watch it.
+// WriteReadings prints each reading's last value (with what is usual for
+// it now, when the view knows bands), a sparkline of the last hour with
+// its min and max, and the states of the rules that watch it.
 func WriteReadings(w io.Writer, v View, rules []RuleInfo, now time.Time, color bool) {
 	st, series := v.Status, v.Series
 	byKey := map[string]heartbeat.Series{}
@@ -275,6 +276,13 @@ func WriteReadings(w io.Writer, v View, rules []RuleInfo, now time.Time, color b
 				s = stateColor[state[ri.Name]] + s + "\x1b[0m"
 			}
 			rs = append(rs, s)
+		}
+		if len(st.Baselines) > 0 { // the usual band beside the value
+			if b, ok := st.Baselines[k]; ok {
+				val += "\t(" + UsualText(b, st.Unusual, st.Now) + ")"
+			} else {
+				val += "\t"
+			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k, val, line, rng, strings.Join(rs, ", "))
 	}
