@@ -20,7 +20,9 @@ import (
 
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/status"
 )
 
 func (e *env) cmdSensors(ctx context.Context, args []string) error {
@@ -43,7 +45,25 @@ func (e *env) cmdSensors(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return cmdSensors(ctx, cfg, prof, o, e.stdout, log)
+	return cmdSensors(ctx, cfg, prof, o, e.usualNow(ctx, cfg), e.stdout, log)
+}
+
+// usualNow is what is usual now by reading (the status's bands), from the
+// daemon or, with none running, the state file read-only; none when
+// neither can say, which `vigil sensors` shows as no BASELINE column.
+func (e *env) usualNow(ctx context.Context, cfg *config.Config) status.View {
+	var v status.View
+	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "status"}, 10*time.Second, func() (err error) {
+		v, err = e.localStatus(ctx, cfg, nil)
+		return err
+	})
+	if err != nil {
+		e.logger().Debug("no usual bands", "err", err)
+	}
+	if resp != nil && resp.Status != nil {
+		v = *resp.Status
+	}
+	return v
 }
 
 func (e *env) cmdScan(ctx context.Context, args []string) error {
@@ -115,21 +135,23 @@ func checkI2CDefault(cfg *config.Config, prof board.Profile, list func() ([]stri
 // sensorsOptions are the flags of `vigil sensors`.
 type sensorsOptions struct{ json, drivers bool }
 
-// cmdSensors is `vigil sensors [--json]`; --drivers never gets here.
-func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o sensorsOptions, stdout io.Writer, log *slog.Logger) error {
+// cmdSensors is `vigil sensors [--json]`, with what is usual now from
+// usual's bands; --drivers never gets here.
+func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o sensorsOptions, usual status.View, stdout io.Writer, log *slog.Logger) error {
 
 	// The table shows every open error; don't log them a second time.
 	sensors, closeAll, problems := device.OpenSensors(cfg.Specs(), host(cfg, prof, time.Now))
 	defer closeAll()
 	log.Debug("sensors opened", "sensors", len(sensors), "not_opened", len(problems))
 	snap := device.Sense(ctx, sensors, time.Now())
+	bands := status.BandsFor(snap, usual.Baselines)
 
 	if o.json {
-		if err := writeJSON(stdout, snap.Table()); err != nil {
+		if err := writeJSON(stdout, status.SensorsJSON{Table: snap.Table(), Baselines: bands}); err != nil {
 			return err
 		}
 	} else {
-		device.WriteTable(stdout, cfg.Specs(), sensors, snap)
+		device.WriteTable(stdout, cfg.Specs(), sensors, snap, status.UsualCells(bands, usual.Unusual, snap.Time.In(cfg.Device.Location)))
 	}
 	if n := len(snap.Errors); n > 0 {
 		return fmt.Errorf("%d of %d sensors failed", n, len(sensors))
