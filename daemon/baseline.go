@@ -29,7 +29,7 @@ func (c *Commander) BaselineReset(ctx context.Context, sensor string) (string, e
 			if err != nil {
 				return "", err
 			}
-			text := resetText(sensor, gone) + " by " + transport.SourceOf(ctx).String()
+			text := resetText(sensor, "by "+transport.SourceOf(ctx).String(), gone)
 			c.auditKind(ctx, command, text, alert.RuleBaseline)
 			return text, nil
 		}})
@@ -48,16 +48,17 @@ func CheckBaselineSensor(cfg *config.Config, sensor string) error {
 	return fmt.Errorf("baseline reset: no sensor %q (configured: %s)", sensor, strings.Join(names, ", "))
 }
 
-func resetText(sensor string, gone []string) string {
+// resetText says what a reset forgot, and why (who, or what moved).
+func resetText(sensor, why string, gone []string) string {
 	what := "every reading"
 	if sensor != "" {
 		what = "sensor " + sensor
 	}
 	if len(gone) == 0 {
-		return fmt.Sprintf("baseline reset for %s: nothing learnt yet", what)
+		return fmt.Sprintf("baseline reset for %s %s: nothing learnt yet", what, why)
 	}
-	return fmt.Sprintf("baseline reset for %s: forgot what is usual for %s; learning again (ready in a day, hourly in two)",
-		what, strings.Join(gone, ", "))
+	return fmt.Sprintf("baseline reset for %s %s: forgot what is usual for %s; learning again (ready in a day, hourly in two)",
+		what, why, strings.Join(gone, ", "))
 }
 
 // movedSensors are the sensors in both lists whose driver, bus, address,
@@ -87,7 +88,7 @@ func (a *App) resetMoved(ctx context.Context, old, cur []config.Sensor, log *slo
 			log.Error("reset the baseline of a moved sensor", "sensor", name, "err", err)
 			continue
 		}
-		text := resetText(name, gone) + ": its driver, bus, address, path or serial changed in the reloaded config"
+		text := resetText(name, "as its driver, bus, address, path or serial changed in the reloaded config", gone)
 		log.Warn(text, "sensor", name)
 		if _, err := a.engine.Notice(ctx, alert.RuleBaseline, text); err != nil {
 			log.Error("queue the baseline reset's notice", "err", err)

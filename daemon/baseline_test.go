@@ -59,8 +59,7 @@ func TestReloadMovedSensorResetsBaseline(t *testing.T) {
 		t.Errorf("baselines after air moved to 0x77 = %v, want only board.load1", got)
 	}
 	n := notices(t, a, alert.RuleBaseline)
-	if len(n) != 1 || !strings.Contains(n[0], "baseline reset for sensor air: forgot what is usual for air.humidity, air.temperature") ||
-		!strings.Contains(n[0], "address") {
+	if len(n) != 1 || !strings.Contains(n[0], "baseline reset for sensor air as its driver, bus, address, path or serial changed in the reloaded config: forgot what is usual for air.humidity, air.temperature") {
 		t.Errorf("notices = %q, want one saying air's baseline was reset because it moved", n)
 	}
 	if !strings.Contains(logged.String(), "baseline reset for sensor air") {
@@ -83,7 +82,7 @@ func TestBaselineResetCommand(t *testing.T) {
 		t.Errorf("reset of an unknown sensor = %v, want it refused naming board and air", err)
 	}
 	out, err := a.Commander().Do(ctx, control.Request{Cmd: "baseline", Op: "reset", Target: "air"})
-	if err != nil || !strings.HasPrefix(out, "baseline reset for sensor air: forgot what is usual for air.temperature") {
+	if err != nil || !strings.HasPrefix(out, "baseline reset for sensor air by cli: forgot what is usual for air.temperature") {
 		t.Fatalf("reset air = %q, %v", out, err)
 	}
 	if got := a.engine.Baseline().Keys(); !slices.Equal(got, []string{"board.load1"}) {
