@@ -196,26 +196,20 @@ type BandStatus struct {
 	Z float64 `json:"z"`
 }
 
-// bandsLocked returns the band of every reading that has a baseline, at
-// the last sample's time, with its z-score; without a sample of its own
-// (the CLI on the state file) at wall, without one. Caller holds e.mu.
-func (e *Engine) bandsLocked(wall time.Time, loc *time.Location) map[string]BandStatus {
-	at, readings := wall, map[string]device.Value{}
-	if e.last != nil {
-		at, readings = e.last.Time, e.last.Readings
-	}
-	keys := e.base.Keys()
-	if len(keys) == 0 {
-		return nil
-	}
+// bands returns the band of every reading of snap that has a baseline, at
+// wall time now.
+func (e *Engine) bands(snap device.Snapshot, now time.Time, loc *time.Location) map[string]BandStatus {
 	out := map[string]BandStatus{}
-	for _, k := range keys { // the Set holds only readings with a baseline
-		b, ok := e.base.Band(k, at)
+	for k, v := range snap.Readings {
+		if !device.HasBaseline(v.Unit) {
+			continue
+		}
+		b, ok := e.base.Band(k, now)
 		if !ok {
 			continue
 		}
 		bs := BandStatus{Band: b}
-		if v, have := readings[k]; have && b.Ready {
+		if b.Ready {
 			bs.Z = math.Round(b.Z(v.Value)*100) / 100
 		}
 		if !b.ReadyAt.IsZero() {
