@@ -20,7 +20,6 @@ import (
 
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/status"
 )
@@ -45,25 +44,13 @@ func (e *env) cmdSensors(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return cmdSensors(ctx, cfg, prof, o, e.usualNow(ctx, cfg), e.stdout, log)
-}
-
-// usualNow is what is usual now by reading (the status's bands), from the
-// daemon or, with none running, the state file read-only; none when
-// neither can say, which `vigil sensors` shows as no BASELINE column.
-func (e *env) usualNow(ctx context.Context, cfg *config.Config) status.View {
-	var v status.View
-	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "status"}, 10*time.Second, func() (err error) {
-		v, err = e.localStatus(ctx, cfg, nil)
-		return err
-	})
+	// What is usual now: the status's bands; none (no BASELINE column)
+	// when neither a daemon nor the state file can say.
+	usual, _, err := e.view(ctx, cfg, nil)
 	if err != nil {
-		e.logger().Debug("no usual bands", "err", err)
+		log.Debug("no usual bands", "err", err)
 	}
-	if resp != nil && resp.Status != nil {
-		v = *resp.Status
-	}
-	return v
+	return cmdSensors(ctx, cfg, prof, o, usual, e.stdout, log)
 }
 
 func (e *env) cmdScan(ctx context.Context, args []string) error {
