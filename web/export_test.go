@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/baseline"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 )
@@ -59,6 +60,10 @@ func TestUsualBandOnPageAndAPI(t *testing.T) {
 		at := t0.Truncate(time.Hour).Add(-time.Duration(h) * time.Hour)
 		f.series[0].Usual = append(f.series[0].Usual, heartbeat.UsualHour{Time: at, Usual: 5, Low: 2, High: 8})
 	}
+	f.baselines = map[string]heartbeat.BandStatus{
+		"air.temperature": {Band: baseline.Band{Usual: 5, Spread: 1, Low: 2, High: 8, Ready: true, Hourly: true}, Z: 0.5},
+		"air.humidity":    {Band: baseline.Band{ReadyAt: t0.Add(5 * time.Hour)}},
+	}
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Fatal(err)
@@ -84,10 +89,19 @@ func TestUsualBandOnPageAndAPI(t *testing.T) {
 	if err := s.Render(context.Background(), &page, ""); err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]int{"air.temperature": 1, "air.humidity": 0} {
-		card := regexp.MustCompile(`(?s)<div class="card reading" data-key="` + regexp.QuoteMeta(key) + `">.*?</svg>`).FindString(page.String())
-		if n := strings.Count(card, `<path class="band"`); card == "" || n != want {
-			t.Errorf("%s's card draws %d usual bands, want %d:\n%.300s", key, n, want, card)
+	for _, tt := range []struct {
+		key, text string
+		bands     int
+	}{
+		{"air.temperature", "usual 2.0–8.0 now", 1},
+		{"air.humidity", "warming up, ready at 18:00", 0}, // in Berlin
+	} {
+		card := regexp.MustCompile(`(?s)<div class="card reading" data-key="` + regexp.QuoteMeta(tt.key) + `">.*?</svg>`).FindString(page.String())
+		if n := strings.Count(card, `<path class="band"`); card == "" || n != tt.bands {
+			t.Errorf("%s's card draws %d usual bands, want %d:\n%.300s", tt.key, n, tt.bands, card)
+		}
+		if want := `<div class="usual">` + tt.text + `</div>`; !strings.Contains(card, want) {
+			t.Errorf("%s's card does not say %q:\n%.400s", tt.key, want, card)
 		}
 	}
 }

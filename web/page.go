@@ -42,7 +42,7 @@ button.primary{background:var(--line);border-color:var(--line);color:#fff}
 .card .top{display:flex;justify-content:space-between;align-items:baseline;gap:8px;flex-wrap:wrap}
 .key{font-weight:600}.val{font-size:22px;font-weight:600}
 .rules{font-size:13px;margin-top:2px}.rules .badge{margin-right:4px}
-.err{color:var(--th);font-size:13px}
+.err{color:var(--th);font-size:13px}.usual{color:var(--mute);font-size:13px}
 svg.chart{width:100%;height:auto;display:block;margin-top:6px}
 .chart .frame{fill:none;stroke:var(--grid)}.chart .grid{stroke:var(--grid)}
 .chart .line{fill:none;stroke:var(--line);stroke-width:1.8;stroke-linejoin:round}
@@ -123,6 +123,9 @@ func writePage(b *bytes.Buffer, d *pageData) {
 		for _, r := range rs {
 			w(`<div class="card reading" data-key="`, esc(r.Key), `">
 <div class="top"><span class="key">`, esc(r.Key), `</span><span class="val">`, esc(r.Value), "</span></div>\n")
+			if r.Usual != "" {
+				w(`<div class="usual">`, esc(r.Usual), "</div>\n")
+			}
 			if len(r.Rules) > 0 {
 				w(`<div class="rules">`)
 				for _, ru := range r.Rules {
@@ -248,6 +251,7 @@ func pick[T any](c bool, a, b T) T {
 
 type readingView struct {
 	Key, Value, Error string
+	Usual             string // what is usual now (status.UsualText)
 	Rules             []heartbeat.RuleStatus
 	Chart             string // SVG
 }
@@ -382,6 +386,9 @@ func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done 
 			if v, ok := st.Snapshot.Readings[k]; ok {
 				rv.Value = heartbeat.FormatValue(v)
 			}
+		}
+		if b, ok := st.Baselines[k]; ok {
+			rv.Usual = status.UsualText(b, st.Unusual, now.In(loc))
 		}
 		var lines []RuleLine
 		var kspans []Span
