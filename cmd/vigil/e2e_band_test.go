@@ -38,12 +38,17 @@ func seedBaselines(t *testing.T, dir string, now time.Time, loc *time.Location, 
 	}
 }
 
-// greenhouseDay is seedDay's temperature: 18 °C at night, 38 °C at noon,
-// with a little wobble.
-func greenhouseDay(now time.Time) func(time.Time) float64 {
-	return func(at time.Time) float64 {
-		ago := now.Sub(at).Hours()
-		return 28 - 10*math.Cos(2*math.Pi*ago/24) + 0.4*math.Sin(float64(at.Unix()/60)/7)
+// dayCurves are seedDay's readings as curves of the time, for
+// seedBaselines: what the device saw on the days before.
+func dayCurves(now time.Time) map[string]func(time.Time) float64 {
+	c := func(at time.Time) float64 { return math.Cos(2 * math.Pi * now.Sub(at).Hours() / 24) }
+	wob := func(at time.Time) float64 { return 0.4 * math.Sin(now.Sub(at).Minutes()/7) }
+	return map[string]func(time.Time) float64{
+		"air.temperature":       func(at time.Time) float64 { return 28 - 10*c(at) + wob(at) },
+		"air.humidity":          func(at time.Time) float64 { return 50 + 15*c(at) - 2*wob(at) },
+		"air.pressure":          func(at time.Time) float64 { return 1013.1 + 2.5*math.Cos(2*math.Pi*now.Sub(at).Hours()/30) },
+		"board.soc_temperature": func(at time.Time) float64 { return 46 - 3*c(at) + wob(at) },
+		"board.load1":           func(at time.Time) float64 { return 0.2 + 0.15*math.Abs(math.Sin(now.Sub(at).Minutes()/23)) },
 	}
 }
 
@@ -62,7 +67,7 @@ func TestUsualBandOnTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	seedDay(t, dir, now)
-	seedBaselines(t, dir, now, berlin, 3, map[string]func(time.Time) float64{"air.temperature": greenhouseDay(now)})
+	seedBaselines(t, dir, now, berlin, 3, map[string]func(time.Time) float64{"air.temperature": dayCurves(now)["air.temperature"]})
 	band := `usual \d+\.\d–\d+\.\d now`
 
 	out, errOut, code := runVigil(t, "-c", cfg, "sensors")
