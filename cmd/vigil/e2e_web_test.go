@@ -237,6 +237,12 @@ func TestStatusPageInChromium(t *testing.T) {
 			t.Errorf("status from the daemon: exit %d, no line matching %s:\n%s%s", code, re, out, errOut)
 		}
 	}
+	// vigil sensors reads the sensors itself, and what is usual from the
+	// daemon.
+	out, errOut, code = runVigil(t, "-c", cfg, "sensors")
+	if code != 0 || !regexp.MustCompile(`(?m)^air\s+temperature\s+[\d.]+\s+°C\s+usual [\d.]+–[\d.]+ now`).MatchString(out) {
+		t.Errorf("sensors with a daemon running: exit %d, no usual band for air.temperature:\n%s%s", code, out, errOut)
+	}
 	// vigil history asks the daemon: the seeded day plus its own samples.
 	out, errOut, code = runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
 	if rows := strings.Count(out, "\n") - 1; code != 0 || rows < 1440 {
