@@ -243,7 +243,12 @@ func TestStatusPageInChromium(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`(?m)^air\s+temperature\s+[\d.]+\s+°C\s+usual [\d.]+–[\d.]+ now`).MatchString(out) {
 		t.Errorf("sensors with a daemon running: exit %d, no usual band for air.temperature:\n%s%s", code, out, errOut)
 	}
-	// vigil history asks the daemon: the seeded day plus its own samples.
+	// vigil history asks the daemon: the seeded day plus its own samples,
+	// and in JSON the usual band an hour.
+	out, errOut, code = runVigil(t, "-c", cfg, "history", "air.temperature", "--since", "6h", "--json")
+	if n := strings.Count(out, `"low":`); code != 0 || n < 6 || n > 7 {
+		t.Errorf("history --json from the daemon: exit %d, %d usual hours in 6h, want 6 or 7: %s", code, n, errOut)
+	}
 	out, errOut, code = runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
 	if rows := strings.Count(out, "\n") - 1; code != 0 || rows < 1440 {
 		t.Errorf("history from the daemon: exit %d, %d rows, want >= 1440; %s", code, rows, errOut)
