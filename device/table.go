@@ -42,8 +42,9 @@ func (snap Snapshot) Table() Table {
 // reading, sensors in config order and quantities in driver order, and
 // one row per failed sensor. With a
 // calibrated sensor, a RAW column shows the driver's values next to the
-// calibrated ones.
-func WriteTable(w io.Writer, specs []Spec, sensors []Named, snap Snapshot) {
+// calibrated ones. With usual (a text by reading key: what is usual now),
+// a BASELINE column shows it.
+func WriteTable(w io.Writer, specs []Spec, sensors []Named, snap Snapshot, usual map[string]string) {
 	drivers := map[string]Spec{}
 	calibrated := false
 	for _, s := range specs {
@@ -66,11 +67,16 @@ func WriteTable(w io.Writer, specs []Spec, sensors []Named, snap Snapshot) {
 		}
 		return strconv.FormatFloat(v, 'f', -1, 64) + "\t"
 	}
+	// The BASELINE column likewise.
+	usualHead, usualFailed := "", ""
+	if len(usual) > 0 {
+		usualHead, usualFailed = "BASELINE\t", "-\t"
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SENSOR\tQUANTITY\tVALUE\t%sUNIT\tERROR\n", rawHead)
+	fmt.Fprintf(tw, "SENSOR\tQUANTITY\tVALUE\t%sUNIT\t%sERROR\n", rawHead, usualHead)
 	for _, n := range sensors {
 		if e, ok := snap.Errors[n.Name]; ok {
-			fmt.Fprintf(tw, "%s\t-\t-\t%s-\t%s\n", n.Name, rawFailed, e)
+			fmt.Fprintf(tw, "%s\t-\t-\t%s-\t%s%s\n", n.Name, rawFailed, usualFailed, e)
 			continue
 		}
 		var order []Reading
@@ -98,7 +104,11 @@ func WriteTable(w io.Writer, specs []Spec, sensors []Named, snap Snapshot) {
 		for _, k := range append(keys, rest...) {
 			v := snap.Readings[k]
 			_, q := SplitKey(k)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), raw(k), v.Unit)
+			u := ""
+			if usualHead != "" {
+				u = usual[k] + "\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\n", n.Name, q, strconv.FormatFloat(v.Value, 'f', -1, 64), raw(k), v.Unit, u)
 		}
 	}
 	tw.Flush()

@@ -137,6 +137,11 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		alerts = append(alerts, admitted...)
 		changes = append(changes, c)
 	}
+	if !dry {
+		// After the rules: a reading is judged against what was usual
+		// before it, not against a band it has already moved.
+		e.observe(snap)
+	}
 	if len(changes) == 0 {
 		e.mu.Unlock()
 		e.maybePublishSensors(mono)

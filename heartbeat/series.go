@@ -16,6 +16,20 @@ type Series struct {
 	Key    string      `json:"key"` // sensor.quantity
 	Unit   device.Unit `json:"unit"`
 	Points []Point     `json:"points"`
+	// Usual is the usual band over the series' window, one entry an hour,
+	// oldest first; hours still warming up are left out.
+	Usual []UsualHour `json:"usual,omitempty"`
+}
+
+// UsualHour is what the baseline holds as usual for one hour of the day,
+// as a chart draws it behind a series: from Time (the start of an hour in
+// the device's zone) for an hour, Usual with the band from Low to High.
+// An hour whose baseline is still warming up has none.
+type UsualHour struct {
+	Time  time.Time `json:"t"`
+	Usual float64   `json:"usual"`
+	Low   float64   `json:"low"`
+	High  float64   `json:"high"`
 }
 
 // Point is one reading in a Series, at its wall-clock time.
@@ -53,11 +67,31 @@ func (e *Engine) History(ctx context.Context, since time.Time) ([]Series, error)
 		return nil, err
 	}
 	out := make([]Series, 0, len(byKey))
+	end := e.deps.Wall()
 	for _, s := range byKey {
+		s.Usual = e.usualHours(s.Key, since, end)
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// usualHours is key's usual band for each hour of the day from the one
+// since is in to the one end is in, in the device's zone; the hours whose
+// band is not ready yet are left out.
+func (e *Engine) usualHours(key string, since, end time.Time) []UsualHour {
+	l := since.In(e.cfg.Location)
+	var out []UsualHour
+	for t := time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), 0, 0, 0, l.Location()); !t.After(end); t = t.Add(time.Hour) {
+		b, ok := e.base.Band(key, t)
+		if !ok {
+			return nil
+		}
+		if b.Ready {
+			out = append(out, UsualHour{Time: t, Usual: b.Usual, Low: b.Low, High: b.High})
+		}
+	}
+	return out
 }
 
 // eachSnapshot calls add, under e.mu, for every snapshot since since: the

@@ -45,7 +45,8 @@ type HistoryJSON struct {
 	Series []heartbeat.Series `json:"series"`
 }
 
-// WriteJSON writes the series since since, times in loc, indented.
+// WriteJSON writes the series since since, with their usual bands, times
+// in loc, indented.
 func WriteJSON(w io.Writer, series []heartbeat.Series, since time.Time, loc *time.Location) error {
 	out := HistoryJSON{Since: since.In(loc), Series: make([]heartbeat.Series, len(series))}
 	for i, s := range series {
@@ -53,7 +54,12 @@ func WriteJSON(w io.Writer, series []heartbeat.Series, since time.Time, loc *tim
 		for j, p := range s.Points {
 			pts[j] = heartbeat.Point{Time: p.Time.In(loc), Value: p.Value}
 		}
-		out.Series[i] = heartbeat.Series{Key: s.Key, Unit: s.Unit, Points: pts}
+		var usual []heartbeat.UsualHour
+		for _, u := range s.Usual {
+			u.Time = u.Time.In(loc)
+			usual = append(usual, u)
+		}
+		out.Series[i] = heartbeat.Series{Key: s.Key, Unit: s.Unit, Points: pts, Usual: usual}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

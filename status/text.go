@@ -75,6 +75,7 @@ func WriteStatus(w io.Writer, v View, running, clockSynced bool) {
 	}
 	writeProblems(w, st.Problems, st.Now)
 	writeSensorErrors(w, st, running)
+	writeWarmingUp(w, st)
 	if rt != nil {
 		writeRuntime(w, *rt, st.Now)
 	}
@@ -216,8 +217,9 @@ var stateColor = map[string]string{
 	heartbeat.RuleFiring: "\x1b[1;31m", heartbeat.RuleUnknown: "\x1b[2m", heartbeat.RuleDisabled: "\x1b[2m",
 }
 
-// WriteReadings prints each reading's last value, a sparkline of the last
-// hour with its min and max, and the states of the rules that watch it.
+// WriteReadings prints each reading's last value (with what is usual for
+// it now, when the view knows bands), a sparkline of the last hour with
+// its min and max, and the states of the rules that watch it.
 func WriteReadings(w io.Writer, v View, rules []RuleInfo, now time.Time, color bool) {
 	st, series := v.Status, v.Series
 	byKey := map[string]heartbeat.Series{}
@@ -276,6 +278,13 @@ func WriteReadings(w io.Writer, v View, rules []RuleInfo, now time.Time, color b
 			}
 			rs = append(rs, s)
 		}
+		if len(st.Baselines) > 0 { // the usual band beside the value
+			if b, ok := st.Baselines[k]; ok {
+				val += "\t(" + UsualText(b, st.Unusual, st.Now) + ")"
+			} else {
+				val += "\t"
+			}
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k, val, line, rng, strings.Join(rs, ", "))
 	}
 	tw.Flush()
@@ -283,3 +292,27 @@ func WriteReadings(w io.Writer, v View, rules []RuleInfo, now time.Time, color b
 
 // trimNum formats a sparkline's min or max as FormatValue does, unitless.
 func trimNum(v float64) string { return heartbeat.FormatValue(device.Value{Value: v}) }
+
+// writeWarmingUp says which readings' baselines still warm up (usual() and
+// unusual() are unknown for them) and when the last will be ready.
+func writeWarmingUp(w io.Writer, st heartbeat.Status) {
+	var keys []string
+	var at time.Time
+	for k, b := range st.Baselines {
+		if !b.Ready {
+			keys = append(keys, k)
+			if b.ReadyAt.After(at) {
+				at = b.ReadyAt
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	fmt.Fprintf(w, "usual:    warming up (%s)", strings.Join(keys, ", "))
+	if !at.IsZero() {
+		fmt.Fprintf(w, ": ready at %s", at.Format(transport.TimeLayout))
+	}
+	fmt.Fprintln(w)
+}

@@ -70,6 +70,10 @@ func Chart(s heartbeat.Series, lines []RuleLine, spans []Span, from, to time.Tim
 	for _, l := range lines {
 		lo, hi = math.Min(lo, l.Value), math.Max(hi, l.Value)
 	}
+	band := usualIn(s.Usual, from, to)
+	for _, u := range band {
+		lo, hi = math.Min(lo, u.Low), math.Max(hi, u.High)
+	}
 	if math.IsInf(lo, 0) {
 		lo, hi = 0, 1
 	}
@@ -87,6 +91,7 @@ func Chart(s heartbeat.Series, lines []RuleLine, spans []Span, from, to time.Tim
 
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s over %s" data-key="%s">`,
 		chartW, chartH, html.EscapeString(s.Key), spanText(to.Sub(from)), html.EscapeString(s.Key))
+	drawBand(&b, band, x, y)
 	for _, sp := range spans {
 		a, z := sp.From, sp.To
 		if z.IsZero() || z.After(to) {
@@ -182,6 +187,56 @@ func Chart(s heartbeat.Series, lines []RuleLine, spans []Span, from, to time.Tim
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// usualIn is the hours of u that overlap from–to, each cut to it.
+func usualIn(u []heartbeat.UsualHour, from, to time.Time) []usualSpan {
+	var out []usualSpan
+	for _, h := range u {
+		a, z := h.Time, h.Time.Add(time.Hour)
+		if !z.After(from) || !a.Before(to) {
+			continue
+		}
+		if a.Before(from) {
+			a = from
+		}
+		if z.After(to) {
+			z = to
+		}
+		out = append(out, usualSpan{From: a, To: z, Low: h.Low, High: h.High})
+	}
+	return out
+}
+
+// usualSpan is the usual band over From–To.
+type usualSpan struct {
+	From, To  time.Time
+	Low, High float64
+}
+
+// drawBand draws the usual band behind the line: one shape for each run
+// of consecutive hours, its top edge along each hour's high left to right
+// and its bottom along the lows back, stepping where the hour changes. An
+// hour left out (still warming up) breaks the run.
+func drawBand(b *strings.Builder, band []usualSpan, x func(time.Time) float64, y func(float64) float64) {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	for i := 0; i < len(band); {
+		j := i + 1
+		for j < len(band) && band[j].From.Equal(band[j-1].To) {
+			j++
+		}
+		run := band[i:j]
+		b.WriteString(`<path class="band" d="`)
+		for k, u := range run {
+			fmt.Fprintf(b, "%s%s %sL%s %s", pick(k == 0, "M", "L"), f(x(u.From)), f(y(u.High)), f(x(u.To)), f(y(u.High)))
+		}
+		for k := len(run) - 1; k >= 0; k-- {
+			u := run[k]
+			fmt.Fprintf(b, "L%s %sL%s %s", f(x(u.To)), f(y(u.Low)), f(x(u.From)), f(y(u.Low)))
+		}
+		b.WriteString(`Z"><title>usual for the hour</title></path>`)
+		i = j
+	}
 }
 
 // ticks are the times between from and to, in loc, at the finest of

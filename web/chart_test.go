@@ -3,6 +3,7 @@ package web
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,5 +134,84 @@ func TestChartConstantSeries(t *testing.T) {
 	one := Chart(series("board.clock_synced", now, time.Second, 1), nil, nil, now.Add(-chartWindow), now, time.UTC)
 	if line := lineOf(t, one); len(line) < 2 || math.Abs(line[len(line)-1].x-line[0].x) < 2 {
 		t.Errorf("a single reading draws %v, want a visible mark:\n%s", line, one)
+	}
+}
+
+var bandRE = regexp.MustCompile(`<path class="band" d="([^"]*)"`)
+
+// bandsOf returns the vertices of each of the chart's band shapes.
+func bandsOf(svg string) [][]vertex {
+	var out [][]vertex
+	for _, m := range bandRE.FindAllStringSubmatch(svg, -1) {
+		var vs []vertex
+		for _, v := range regexp.MustCompile(`[ML]([-\d.]+) ([-\d.]+)`).FindAllStringSubmatch(m[1], -1) {
+			a, _ := strconv.ParseFloat(v[1], 64)
+			b, _ := strconv.ParseFloat(v[2], 64)
+			vs = append(vs, vertex{a, b})
+		}
+		out = append(out, vs)
+	}
+	return out
+}
+
+// TestChartUsualBand: the usual band of each hour is drawn behind the line
+// as one shape per run of known hours, its edges at each hour's low and
+// high, a step where the hour changes; an hour still warming up (left
+// out) breaks it; a band wider than the readings stays inside the plot;
+// a series without one draws none.
+func TestChartUsualBand(t *testing.T) {
+	now := t0
+	from := now.Add(-6 * time.Hour)
+	s := series("air.temperature", from, time.Minute, repeat(20, 6*60)...)
+	// Hours 06–08 and 10–11 known; 09 warming up. 08's band reaches above
+	// and below every reading, so the axis must grow to hold it.
+	for h, b := range map[int][2]float64{6: {19, 21}, 7: {19.5, 21.5}, 8: {10, 30}, 10: {18, 22}, 11: {18.5, 22.5}} {
+		s.Usual = append(s.Usual, heartbeat.UsualHour{Time: time.Date(2026, 3, 14, h, 0, 0, 0, time.UTC), Usual: (b[0] + b[1]) / 2, Low: b[0], High: b[1]})
+	}
+	slices.SortFunc(s.Usual, func(a, b heartbeat.UsualHour) int { return a.Time.Compare(b.Time) })
+	svg := Chart(s, nil, nil, now.Add(-chartWindow), now, time.UTC)
+	bands := bandsOf(svg)
+	if len(bands) != 2 {
+		t.Fatalf("%d band shapes, want 2 (06–09 and 10–12, broken at the hour warming up):\n%s", len(bands), svg)
+	}
+	if strings.Index(svg, `class="band"`) > strings.Index(svg, `class="line"`) {
+		t.Error("the band is drawn after the line: it must be behind it")
+	}
+	hourX := func(h int) float64 {
+		return padL + float64(h-6)/6*float64(chartW-padL-padR)
+	}
+	line := lineOf(t, svg)
+	yOf20 := line[0].y
+	for i, want := range []struct{ x0, x1 float64 }{{hourX(6), hourX(9)}, {hourX(10), hourX(12)}} {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		top, bottom := math.Inf(1), math.Inf(-1)
+		for _, v := range bands[i] {
+			lo, hi = math.Min(lo, v.x), math.Max(hi, v.x)
+			top, bottom = math.Min(top, v.y), math.Max(bottom, v.y)
+		}
+		if math.Abs(lo-want.x0) > 1 || math.Abs(hi-want.x1) > 1 {
+			t.Errorf("band %d spans x %v–%v, want %v–%v", i, lo, hi, want.x0, want.x1)
+		}
+		if top >= yOf20 || bottom <= yOf20 {
+			t.Errorf("band %d spans y %v–%v: want the readings' 20 (y=%v) inside it", i, top, bottom, yOf20)
+		}
+		if top < padT || bottom > chartH-padB {
+			t.Errorf("band %d spans y %v–%v, outside the plot %d–%d", i, top, bottom, padT, chartH-padB)
+		}
+	}
+	// 08's band (10–30) is the widest: its edges are the shape's extremes,
+	// and hour 07's (19.5–21.5) top is a step below 08's.
+	var ys []float64
+	for _, v := range bands[0] {
+		if v.x > hourX(8)+1 && v.x < hourX(9)-1 {
+			t.Errorf("a vertex inside hour 08 at %v: want steps only at the hours", v)
+		}
+		ys = append(ys, v.y)
+	}
+	if got := slices.Max(ys) - slices.Min(ys); got < 0.8*float64(chartH-padT-padB) {
+		t.Errorf("the 10–30 band spans %v units of the %d-unit plot: want it to set the axis", got, chartH-padT-padB)
+	}
+	if n := len(bandsOf(Chart(series("air.humidity", from, time.Minute, repeat(50, 60)...), nil, nil, now.Add(-chartWindow), now, time.UTC))); n != 0 {
+		t.Errorf("a series with no usual band draws %d band shapes", n)
 	}
 }

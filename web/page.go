@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -19,8 +20,8 @@ import (
 // pageCSS is the page's only style sheet, inline and allowed by its hash in
 // the Content-Security-Policy.
 const pageCSS = `
-:root{--bg:#f6f7f9;--card:#fff;--ink:#1b1f24;--mute:#5c6670;--line:#2563eb;--th:#dc2626;--fire:rgba(220,38,38,.13);--grid:#e3e6ea;--ok:#15803d;--warn:#b45309}
-@media (prefers-color-scheme:dark){:root{--bg:#111417;--card:#1b1f24;--ink:#e8eaed;--mute:#9aa4ae;--line:#60a5fa;--th:#f87171;--fire:rgba(248,113,113,.18);--grid:#2c323a;--ok:#4ade80;--warn:#fbbf24}}
+:root{--bg:#f6f7f9;--card:#fff;--ink:#1b1f24;--mute:#5c6670;--line:#2563eb;--th:#dc2626;--fire:rgba(220,38,38,.13);--grid:#e3e6ea;--ok:#15803d;--warn:#b45309;--band:rgba(37,99,235,.17)}
+@media (prefers-color-scheme:dark){:root{--bg:#111417;--card:#1b1f24;--ink:#e8eaed;--mute:#9aa4ae;--line:#60a5fa;--th:#f87171;--fire:rgba(248,113,113,.18);--grid:#2c323a;--ok:#4ade80;--warn:#fbbf24;--band:rgba(96,165,250,.2)}}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--ink)}
 header,main{max-width:1240px;margin:0 auto;padding:12px 16px}
@@ -42,12 +43,12 @@ button.primary{background:var(--line);border-color:var(--line);color:#fff}
 .card .top{display:flex;justify-content:space-between;align-items:baseline;gap:8px;flex-wrap:wrap}
 .key{font-weight:600}.val{font-size:22px;font-weight:600}
 .rules{font-size:13px;margin-top:2px}.rules .badge{margin-right:4px}
-.err{color:var(--th);font-size:13px}
+.err{color:var(--th);font-size:13px}.usual{color:var(--mute);font-size:13px}.usual.off{color:var(--warn)}
 svg.chart{width:100%;height:auto;display:block;margin-top:6px}
 .chart .frame{fill:none;stroke:var(--grid)}.chart .grid{stroke:var(--grid)}
 .chart .line{fill:none;stroke:var(--line);stroke-width:1.8;stroke-linejoin:round}
 .chart .threshold{stroke:var(--th);stroke-width:1.2;stroke-dasharray:6 4}
-.chart .firing{fill:var(--fire)}
+.chart .firing{fill:var(--fire)}.chart .band{fill:var(--band)}
 .chart text{fill:var(--mute);font-size:12px}.chart .thlabel{fill:var(--th)}
 table{width:100%;border-collapse:collapse;background:var(--card);border-radius:10px;font-size:14px}
 th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--grid);vertical-align:top}
@@ -123,6 +124,9 @@ func writePage(b *bytes.Buffer, d *pageData) {
 		for _, r := range rs {
 			w(`<div class="card reading" data-key="`, esc(r.Key), `">
 <div class="top"><span class="key">`, esc(r.Key), `</span><span class="val">`, esc(r.Value), "</span></div>\n")
+			if r.Usual != "" {
+				w(`<div class="usual`, pick(r.Unusual, " off", ""), `">`, esc(r.Usual), "</div>\n")
+			}
 			if len(r.Rules) > 0 {
 				w(`<div class="rules">`)
 				for _, ru := range r.Rules {
@@ -172,7 +176,7 @@ func writePage(b *bytes.Buffer, d *pageData) {
 	}
 	section("board", "Board", d.Board)
 	w(`</main>
-<footer>vigil · rendered `, esc(d.Now), ` · charts show the last 24 hours (since the first reading when that is later); dashed lines are rule thresholds, shading is a rule firing</footer>
+<footer>vigil · rendered `, esc(d.Now), ` · charts show the last 24 hours (since the first reading when that is later); dashed lines are rule thresholds, red shading is a rule firing, the blue band is what is usual for the hour</footer>
 </body></html>
 `)
 }
@@ -248,6 +252,8 @@ func pick[T any](c bool, a, b T) T {
 
 type readingView struct {
 	Key, Value, Error string
+	Usual             string // what is usual now (status.UsualText)
+	Unusual           bool   // the reading is off its usual band
 	Rules             []heartbeat.RuleStatus
 	Chart             string // SVG
 }
@@ -382,6 +388,10 @@ func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done 
 			if v, ok := st.Snapshot.Readings[k]; ok {
 				rv.Value = heartbeat.FormatValue(v)
 			}
+		}
+		if b, ok := st.Baselines[k]; ok {
+			rv.Usual = status.UsualText(b, st.Unusual, now.In(loc))
+			rv.Unusual = b.Ready && math.Abs(b.Z) >= st.Unusual
 		}
 		var lines []RuleLine
 		var kspans []Span

@@ -46,6 +46,8 @@ type fakeEngine struct {
 	// alert.ErrNotAllowed, as the daemon's do once a reload took them
 	// out of [manage] remote.
 	refused []string
+	// baselines are what is usual now, by reading.
+	baselines map[string]heartbeat.BandStatus
 }
 
 func newFake(now time.Time, readings int) *fakeEngine {
@@ -71,6 +73,7 @@ func (f *fakeEngine) Status(ctx context.Context) (heartbeat.Status, error) {
 	}
 	return heartbeat.Status{Device: "fake", Mode: "rules-only", Now: f.now, PausedUntil: f.paused, Snapshot: snap,
 		Outbox: map[string]int{"log": 0}, BudgetMax: 96, Problems: f.problems, SensorErrors: f.sensorErrors, SensorsAt: f.now,
+		Baselines: f.baselines, Unusual: 3,
 		Rules: append([]heartbeat.RuleStatus{{Name: "too_hot", State: heartbeat.RuleFiring, Since: f.now.Add(-time.Hour)}}, f.rules...)}, nil
 }
 

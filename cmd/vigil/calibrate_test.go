@@ -38,7 +38,7 @@ func TestSensorsTableRaw(t *testing.T) {
 			cfg.Sensors[1].Spec().Named(device.Failed{Err: errors.New("ds18b20: no sensor")}),
 		}
 		var b bytes.Buffer
-		device.WriteTable(&b, cfg.Specs(), sensors, device.Sense(context.Background(), sensors, time.Unix(0, 0)))
+		device.WriteTable(&b, cfg.Specs(), sensors, device.Sense(context.Background(), sensors, time.Unix(0, 0)), nil)
 		if got := b.String(); got != tt.want {
 			t.Errorf("WriteTable with %q =\n%s\nwant\n%s", tt.calibrate, got, tt.want)
 		}

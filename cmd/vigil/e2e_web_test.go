@@ -169,6 +169,11 @@ func TestStatusPageInChromium(t *testing.T) {
 	cfg := webConfig(t, dir, port)
 	seedDay(t, dir, time.Now())
 	seedNotes(t, dir, time.Now())
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedBaselines(t, dir, time.Now(), berlin, 3, dayCurves(time.Now())) // three days seen: the bands are ready
 	for _, kv := range [][2]string{{"heartbeat.interval", "15m"}, {"rule.too_dry.enabled", "false"}} {
 		if out, errOut, code := runVigil(t, "-c", cfg, "set", kv[0], kv[1]); code != 0 {
 			t.Fatalf("set %s %s: exit %d: %s %s", kv[0], kv[1], code, out, errOut)
@@ -227,12 +232,23 @@ func TestStatusPageInChromium(t *testing.T) {
 	// vigil status asks the daemon, which answers with the same run-time
 	// block as the page.
 	out, errOut, code := runVigil(t, "-c", cfg, "status")
-	for _, re := range []string{`(?m)^notes:    3 \(newest 2h ago\)$`, `(?m)^  heartbeat\.interval    15m    set .* by cli$`, `(?m)^  too_dry\s+disabled`} {
+	for _, re := range []string{`(?m)^  air\.temperature\s+[\d.]+ °C\s+\(usual [\d.]+–[\d.]+ now`, `(?m)^notes:    3 \(newest 2h ago\)$`, `(?m)^  heartbeat\.interval    15m    set .* by cli$`, `(?m)^  too_dry\s+disabled`} {
 		if code != 0 || !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("status from the daemon: exit %d, no line matching %s:\n%s%s", code, re, out, errOut)
 		}
 	}
-	// vigil history asks the daemon: the seeded day plus its own samples.
+	// vigil sensors reads the sensors itself, and what is usual from the
+	// daemon.
+	out, errOut, code = runVigil(t, "-c", cfg, "sensors")
+	if code != 0 || !regexp.MustCompile(`(?m)^air\s+temperature\s+[\d.]+\s+°C\s+usual [\d.]+–[\d.]+ now`).MatchString(out) {
+		t.Errorf("sensors with a daemon running: exit %d, no usual band for air.temperature:\n%s%s", code, out, errOut)
+	}
+	// vigil history asks the daemon: the seeded day plus its own samples,
+	// and in JSON the usual band an hour.
+	out, errOut, code = runVigil(t, "-c", cfg, "history", "air.temperature", "--since", "6h", "--json")
+	if n := strings.Count(out, `"low":`); code != 0 || n < 6 || n > 7 {
+		t.Errorf("history --json from the daemon: exit %d, %d usual hours in 6h, want 6 or 7: %s", code, n, errOut)
+	}
 	out, errOut, code = runVigil(t, "-c", cfg, "history", "air.temperature", "--csv")
 	if rows := strings.Count(out, "\n") - 1; code != 0 || rows < 1440 {
 		t.Errorf("history from the daemon: exit %d, %d rows, want >= 1440; %s", code, rows, errOut)
@@ -279,6 +295,31 @@ func TestStatusPageInChromium(t *testing.T) {
 		if width < 400 {
 			t.Errorf("%s: the line is %.0f units wide, want it across the plot (422)", key, width)
 		}
+	}
+	// The usual band is drawn behind the line of every reading with a
+	// baseline, across the day, and the card says what is usual now.
+	for _, key := range []string{"air.temperature", "air.humidity", "board.soc_temperature"} {
+		var band struct {
+			N      int     `json:"n"`
+			Width  float64 `json:"width"`
+			Behind bool    `json:"behind"`
+			Fill   string  `json:"fill"`
+			Usual  string  `json:"usual"`
+		}
+		b.Eval(fmt.Sprintf(`(() => { const c = document.querySelector('.reading[data-key=%q]'); const bs = [...c.querySelectorAll('path.band')]; const line = c.querySelector('path.line');
+			return {n: bs.length, width: bs.reduce((w, p) => w + p.getBBox().width, 0), fill: bs.length ? getComputedStyle(bs[0]).fill : '',
+				behind: bs.length > 0 && line !== null && bs.every(p => p.compareDocumentPosition(line) & Node.DOCUMENT_POSITION_FOLLOWING),
+				usual: (c.querySelector('.usual') || {}).innerText || ''}; })()`, key), &band)
+		if band.N == 0 || band.Width < 400 || !band.Behind || band.Fill == "" || band.Fill == "none" {
+			t.Errorf("%s: %d usual bands %.0f units wide, behind the line %v, fill %q: want the band across the plot (422), behind the line, filled", key, band.N, band.Width, band.Behind, band.Fill)
+		}
+		if !regexp.MustCompile(`^usual [\d.]+–[\d.]+ now`).MatchString(band.Usual) {
+			t.Errorf("%s's card says %q, want what is usual now", key, band.Usual)
+		}
+	}
+	b.Eval(`document.querySelectorAll('.reading[data-key="board.clock_synced"] path.band').length`, &charts)
+	if charts != 0 {
+		t.Errorf("board.clock_synced (on or off) has %d usual bands, want none", charts)
 	}
 	b.Eval(`document.querySelectorAll('.reading[data-key="air.humidity"] line.threshold').length`, &charts)
 	if charts != 0 {
@@ -353,6 +394,9 @@ func TestStatusPageInChromium(t *testing.T) {
 	b.Size(390, 844, true)
 	b.Navigate(base + "/")
 	shoot("status-phone.png")
+	b.Size(1280, 560, false) // the first rows of charts, each with its usual band
+	b.Navigate(base + "/")
+	shoot("status-band.png")
 
 	// Pause through the button, see it, then resume.
 	b.Size(1280, 900, false)

@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/status"
 )
 
 func (e *env) cmdSensors(ctx context.Context, args []string) error {
@@ -43,7 +44,13 @@ func (e *env) cmdSensors(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return cmdSensors(ctx, cfg, prof, o, e.stdout, log)
+	// What is usual now: the status's bands; none (no BASELINE column)
+	// when neither a daemon nor the state file can say.
+	usual, _, err := e.view(ctx, cfg, nil)
+	if err != nil {
+		log.Debug("no usual bands", "err", err)
+	}
+	return cmdSensors(ctx, cfg, prof, o, usual, e.stdout, log)
 }
 
 func (e *env) cmdScan(ctx context.Context, args []string) error {
@@ -115,21 +122,23 @@ func checkI2CDefault(cfg *config.Config, prof board.Profile, list func() ([]stri
 // sensorsOptions are the flags of `vigil sensors`.
 type sensorsOptions struct{ json, drivers bool }
 
-// cmdSensors is `vigil sensors [--json]`; --drivers never gets here.
-func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o sensorsOptions, stdout io.Writer, log *slog.Logger) error {
+// cmdSensors is `vigil sensors [--json]`, with what is usual now from
+// usual's bands; --drivers never gets here.
+func cmdSensors(ctx context.Context, cfg *config.Config, prof board.Profile, o sensorsOptions, usual status.View, stdout io.Writer, log *slog.Logger) error {
 
 	// The table shows every open error; don't log them a second time.
 	sensors, closeAll, problems := device.OpenSensors(cfg.Specs(), host(cfg, prof, time.Now))
 	defer closeAll()
 	log.Debug("sensors opened", "sensors", len(sensors), "not_opened", len(problems))
 	snap := device.Sense(ctx, sensors, time.Now())
+	bands := status.BandsFor(snap, usual.Baselines)
 
 	if o.json {
-		if err := writeJSON(stdout, snap.Table()); err != nil {
+		if err := writeJSON(stdout, status.SensorsJSON{Table: snap.Table(), Baselines: bands}); err != nil {
 			return err
 		}
 	} else {
-		device.WriteTable(stdout, cfg.Specs(), sensors, snap)
+		device.WriteTable(stdout, cfg.Specs(), sensors, snap, status.UsualCells(bands, usual.Unusual, snap.Time.In(cfg.Device.Location)))
 	}
 	if n := len(snap.Errors); n > 0 {
 		return fmt.Errorf("%d of %d sensors failed", n, len(sensors))

@@ -9,10 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/termtext"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/status"
 )
 
@@ -29,19 +31,11 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var v status.View
-	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "status"}, 10*time.Second, func() error {
-		// The run-time settings as `vigil run` would apply them (a
-		// disabled rule shows as disabled).
-		v, err = e.localStatus(ctx, cfg, base)
-		return err
-	})
+	// The run-time settings as `vigil run` would apply them (a disabled
+	// rule shows as disabled).
+	v, running, err := e.view(ctx, cfg, base)
 	if err != nil {
 		return err
-	}
-	running := resp != nil
-	if running && resp.Status != nil {
-		v = *resp.Status
 	}
 	if asJSON {
 		return writeJSON(e.stdout, struct {
@@ -52,6 +46,19 @@ func (e *env) cmdStatus(ctx context.Context, args []string) error {
 	_ = termtext.Print(e.stdout, func(w io.Writer) { status.WriteStatus(w, v, running, status.ClockSynced()) })
 	status.WriteReadings(e.stdout, v, status.Rules(cfg), time.Now(), colorOK(e.stdout))
 	return nil
+}
+
+// view is the status view: the daemon's, or with none running the state
+// file's, read-only (with base: the run-time settings applied).
+func (e *env) view(ctx context.Context, cfg *config.Config, base *manage.Base) (v status.View, running bool, err error) {
+	resp, err := e.daemonOr(ctx, cfg, control.Request{Cmd: "status"}, 10*time.Second, func() (err error) {
+		v, err = e.localStatus(ctx, cfg, base)
+		return err
+	})
+	if resp != nil && resp.Status != nil {
+		v = *resp.Status
+	}
+	return v, resp != nil, err
 }
 
 // colorOK reports whether w is a terminal and NO_COLOR is unset
