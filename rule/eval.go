@@ -84,6 +84,20 @@ func evalNum(n *node, env Env) (float64, bool) {
 		v = x
 	case opStale:
 		return float64(env.Stale(n.name)), true
+	case opUsual, opUnusual:
+		b, ok := env.(Baselines)
+		if !ok {
+			return 0, false
+		}
+		get := b.Usual
+		if n.op == opUnusual {
+			get = b.Unusual
+		}
+		x, ok := get(n.name)
+		if !ok {
+			return 0, false // warming up
+		}
+		v = x
 	case opAbs, opNeg:
 		x, ok := evalNum(n.l, env)
 		if !ok {
@@ -183,7 +197,7 @@ func leaf(n *node) string {
 		return n.name
 	case opDelta:
 		return "delta(" + n.name + ", " + n.win.String() + ")"
-	case opStale, opError:
+	case opStale, opError, opUsual, opUnusual:
 		return opText[n.op] + "(" + n.name + ")"
 	case opAbs:
 		var b strings.Builder

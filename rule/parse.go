@@ -52,6 +52,8 @@ const (
 	opStale
 	opError
 	opAbs
+	opUsual   // usual(key): the value expected now
+	opUnusual // unusual(key): the signed robust z-score against this hour
 )
 
 var opText = [...]string{
@@ -59,6 +61,7 @@ var opText = [...]string{
 	opLT: "<", opLE: "<=", opGT: ">", opGE: ">=", opEQ: "==", opNE: "!=",
 	opAdd: "+", opSub: "-", opNeg: "-",
 	opDelta: "delta", opStale: "stale", opError: "error", opAbs: "abs",
+	opUsual: "usual", opUnusual: "unusual",
 }
 
 func (o op) isCmp() bool { return o >= opLT && o <= opNE }
@@ -69,7 +72,7 @@ type node struct {
 	typ  typ
 	pos  int     // byte offset of the node's first character in the source
 	val  float64 // opNum: the number; opDur: nanoseconds
-	name string  // opKey, opDelta: "sensor.quantity"; opStale, opError: sensor
+	name string  // opKey, opDelta, opUsual, opUnusual: "sensor.quantity"; opStale, opError: sensor
 	win  time.Duration
 	l, r *node // operands; unary nodes use l
 }
@@ -513,17 +516,19 @@ var funcs = map[string]struct {
 	op    op
 	usage string
 }{
-	"delta": {opDelta, "delta(air.temperature, 10m)"},
-	"stale": {opStale, "stale(air)"},
-	"error": {opError, "error(air)"},
-	"abs":   {opAbs, "abs(air.temperature - 20)"},
+	"delta":   {opDelta, "delta(air.temperature, 10m)"},
+	"stale":   {opStale, "stale(air)"},
+	"error":   {opError, "error(air)"},
+	"abs":     {opAbs, "abs(air.temperature - 20)"},
+	"usual":   {opUsual, "usual(air.temperature)"},
+	"unusual": {opUnusual, "unusual(air.temperature)"},
 }
 
 // call = name "(" args ")"; p.tok is the "(".
 func (p *parser) parseCall(name token) *node {
 	f, ok := funcs[name.text]
 	if !ok {
-		p.fail(name.pos, "unknown function %q (have abs, delta, error, stale)", name.text)
+		p.fail(name.pos, "unknown function %q (have abs, delta, error, stale, unusual, usual)", name.text)
 	}
 	open := p.tok.pos
 	p.enter(open)
@@ -548,6 +553,13 @@ func (p *parser) parseCall(name token) *node {
 			p.fail(p.tok.pos, "delta window must be positive")
 		}
 		n.win = time.Duration(p.tok.val)
+		p.next()
+	case opUsual, opUnusual:
+		n.typ = tNum
+		if p.tok.kind != tkKey {
+			p.failArg("expected a sensor.quantity key, as in " + f.usage)
+		}
+		n.name = p.tok.text
 		p.next()
 	case opStale, opError:
 		n.typ = tBool

@@ -12,7 +12,7 @@
 //	unary   = "-" unary | primary
 //	primary = number | duration | key | call | "(" expr ")"
 //	call    = "delta(" key "," duration ")" | "stale(" sensor ")" | "error(" sensor ")"
-//	          | "abs(" sum ")"
+//	          | "abs(" sum ")" | "usual(" key ")" | "unusual(" key ")"
 //
 // "&&", "||" and "!" are aliases of and, or and not; keywords are lowercase.
 // A number is decimal (21, -3.5, .5); a duration is a Go duration (500ms,
@@ -25,8 +25,14 @@
 // duration, comparing conditions, or using a number as a condition are
 // compile errors.
 //
+// usual(key) is the value expected for the reading at this hour of the day
+// and unusual(key) the reading's signed robust z-score against it (package
+// baseline); both are numbers, known only when the Env implements Baselines
+// and the key's baseline has warmed up.
+//
 // Evaluation is three-valued: a comparison that needs a missing reading (a
-// failed sensor, no history yet for delta) is unknown, and "and", "or" and
+// failed sensor, no history yet for delta, a baseline still warming up) is
+// unknown, and "and", "or" and
 // "not" follow Kleene's logic, so "error(air) or air.temperature > 30" is
 // true while air is failing. error() and stale() are always known.
 package rule
@@ -52,6 +58,15 @@ type Env interface {
 	Failed(sensor string) bool                              // the sensor's latest read failed
 }
 
+// Baselines is implemented by an Env that knows what is usual for each
+// reading at this hour (package baseline): usual() and unusual() ask it.
+// With an Env that does not implement it, or while a key's baseline warms
+// up (ok false), both are unknown, so a rule on them is not firing.
+type Baselines interface {
+	Usual(key string) (float64, bool)   // the value expected now
+	Unusual(key string) (float64, bool) // the current reading's signed robust z-score
+}
+
 // SyntaxError is a parse error pointing at a 1-based column of the source.
 type SyntaxError struct {
 	Col int
@@ -66,6 +81,7 @@ type Expr struct {
 	root    *node
 	sensors []string
 	keys    []string
+	bases   []string // keys of usual() and unusual()
 }
 
 // Compile parses and type-checks src, which may be at most MaxLen bytes
@@ -85,10 +101,13 @@ func newExpr(src string, root *node) *Expr {
 	e := &Expr{src: src, root: root}
 	walk(root, func(n *node) {
 		switch n.op {
-		case opKey, opDelta:
+		case opKey, opDelta, opUsual, opUnusual:
 			e.keys = append(e.keys, n.name)
 			s, _, _ := strings.Cut(n.name, ".")
 			e.sensors = append(e.sensors, s)
+			if n.op == opUsual || n.op == opUnusual {
+				e.bases = append(e.bases, n.name)
+			}
 		case opStale, opError:
 			e.sensors = append(e.sensors, n.name)
 		}
@@ -97,6 +116,8 @@ func newExpr(src string, root *node) *Expr {
 	e.keys = slices.Compact(e.keys)
 	slices.Sort(e.sensors)
 	e.sensors = slices.Compact(e.sensors)
+	slices.Sort(e.bases)
+	e.bases = slices.Compact(e.bases)
 	return e
 }
 
@@ -128,8 +149,17 @@ func (e *Expr) Sensors() []string {
 	return slices.Clone(e.sensors)
 }
 
+// Baselines returns the readings whose baseline the expression uses
+// through usual() and unusual(), sorted, deduplicated.
+func (e *Expr) Baselines() []string {
+	if e == nil {
+		return nil
+	}
+	return slices.Clone(e.bases)
+}
+
 // Keys returns the readings ("sensor.quantity") the expression refers to
-// through keys and delta(), sorted, deduplicated. Sensors referred to only by
+// through keys, delta(), usual() and unusual(), sorted, deduplicated. Sensors referred to only by
 // stale() or error() are in Sensors, not here.
 func (e *Expr) Keys() []string {
 	if e == nil {
@@ -170,7 +200,7 @@ func (e *Expr) Describe(env Env) string {
 	seen := map[string]bool{}
 	walk(e.root, func(n *node) {
 		switch n.op {
-		case opKey, opDelta, opStale, opError:
+		case opKey, opDelta, opStale, opError, opUsual, opUnusual:
 		default:
 			return
 		}
