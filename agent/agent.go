@@ -54,12 +54,23 @@ type Input struct {
 	MaxCalls    int    // HTTP requests this run may make (the day's remaining budget); 0: no cap
 	Meta        Meta   // why and when this run happens; zero: not shown
 	Notes       []Note // the model's own notes from earlier heartbeats, oldest first
+	// Usual is what is usual for the readings at this hour, by key, where
+	// their baselines are ready (package baseline): shown beside each
+	// reading. Nil: none known.
+	Usual map[string]Usual
+}
+
+// Usual is what is usual for one reading at this hour: the value expected
+// and the reading's signed robust z-score against it.
+type Usual struct {
+	Value float64
+	Z     float64
 }
 
 // Meta is the meta snapshot of a run: why the LLM is asked now, when the
 // tick was due, and how the last runs went. The heartbeat fills it.
 type Meta struct {
-	// Trigger is the gate's reason: changed, rule_changed, max_quiet,
+	// Trigger is the gate's reason: changed, unusual, rule_changed, max_quiet,
 	// forced (vigil check), retry (the last run failed) or first_run.
 	Trigger       string
 	ScheduledAt   time.Time     // when this tick was due; zero for a forced run

@@ -66,6 +66,9 @@ func buildPrompt(in Input, red *redact.Redactor) (system, user string) {
 			fmt.Fprintf(&b, " at %s", prev.Time.In(loc).Format("15:04"))
 		}
 	}
+	if len(in.Usual) > 0 {
+		b.WriteString("; usual = expected at this hour, z = robust z-score")
+	}
 	b.WriteString(":\n")
 	if len(snap.Readings) == 0 {
 		b.WriteString("(none)\n")
@@ -79,6 +82,9 @@ func buildPrompt(in Input, red *redact.Redactor) (system, user string) {
 			} else {
 				b.WriteString(" (new)")
 			}
+		}
+		if u, ok := in.Usual[k]; ok {
+			fmt.Fprintf(&b, " usual %s z=%s", usualNum(u.Value), signed1(u.Z))
 		}
 		b.WriteByte('\n')
 	}
@@ -237,6 +243,24 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dd", days)
 	}
 	return fmt.Sprintf("%dd%dh", days, h)
+}
+
+// usualNum formats a usual value to two decimals (one from 100 on), with
+// no trailing zeros: the baseline's mean has more digits than it knows.
+func usualNum(v float64) string {
+	if math.Abs(v) >= 100 {
+		return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
+}
+
+// signed1 formats a z-score to one decimal with its sign: "+8.7", "-0.4".
+func signed1(z float64) string {
+	z = math.Round(z*10) / 10
+	if z >= 0 {
+		return "+" + strconv.FormatFloat(z, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(z, 'f', 1, 64)
 }
 
 func num(v float64) string {

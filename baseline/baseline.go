@@ -66,18 +66,19 @@ const (
 
 // Band is what is usual for one quantity at one moment.
 type Band struct {
-	Usual     float64 // the value expected now (meaningful only when Ready)
-	Spread    float64 // robust spread, a standard deviation's equivalent, never below the noise floor
-	Low, High float64 // Usual ∓ k·Spread: the band to draw (k is SetUnusual's, default 3)
+	Usual  float64 `json:"usual"`  // the value expected now (meaningful only when Ready)
+	Spread float64 `json:"spread"` // robust spread, a standard deviation's equivalent, never below the noise floor
+	Low    float64 `json:"low"`    // Usual − k·Spread: the band to draw (k is SetUnusual's, default 3)
+	High   float64 `json:"high"`   // Usual + k·Spread
 	// Ready is false while warming up: Usual and Z are unknown.
-	Ready bool
+	Ready bool `json:"ready"`
 	// Hourly is true when the band comes from this hour's own bin; false
 	// while the bin warms up and the band is the last 24 h's median and MAD.
-	Hourly bool
+	Hourly bool `json:"hourly"`
 	// ReadyAt, while !Ready, is when the band will be Ready; while Ready
 	// but not Hourly, when this hour's own bin will be. Zero when Hourly or
 	// unknown. It is an estimate that assumes the readings keep coming.
-	ReadyAt time.Time
+	ReadyAt time.Time `json:"ready_at,omitzero"`
 }
 
 // Z returns the signed robust z-score of v against the band: how many

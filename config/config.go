@@ -59,6 +59,13 @@ type Heartbeat struct {
 	FailureAlertAfter      int      `toml:"failure_alert_after"`      // default 3
 	MaxLLMCallsPerDay      int      `toml:"max_llm_calls_per_day"`    // default 96
 	MaxAlertsPerHour       int      `toml:"max_alerts_per_hour"`      // flood guard, default 30
+	// Gate decides when a heartbeat asks the LLM: GateDeadband (default)
+	// when a reading moved beyond its deadband since the last LLM run;
+	// GateUnusual only when a reading is unusual for its hour of the day
+	// (|z| >= Unusual against its baseline). Either way also when a rule
+	// changed state or max_quiet elapsed.
+	Gate    string  `toml:"gate"`
+	Unusual float64 `toml:"unusual"` // the robust |z| that counts as unusual, default 3
 	// Schedule is an alternative to Interval: times of day ("07:30") in
 	// the device timezone, or one cron expression. Empty: use Interval.
 	Schedule []string `toml:"schedule"`
@@ -70,6 +77,12 @@ type Heartbeat struct {
 	IntervalMax Duration `toml:"interval_max"` // default 6h: the model's upper bound
 	Active      *Window  `toml:"-"`            // parsed ActiveHours, nil = always
 }
+
+// Values of heartbeat.gate.
+const (
+	GateDeadband = "deadband"
+	GateUnusual  = "unusual"
+)
 
 // Window is a daily time window in the device timezone; it may wrap
 // midnight (active_hours, quiet_hours).

@@ -50,6 +50,7 @@ func TestDefaults(t *testing.T) {
 			AlertCooldown:          Duration{6 * time.Hour},
 			FailureAlertAfter:      3,
 			MaxLLMCallsPerDay:      96, MaxAlertsPerHour: 30,
+			Gate: GateDeadband, Unusual: 3,
 			ModelMay:    []string{"pause"},
 			IntervalMin: Duration{10 * time.Minute},
 			IntervalMax: Duration{6 * time.Hour},

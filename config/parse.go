@@ -145,6 +145,8 @@ func defaults() *Config {
 			FailureAlertAfter:      3,
 			MaxLLMCallsPerDay:      96,
 			MaxAlertsPerHour:       30,
+			Gate:                   GateDeadband,
+			Unusual:                3,
 			ModelMay:               []string{"pause"},
 			IntervalMin:            Duration{10 * time.Minute},
 			IntervalMax:            Duration{6 * time.Hour},

@@ -20,6 +20,9 @@ type Options struct {
 	// Board lists the quantities of the board's own health sensor
 	// ("board"); nil skips the check of board.* keys.
 	Board []string
+	// BoardBaselines lists the board quantities that have a baseline (what
+	// is usual at each hour), for usual() and unusual(); nil skips the check.
+	BoardBaselines []string
 	// Boards lists the board profile names (besides auto and sim) that
 	// device.board may take; nil skips the check. cmd/vigil passes package
 	// board's profiles, so `config check` refuses what `run` would.

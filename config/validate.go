@@ -270,6 +270,12 @@ func (p *parser) validateHeartbeat() {
 				h.Interval, p.setAt(k("interval")))
 		}
 	}
+	if h.Gate != GateDeadband && h.Gate != GateUnusual {
+		p.bad(k("gate"), "must be %q or %q (got %q)", GateDeadband, GateUnusual, h.Gate)
+	}
+	if !(h.Unusual >= 1 && h.Unusual <= 20) { // also refuses NaN
+		p.bad(k("unusual"), "must be a robust |z| from 1 to 20, as in 3 (got %v)", h.Unusual)
+	}
 	if h.MaxAlertsPerHour < 1 {
 		p.bad(k("max_alerts_per_hour"), "must be at least 1 (got %d)", h.MaxAlertsPerHour)
 	}
@@ -762,6 +768,21 @@ func (p *parser) expr(path []seg, src string, sensors map[string]bool) {
 		if msg := p.noQuantity(sensor, q, func(q string) string { return sensor + "." + q }); msg != "" {
 			p.bad(path, "%s: %s", key, msg)
 		}
+	}
+	// usual() and unusual() need a baseline: every sensor quantity has one,
+	// the board's on/off flags and its uptime have none.
+	for _, key := range e.Baselines() {
+		sensor, q, _ := strings.Cut(key, ".")
+		if sensor != BoardSensor || p.opts.BoardBaselines == nil || !slices.Contains(p.opts.Board, q) ||
+			slices.Contains(p.opts.BoardBaselines, q) {
+			continue
+		}
+		msg := fmt.Sprintf("%s has no baseline, so usual() and unusual() cannot use it (the board's quantities with one: %s)",
+			key, strings.Join(p.opts.BoardBaselines, ", "))
+		if s := closest(q, p.opts.BoardBaselines); s != "" {
+			msg += "; did you mean " + BoardSensor + "." + s + "?"
+		}
+		p.bad(path, "%s", msg)
 	}
 }
 

@@ -51,6 +51,8 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.int("failure_alert_after", int64(h.FailureAlertAfter))
 	t.int("max_alerts_per_hour", int64(h.MaxAlertsPerHour))
 	t.int("max_llm_calls_per_day", int64(h.MaxLLMCallsPerDay))
+	t.str("gate", h.Gate)
+	t.raw("unusual", tomlFloat(h.Unusual))
 	t.strs("schedule", h.Schedule)
 	t.strs("model_may", h.ModelMay)
 	t.dur("interval_min", h.IntervalMin)

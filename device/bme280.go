@@ -121,6 +121,8 @@ func bme280Driver() DriverInfo {
 	return DriverInfo{
 		Name: "bme280", Chip: "Bosch BME280: temperature, humidity, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77},
 		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "humidity", Unit: Percent}, {Quantity: "pressure", Unit: HectoPascal}},
+		// Datasheet 3.4-3.6: 0.01 °C, 0.008 %RH, 0.18 Pa at 16× oversampling.
+		Resolution: map[string]float64{"temperature": 0.01, "humidity": 0.008, "pressure": 0.0018},
 		Open: func(o Opening) (Sensor, error) {
 			if o.SPI != nil {
 				return NewBME280SPI(o.SPI, o.Bus)
@@ -134,6 +136,7 @@ func bmp280Driver() DriverInfo {
 	return DriverInfo{
 		Name: "bmp280", Chip: "Bosch BMP280: temperature, pressure", Bus: "i2c or spi", Addresses: []uint16{0x76, 0x77},
 		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}, {Quantity: "pressure", Unit: HectoPascal}},
+		Resolution: map[string]float64{"temperature": 0.01, "pressure": 0.0018}, // BMP280 datasheet 3.4
 		Open: func(o Opening) (Sensor, error) {
 			if o.SPI != nil {
 				return NewBMP280SPI(o.SPI, o.Bus)

@@ -26,6 +26,11 @@ type DriverInfo struct {
 	// produces, in its order; an ADC's are all its channels, a kernel
 	// driver's what the kernel may report. The simulator produces these.
 	Quantities []Reading
+	// Resolution is the smallest step of a quantity's reading, by
+	// quantity, where the datasheet gives one (the BME280's 0.01 °C): the
+	// noise floor of its baseline, so a flat series is not infinitely
+	// unusual at its first step. Missing: UnitResolution.
+	Resolution map[string]float64
 	// MinTimeout is the shortest read timeout the chip needs, when the
 	// default is too short for it.
 	MinTimeout time.Duration
@@ -227,6 +232,45 @@ func (s Spec) Readings() ([]Reading, bool) {
 	}
 	return SensorQuantities(s.Driver, s.channelNumbers())
 }
+
+// Resolution returns the smallest step of the configured sensor's quantity
+// q: the driver's, else UnitResolution(u).
+func (s Spec) Resolution(q string, u Unit) float64 {
+	if d, ok := LookupDriver(s.Driver); ok {
+		if r, ok := d.Resolution[q]; ok && r > 0 {
+			return r
+		}
+	}
+	return UnitResolution(u)
+}
+
+// UnitResolution is the noise floor of a reading in unit u when its driver
+// names none: a step any sensor of that unit resolves, and below which a
+// change is not worth a z-score.
+func UnitResolution(u Unit) float64 {
+	switch u {
+	case Celsius:
+		return 0.1
+	case Percent:
+		return 0.5
+	case HectoPascal:
+		return 0.1
+	case Volt:
+		return 0.01
+	case Ampere:
+		return 0.001
+	case Watt:
+		return 0.01
+	case Lux, PPM, PPB, Megabyte, Ohm:
+		return 1
+	}
+	return 0.01
+}
+
+// HasBaseline reports whether a reading in unit u has a baseline (what is
+// usual at each hour of the day): not an on/off flag (Bool) and not a
+// count of seconds such as the uptime, which only grows.
+func HasBaseline(u Unit) bool { return u != Bool && u != Second }
 
 // WriteDrivers prints the registry as `vigil sensors --drivers` shows it:
 // one row per driver with its bus, addresses, keys, quantities and chip.

@@ -175,6 +175,7 @@ func ds18b20Driver() DriverInfo {
 	return DriverInfo{
 		Name: "ds18b20", Chip: "Maxim DS18B20: temperature, through the kernel's 1-Wire driver", Bus: "w1", Keys: []string{"serial", "w1_dir"},
 		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}},
+		Resolution: map[string]float64{"temperature": 0.0625}, // datasheet: 12-bit default
 		// The w1 directory is looked at on every read: a missing 1-Wire
 		// bus already is a reading error.
 		Open: func(o Opening) (Sensor, error) {

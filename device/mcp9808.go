@@ -84,6 +84,7 @@ func mcp9808Driver() DriverInfo {
 	return DriverInfo{
 		Name: "mcp9808", Chip: "Microchip MCP9808: temperature ±0.25 °C", Bus: "i2c", Addresses: addrRange(0x18, 0x1F),
 		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}},
+		Resolution: map[string]float64{"temperature": 0.0625}, // datasheet 5.2.4, the power-on resolution
 		Open:       func(o Opening) (Sensor, error) { return NewMCP9808(o.I2C, o.Bus, o.Addr) },
 	}
 }

@@ -64,6 +64,7 @@ func tmp102Driver() DriverInfo {
 	return DriverInfo{
 		Name: "tmp102", Chip: "Texas Instruments TMP102: temperature ±0.5 °C", Bus: "i2c", Addresses: addrRange(0x48, 0x4B),
 		Quantities: []Reading{{Quantity: "temperature", Unit: Celsius}},
+		Resolution: map[string]float64{"temperature": 0.0625}, // datasheet 7.3.1: 12 bits
 		Open:       func(o Opening) (Sensor, error) { return NewTMP102(o.I2C, o.Bus, o.Addr) },
 	}
 }

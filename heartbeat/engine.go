@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/baseline"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/rule"
@@ -75,13 +76,21 @@ type Config struct {
 	FailureAlertAfter      int
 	MaxLLMCallsPerDay      int
 	Deadbands              map[string]float64 // "air.temperature" -> 0.5; missing keys use the unit's default
-	BuildTime              time.Time          // wall clock before this is not plausible
-	Rules                  []Rule
-	Checklist              ChecklistFunc
-	FloodLimit             int           // alerts queued per FloodWindow before the guard holds them (default 30)
-	FloodWindow            time.Duration // default 1h
-	HistoryStep            time.Duration // spacing of persisted history samples (default 1m)
-	MemHistory             int           // snapshots kept in memory for delta() (default 720)
+	// Gate is GateDeadband (the default, also for "") or GateUnusual
+	// (usual.go); Unusual is the |z| that counts as unusual (default 3).
+	Gate    string
+	Unusual float64
+	// Resolutions are the readings' noise floors for their baselines
+	// ("air.temperature" -> 0.01, the driver's datasheet resolution);
+	// missing keys use device.UnitResolution.
+	Resolutions map[string]float64
+	BuildTime   time.Time // wall clock before this is not plausible
+	Rules       []Rule
+	Checklist   ChecklistFunc
+	FloodLimit  int           // alerts queued per FloodWindow before the guard holds them (default 30)
+	FloodWindow time.Duration // default 1h
+	HistoryStep time.Duration // spacing of persisted history samples (default 1m)
+	MemHistory  int           // snapshots kept in memory for delta() (default 720)
 }
 
 // Deps are the engine's collaborators.
@@ -140,6 +149,9 @@ type Engine struct {
 	raised       map[string]alert.Alert      // system faults that never resolve (state_lost), raised by this process (Problems)
 	acks         map[string]store.ProblemAck // acknowledged problems by key, as in the state file (ack.go)
 	reconf       chan struct{}               // closed and replaced by Reconfigure: the loops re-read their timing
+	base         *baseline.Set               // what is usual for each reading at each hour (usual.go)
+	floors       *floorTable                 // each reading's noise floor, for base
+	llmUnusual   map[string]bool             // the readings that were unusual at the last LLM run
 }
 
 type ruleRun struct {
@@ -195,7 +207,12 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		sensorsOut:   newLatest[device.Snapshot](),
 		heartbeatOut: newLatest[transport.Heartbeat](),
 		reconf:       make(chan struct{}),
+		floors:       &floorTable{m: map[string]float64{}},
+		llmUnusual:   map[string]bool{},
 	}
+	e.base = baseline.New(cfg.Location, e.floors.get)
+	e.base.SetUnusual(cfg.Unusual)
+	var baselines []byte
 	for _, n := range deps.Notifiers {
 		e.wake[n.Name()] = make(chan struct{}, 1)
 	}
@@ -211,6 +228,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		if e.acks, err = tx.ProblemAcks(); err != nil {
 			return err
 		}
+		baselines = tx.Baselines()
 		p, ok, err := tx.Pause()
 		if err != nil {
 			return err
@@ -231,6 +249,10 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	}
 	if e.state.Counters == nil {
 		e.state.Counters = map[string]uint64{}
+	}
+	if err := e.base.UnmarshalBinary(baselines); err != nil {
+		// Not worth refusing to start: they are learnt again.
+		e.log.Warn("baselines in the state file unreadable; learning what is usual again", "err", err)
 	}
 	for _, r := range cfg.Rules {
 		rr := &ruleRun{rule: r}

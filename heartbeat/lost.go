@@ -58,7 +58,13 @@ func (e *Engine) noteLost() {
 	}
 	acks := maps.Clone(e.acks)
 	e.mu.Unlock()
+	baselines := e.baselineBlob()
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
+		if baselines != nil {
+			if err := tx.PutBaselines(baselines); err != nil {
+				return err
+			}
+		}
 		for name, rs := range rules {
 			if err := tx.PutRuleState(name, rs); err != nil {
 				return err
@@ -100,11 +106,12 @@ func lostSummary(l store.Lost) string {
 		"Telegram's alert messages (an ack no longer edits them)"
 	if l.AtOpen {
 		b.WriteString("lost: queued alerts not yet delivered, pause, counters, rule states, acknowledgements, alert cooldowns, run and sensor history, " +
+			"what is usual for each reading at each hour (the baselines: learnt again over two days), " +
 			"run-time settings (vigil set: the config file's values apply again), the model's notes, " + telegram)
 	} else {
 		b.WriteString("lost: queued alerts not yet delivered, alert cooldowns, run and sensor history, the model's notes, " + telegram + ", " +
 			"and the stored run-time settings (vigil set: still in force until the daemon restarts, then the config file's values apply; set them again) " +
-			"(pause, counters, rule states and acknowledgements were kept from memory)")
+			"(pause, counters, rule states, what is usual at each hour (the baselines) and acknowledgements were kept from memory)")
 	}
 	if l.MovedTo != "" {
 		fmt.Fprintf(&b, "; the damaged file is %s", l.MovedTo)

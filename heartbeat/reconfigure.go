@@ -47,6 +47,8 @@ func (e *Engine) Reconfigure(cfg Config, sensors []device.Named, thinker Thinker
 	}
 	e.rules = rules
 	e.cfg = cfg
+	e.base.SetUnusual(cfg.Unusual)
+	e.floors.reset() // a reload may change a driver, and with it the resolution
 	e.deps.Sensors = sensors
 	e.deps.Thinker = thinker
 	close(e.reconf)

@@ -68,6 +68,9 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	}
 	e.mu.Lock()
 	e.record(mono, snap)
+	if !dry {
+		e.observe(snap)
+	}
 	env := &snapEnv{e: e, snap: snap, now: mono}
 
 	type change struct {

@@ -48,6 +48,13 @@ type Status struct {
 	// known (then SensorErrors is empty: nothing says the sensors work).
 	SensorErrors map[string]string `json:"sensor_errors"`
 	SensorsAt    time.Time         `json:"sensors_at,omitzero"`
+	// Baselines are what is usual now for each reading of the last sample
+	// that has a baseline, by key: the band, whether it is still warming
+	// up and when it will be ready, and the reading's z-score.
+	Baselines map[string]BandStatus `json:"baselines,omitempty"`
+	// Unusual is the |z| that counts as unusual (heartbeat.unusual), the
+	// half-width of the bands in spreads.
+	Unusual float64 `json:"unusual,omitempty"`
 }
 
 // Rule states in `vigil status`.
@@ -157,6 +164,7 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		st.Snapshot = e.last.Clone()
 		stored, ok = *st.Snapshot, true
 	}
+	st.Baselines, st.Unusual = e.bandsLocked(loc), e.base.Unusual()
 	st.SensorErrors = map[string]string{}
 	if ok {
 		maps.Copy(st.SensorErrors, stored.Errors)

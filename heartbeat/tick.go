@@ -257,6 +257,12 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 	defer e.runMu.Unlock()
 
 	reason, think := e.gate(forced, startMono, startWall)
+	e.mu.Lock()
+	unusualKeys, unusual := e.unusualLocked()
+	if e.cfg.Gate == GateUnusual {
+		run.Unusual = unusual
+	}
+	e.mu.Unlock()
 	if !think {
 		run.Outcome, run.Reason = OutcomeSkipped, reason
 		if reason == ReasonPaused {
@@ -292,6 +298,10 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 		e.mu.Lock()
 		e.llmSnap = in.Snapshot.Clone()
 		e.ruleChanged = false
+		e.llmUnusual = map[string]bool{}
+		for _, k := range unusualKeys {
+			e.llmUnusual[k] = true
+		}
 		e.mu.Unlock()
 	}
 	if err != nil {
@@ -381,10 +391,15 @@ func (e *Engine) gate(forced bool, mono, wall time.Time) (reason string, think b
 		return ReasonRetry, true
 	case e.ruleChanged:
 		return ReasonRuleChanged, true
+	case e.cfg.Gate == GateUnusual:
+		if e.unusualNews() {
+			return ReasonUnusual, true
+		}
 	case e.changed(e.llmSnap, e.last):
 		return ReasonChanged, true
-	case e.cfg.MaxQuiet > 0 && (e.state.LastLLMCall.IsZero() || wall.Sub(e.state.LastLLMCall) >= e.cfg.MaxQuiet ||
-		wall.Before(e.state.LastLLMCall)):
+	}
+	if e.cfg.MaxQuiet > 0 && (e.state.LastLLMCall.IsZero() || wall.Sub(e.state.LastLLMCall) >= e.cfg.MaxQuiet ||
+		wall.Before(e.state.LastLLMCall)) {
 		return ReasonMaxQuiet, true
 	}
 	return ReasonUnchanged, false
@@ -428,6 +443,7 @@ func (e *Engine) input(wall time.Time) (agent.Input, error) {
 	}
 	if e.last != nil {
 		in.Snapshot = *e.last.Clone()
+		in.Usual = e.usualForPrompt(in.Snapshot)
 	}
 	in.Previous = e.llmSnap
 	if e.cfg.MaxLLMCallsPerDay > 0 {
@@ -564,7 +580,8 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 	if opts.DryRun {
 		return e.finishDry(res, queue, wall)
 	}
-	var ended []string // the keys of the acks this run ends, to drop from e.acks too
+	baselines := e.baselineBlob() // with the run: at most one interval of learning is lost
+	var ended []string            // the keys of the acks this run ends, to drop from e.acks too
 	err := e.deps.DB.Update(func(tx *store.Tx) error {
 		open, err := openLLM(tx) // the LLM's alert this run may hold back or resolve
 		if err != nil {
@@ -630,6 +647,11 @@ func (e *Engine) finish(ctx context.Context, res Result, mono time.Time, opts Ch
 		}
 		if len(pending) > 0 {
 			if err := tx.AppendHistory(pending); err != nil {
+				return err
+			}
+		}
+		if baselines != nil {
+			if err := tx.PutBaselines(baselines); err != nil {
 				return err
 			}
 		}

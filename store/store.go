@@ -116,6 +116,10 @@ type Run struct {
 	Alerts     []string      `json:"alerts,omitempty"` // alert ids queued by this run
 	Error      string        `json:"error,omitempty"`
 	Pause      time.Duration `json:"pause,omitempty"` // set when the run paused heartbeats
+	// Unusual lists, under heartbeat.gate = "unusual", the readings that
+	// were unusual for their hour at this run: "air.temperature=28 °C
+	// usual 15.1 z=+8.7".
+	Unusual []string `json:"unusual,omitempty"`
 }
 
 // Entry is one queued alert.

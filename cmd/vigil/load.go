@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,8 +102,9 @@ func parseOptions() config.Options {
 			rs, ok := s.Spec().Readings()
 			return names(rs), ok
 		},
-		Board:  names(device.HealthQuantities()),
-		Boards: boardNames(),
+		Board:          names(device.HealthQuantities()),
+		BoardBaselines: names(slices.DeleteFunc(device.HealthQuantities(), func(r device.Reading) bool { return !device.HasBaseline(r.Unit) })),
+		Boards:         boardNames(),
 	}
 }
 
