@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -225,22 +226,76 @@ func judge(trs []thresholdRule, episodes map[string][]firing, ev weekEventTimes)
 	return trs
 }
 
-// TestSimWeekThresholds: on the scripted week no fixed threshold on the air
-// temperature can both catch the injected event and stay silent the rest
-// of the week. The best ones are logged (WEEK lines) for the closing note.
-func TestSimWeekThresholds(t *testing.T) {
+// unusualNight is config.toml's rule on the week's sensor, here air.
+func unusualNight(t *testing.T) Rule {
+	return Rule{Spec: rule.Spec{Name: "unusual_night", When: mustCompile(t, "unusual(air.temperature) > 4")},
+		Severity: alert.Warning, Message: "air at {air.temperature}, unusual for the hour"}
+}
+
+// weekDay is the local day of t, counted from start's: 0 on day 0.
+func weekDay(start, t time.Time) int {
+	return int(t.Sub(start) / (24 * time.Hour)) // no DST change within the week
+}
+
+// TestSimWeek runs the scripted week once, through four engines fed by
+// the same simulated sensors on the same fake clock:
+//
+//   - rules: rules-only, with config.toml's unusual_night rule
+//     (unusual(air.temperature) > 4) and a sweep of fixed thresholds;
+//   - gate_unusual and gate_deadband: a counting LLM, no rules, and
+//     heartbeat.gate = "unusual" or "deadband"; and gate_unusual+rule, the
+//     unusual gate with the unusual_night rule (reported, not asserted).
+//
+// unusual_night must fire on the injected event and on nothing else; no
+// fixed threshold may both catch the event and stay silent the rest of
+// the week; on the event's day (after warm-up) the unusual gate must ask
+// the LLM at most 4 times, once at least about the event. The WEEK lines
+// are the bench report's (scripts/proof bench).
+func TestSimWeek(t *testing.T) {
 	start, loc := weekStart(t)
 	clock := clockwork.NewFakeClockAt(start)
+	board := weekBoard(t, start, loc, clock.Now)
+	ev := weekEvent(start)
+
 	cfg := defaultConfig()
 	cfg.Location = loc
-	trs, rules := sweep(t)
-	cfg.Rules = rules
-	w := newWeekEngine(t, "rules", cfg, clock, weekBoard(t, start, loc, clock.Now), false)
-	runWeek(t, clock, 7, w)
+	trs, sweepRules := sweep(t)
+	cfg.Rules = append([]Rule{unusualNight(t)}, sweepRules...)
+	rules := newWeekEngine(t, "rules", cfg, clock, board, false)
+	// The gates on their own (no rule changes state, so every call is the
+	// gate's or max_quiet's), and the unusual gate with unusual_night as
+	// config.toml has them, whose firing and resolving are two calls more.
+	gates := map[string]*weekEngine{}
+	for _, name := range []string{GateUnusual, GateDeadband, GateUnusual + "+rule"} {
+		cfg := defaultConfig()
+		cfg.Location, cfg.Gate = loc, strings.TrimSuffix(name, "+rule")
+		if strings.HasSuffix(name, "+rule") {
+			cfg.Rules = []Rule{unusualNight(t)}
+		}
+		gates[name] = newWeekEngine(t, "gate_"+name, cfg, clock, board, true)
+	}
+	runWeek(t, clock, 7, rules, gates[GateUnusual], gates[GateDeadband], gates[GateUnusual+"+rule"])
 
-	trs = judge(trs, w.episodes, weekEvent(start))
-	// The best that catches the event (fewest false alarms) and the
-	// highest that stays silent (it misses the event).
+	// The baseline rule: the event, and nothing else.
+	var caught int
+	var cried []string
+	for _, f := range rules.episodes["unusual_night"] {
+		if ev.catches(f) {
+			caught++
+		} else {
+			cried = append(cried, fmt.Sprintf("%s to %s", f.from.Format("Mon 15:04"), f.to.Format("Mon 15:04")))
+		}
+	}
+	if caught != 1 || len(cried) > 0 {
+		t.Errorf("unusual(air.temperature) > 4 over the week: caught the event %d times, fired %d other times %v; want the event once and nothing else", caught, len(cried), cried)
+	}
+	for _, f := range rules.episodes["unusual_night"] {
+		t.Logf("WEEK unusual_rule=%q", fmt.Sprintf("unusual(air.temperature) > 4: fired %s, resolved %s", f.from.Format("Mon 15:04:05"), f.to.Format("Mon 15:04:05")))
+	}
+
+	// The fixed thresholds: the best that catches the event (fewest
+	// false alarms) and the highest that stays silent (it misses it).
+	trs = judge(trs, rules.episodes, ev)
 	var bestCatch, bestSilent thresholdRule
 	for _, r := range trs {
 		if r.caught && len(r.cried) == 0 {
@@ -259,4 +314,50 @@ func TestSimWeekThresholds(t *testing.T) {
 	}
 	t.Logf("WEEK best_catching=%q", bestCatch)
 	t.Logf("WEEK best_silent=%q", bestSilent)
+
+	// The LLM calls of the event's day, by gate.
+	counts := map[string]int{}
+	for _, gate := range []string{GateUnusual, GateDeadband, GateUnusual + "+rule"} {
+		w := gates[gate]
+		reasons := map[string]int{}
+		for _, r := range w.runs {
+			if weekDay(start, r.Start) == device.SimEventDay {
+				reasons[r.Outcome+"/"+r.Reason]++
+			}
+		}
+		var event []string
+		perDay := make([]int, 7)
+		for _, in := range w.th.calls {
+			perDay[min(weekDay(start, in.Now), 6)]++
+			if weekDay(start, in.Now) != device.SimEventDay {
+				continue
+			}
+			counts[gate]++
+			if v := in.Snapshot.Readings["air.temperature"]; !in.Now.Before(ev.from) && !in.Now.After(ev.to) && v.Value > 20 {
+				event = append(event, fmt.Sprintf("%s %s air.temperature=%.2f", in.Now.In(loc).Format("15:04"), in.Meta.Trigger, v.Value))
+			}
+		}
+		var rs []string
+		for k, n := range reasons {
+			rs = append(rs, fmt.Sprintf("%s:%d", k, n))
+		}
+		sort.Strings(rs)
+		t.Logf("WEEK gate=%s day=%d heartbeats=%d llm_calls=%d event_calls=%q reasons=%s per_day=%q", gate, device.SimEventDay,
+			sum(reasons), counts[gate], strings.Join(event, "; "), strings.Join(rs, ","), strings.Trim(fmt.Sprint(perDay), "[]"))
+		if gate == GateUnusual && len(event) == 0 {
+			t.Errorf("gate = %q: no LLM call on day %d saw the event (28 °C from %s to %s): want it to reach the LLM", gate,
+				device.SimEventDay, ev.hold.In(loc).Format("15:04"), ev.held.In(loc).Format("15:04"))
+		}
+	}
+	if counts[GateUnusual] > 4 {
+		t.Errorf("gate = \"unusual\": %d LLM calls on day %d, want at most 4", counts[GateUnusual], device.SimEventDay)
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
