@@ -361,3 +361,60 @@ func sum(m map[string]int) int {
 	}
 	return n
 }
+
+// BenchmarkSample measures one pass of the sample loop on the five-sensor
+// sim board plus the board's health (16 readings), 30 s apart on the fake
+// clock: read the sensors, record, feed the baselines (one observation a
+// minute per reading), step the rules. baselines=off is the same loop with
+// the wall clock before BuildTime, where the engine feeds no baseline, and
+// without the rule that reads one: the sample loop as before issue 30.
+// cpu-ns/op is the process's user+system CPU per sample.
+func BenchmarkSample(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "baselines=off"
+		if on {
+			name = "baselines=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			clock := clockwork.NewFakeClockAt(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+			db, err := store.Open(filepath.Join(b.TempDir(), "vigil.db"), store.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			cfg := defaultConfig()
+			cfg.Rules = []Rule{{Spec: rule.Spec{Name: "too_hot", When: rule.MustCompile("air.temperature > 35"), Clear: rule.MustCompile("air.temperature < 33")},
+				Severity: alert.Critical, Message: "x"}}
+			if on {
+				cfg.Rules = append(cfg.Rules, Rule{Spec: rule.Spec{Name: "unusual_night", When: rule.MustCompile("unusual(air.temperature) > 4")},
+					Severity: alert.Warning, Message: "x"})
+			} else {
+				cfg.BuildTime = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+			}
+			e, err := New(cfg, Deps{Clock: clock, DB: db, Sensors: simBoard(b, clock.Now)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			for range 2 * 24 * 120 { // two days first: the baselines are ready
+				clock.Advance(30 * time.Second)
+				if err := e.SampleOnce(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if keys := e.Baseline().Keys(); on != (len(keys) > 0) {
+				b.Fatalf("baselines=%v but %d keys have one", on, len(keys))
+			}
+			cpu0 := cpuTime()
+			b.ReportAllocs()
+			for b.Loop() {
+				clock.Advance(30 * time.Second)
+				if err := e.SampleOnce(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(len(e.Baseline().Keys())), "baselines")
+		})
+	}
+}
