@@ -69,6 +69,7 @@ const (
 	RuleSetting   = "setting"
 	RuleChecklist = "checklist"
 	RuleNotes     = "notes"
+	RuleBaseline  = "baseline" // vigil baseline reset, or a reload that moved a sensor
 )
 
 // RuleFloodGuard is the Rule of the notice that the flood guard engaged
@@ -134,7 +135,7 @@ func (a Alert) Key() string { return a.Source + "/" + a.Rule }
 // delivered but never counts as a problem. Besides State "notice" this
 // recognises the notices vigil wrote before that state existed: a firing
 // system alert with one of the notice rules (RuleTest, RuleSetting,
-// RuleChecklist, RuleNotes, RuleFloodGuard), as an outbox filled by an
+// RuleChecklist, RuleNotes, RuleBaseline, RuleFloodGuard), as an outbox filled by an
 // older vigil or an older device on the same broker still carries them.
 func (a Alert) IsNotice() bool {
 	if a.State == StateNotice {
@@ -144,7 +145,7 @@ func (a Alert) IsNotice() bool {
 		return false
 	}
 	switch a.Rule {
-	case RuleTest, RuleSetting, RuleChecklist, RuleNotes, RuleFloodGuard:
+	case RuleTest, RuleSetting, RuleChecklist, RuleNotes, RuleBaseline, RuleFloodGuard:
 		return true
 	}
 	return false

@@ -229,3 +229,21 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestOutlierKeepsSpread: an hour of a reading far off its usual value (a
+// heater stuck on at night) stays unusual for the whole hour: the spread
+// learns from a clipped deviation.
+func TestOutlierKeepsSpread(t *testing.T) {
+	s := New(time.UTC, func(string) float64 { return 0.01 })
+	noise := func(at time.Time) float64 { return 15 + 0.2*math.Sin(float64(at.Unix()/60)*1.7) }
+	feed(s, "k", t0, 3*24*time.Hour, noise)
+	event := t0.Add(3*24*time.Hour + 3*time.Hour)
+	feed(s, "k", t0.Add(3*24*time.Hour), 3*time.Hour, noise)
+	for at := event; at.Before(event.Add(time.Hour)); at = at.Add(time.Minute) {
+		b, _ := s.Band("k", at)
+		if z := b.Z(28); z < 10 {
+			t.Fatalf("z of 28 after %s of it = %.1f, want >= 10 (band %+v)", at.Sub(event), z, b)
+		}
+		s.Observe("k", 28, at)
+	}
+}

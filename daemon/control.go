@@ -201,6 +201,11 @@ func (c *Commander) Do(ctx context.Context, req control.Request) (string, error)
 		return c.Notes(ctx, req.Clear)
 	case "ack":
 		return c.Ack(ctx, req.Target)
+	case "baseline":
+		if req.Op != "reset" {
+			return "", fmt.Errorf("baseline: unknown operation %q (want reset)", req.Op)
+		}
+		return c.BaselineReset(ctx, req.Target)
 	}
 	return "", fmt.Errorf("unknown command %q", req.Cmd)
 }

@@ -30,6 +30,9 @@ func EngineConfig(cfg *config.Config) (heartbeat.Config, error) {
 		FloodLimit:             hb.MaxAlertsPerHour,
 		FloodWindow:            time.Hour,
 		Deadbands:              map[string]float64{},
+		Gate:                   hb.Gate,
+		Unusual:                hb.Unusual,
+		Resolutions:            map[string]float64{},
 		Checklist:              manage.ChecklistFunc(cfg),
 		HistoryStep:            heartbeat.DefaultHistoryStep,
 		Off:                    cfg.HeartbeatsOff(),
@@ -50,6 +53,13 @@ func EngineConfig(cfg *config.Config) (heartbeat.Config, error) {
 	for _, s := range cfg.Sensors {
 		for q, d := range s.Deadband {
 			ec.Deadbands[s.Name+"."+q] = d
+		}
+		// The driver's resolution is its readings' noise floor.
+		spec := s.Spec()
+		if rs, ok := spec.Readings(); ok {
+			for _, r := range rs {
+				ec.Resolutions[s.Name+"."+r.Quantity] = spec.Resolution(r.Quantity, r.Unit)
+			}
 		}
 	}
 	for _, r := range cfg.Rules {

@@ -7,7 +7,9 @@ package daemon
 // at once, touching only what changed:
 //   - heartbeat settings and rules go to the running engine (rules keep
 //     their state by name);
-//   - sensors are reopened only when a [[sensor]] changed;
+//   - sensors are reopened only when a [[sensor]] changed; one whose
+//     driver, bus, address, path or serial changed also forgets what is
+//     usual for it (its baseline), with a notice (baseline.go);
 //   - the LLM client is rebuilt only when [llm] changed;
 //   - a transport is restarted only when its own section changed (MQTT
 //     publishes "offline", disconnects and reconnects with "online";
@@ -315,6 +317,7 @@ func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 		}
 		a.sensors, a.closeSensors = sensors, closeSensors
 	}
+	a.resetMoved(a.runCtx, old.Sensors, cfg.Sensors, log)
 	a.thinker = thinker
 	spacing, sample := HeartbeatSpacing(cfg), cfg.Heartbeat.SampleInterval.Duration
 	announce := spacing != HeartbeatSpacing(old) || sample != old.Heartbeat.SampleInterval.Duration

@@ -68,9 +68,6 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 	}
 	e.mu.Lock()
 	e.record(mono, snap)
-	if !dry {
-		e.observe(snap)
-	}
 	env := &snapEnv{e: e, snap: snap, now: mono}
 
 	type change struct {
@@ -139,6 +136,11 @@ func (e *Engine) sample(ctx context.Context, dry bool) error {
 		}
 		alerts = append(alerts, admitted...)
 		changes = append(changes, c)
+	}
+	if !dry {
+		// After the rules: a reading is judged against what was usual
+		// before it, not against a band it has already moved.
+		e.observe(snap)
 	}
 	if len(changes) == 0 {
 		e.mu.Unlock()

@@ -164,7 +164,12 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		st.Snapshot = e.last.Clone()
 		stored, ok = *st.Snapshot, true
 	}
-	st.Baselines, st.Unusual = e.bandsLocked(loc), e.base.Unusual()
+	if ok {
+		// The last sample's, or with none the state file's: the CLI
+		// without a daemon shows what is usual too.
+		st.Baselines = e.bands(stored, wall, loc)
+	}
+	st.Unusual = e.base.Unusual()
 	st.SensorErrors = map[string]string{}
 	if ok {
 		maps.Copy(st.SensorErrors, stored.Errors)

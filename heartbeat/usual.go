@@ -196,18 +196,15 @@ type BandStatus struct {
 	Z float64 `json:"z"`
 }
 
-// bandsLocked returns the band of every reading of the last sample that
-// has a baseline. Caller holds e.mu.
-func (e *Engine) bandsLocked(loc *time.Location) map[string]BandStatus {
-	if e.last == nil {
-		return nil
-	}
+// bands returns the band of every reading of snap that has a baseline, at
+// wall time now.
+func (e *Engine) bands(snap device.Snapshot, now time.Time, loc *time.Location) map[string]BandStatus {
 	out := map[string]BandStatus{}
-	for k, v := range e.last.Readings {
+	for k, v := range snap.Readings {
 		if !device.HasBaseline(v.Unit) {
 			continue
 		}
-		b, ok := e.base.Band(k, e.last.Time)
+		b, ok := e.base.Band(k, now)
 		if !ok {
 			continue
 		}

@@ -75,6 +75,7 @@ func WriteStatus(w io.Writer, v View, running, clockSynced bool) {
 	}
 	writeProblems(w, st.Problems, st.Now)
 	writeSensorErrors(w, st, running)
+	writeWarmingUp(w, st)
 	if rt != nil {
 		writeRuntime(w, *rt, st.Now)
 	}
@@ -283,3 +284,27 @@ func WriteReadings(w io.Writer, v View, rules []RuleInfo, now time.Time, color b
 
 // trimNum formats a sparkline's min or max as FormatValue does, unitless.
 func trimNum(v float64) string { return heartbeat.FormatValue(device.Value{Value: v}) }
+
+// writeWarmingUp says which readings' baselines still warm up (usual() and
+// unusual() are unknown for them) and when the last will be ready.
+func writeWarmingUp(w io.Writer, st heartbeat.Status) {
+	var keys []string
+	var at time.Time
+	for k, b := range st.Baselines {
+		if !b.Ready {
+			keys = append(keys, k)
+			if b.ReadyAt.After(at) {
+				at = b.ReadyAt
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	fmt.Fprintf(w, "usual:    warming up (%s)", strings.Join(keys, ", "))
+	if !at.IsZero() {
+		fmt.Fprintf(w, ": ready at %s", at.Format(transport.TimeLayout))
+	}
+	fmt.Fprintln(w)
+}

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
+	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
@@ -60,6 +62,26 @@ func (e *env) cmdAck(ctx context.Context, args []string) error {
 		return err
 	}
 	return e.change(ctx, cfg, change{req: control.Request{Cmd: "ack", Target: firstOr(pos, "")}, note: " (saved; no daemon running)"})
+}
+
+// cmdBaseline is `vigil baseline reset [SENSOR]` (daemon.Commander.BaselineReset).
+func (e *env) cmdBaseline(ctx context.Context, args []string) error {
+	pos, err := e.flags("baseline reset", args, nil, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 || pos[0] != "reset" || len(pos) > 2 {
+		return usageErr("baseline: want 'reset [SENSOR]', got %q (see 'vigil help baseline reset')", strings.Join(pos, " "))
+	}
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	sensor := firstOr(pos[1:], "")
+	if err := daemon.CheckBaselineSensor(cfg, sensor); err != nil {
+		return usageErr("%v", err)
+	}
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "baseline", Op: "reset", Target: sensor}, note: " (saved; no daemon running)"})
 }
 
 // cmdTestAlert queues a test alert through the real outbox: the running

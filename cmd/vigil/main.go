@@ -249,6 +249,8 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 		return e.cmdChecklist(ctx, rest)
 	case "notes":
 		return e.cmdNotes(ctx, rest)
+	case "baseline":
+		return e.cmdBaseline(ctx, rest)
 	case "version":
 		return e.cmdVersion(rest)
 	case "fleet":
