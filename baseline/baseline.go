@@ -165,6 +165,18 @@ func (s *Set) SetUnusual(k float64) {
 	s.mu.Unlock()
 }
 
+// SetLocation bins hours in loc from now on (nil means UTC). The bins
+// keep what they learnt under the old zone's hours: a caller that changes
+// the zone should Reset them.
+func (s *Set) SetLocation(loc *time.Location) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	s.mu.Lock()
+	s.loc = loc
+	s.mu.Unlock()
+}
+
 // Unusual returns k, the |z| that counts as unusual.
 func (s *Set) Unusual() float64 {
 	s.mu.Lock()

@@ -247,3 +247,14 @@ func TestOutlierKeepsSpread(t *testing.T) {
 		s.Observe("k", 28, at)
 	}
 }
+
+// BenchmarkObserve is one sample's update of one reading's baseline.
+func BenchmarkObserve(b *testing.B) {
+	s := New(time.UTC, func(string) float64 { return 0.01 })
+	at := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		at = at.Add(time.Minute)
+		s.Observe("air.temperature", 21+float64(at.Minute())/60, at)
+	}
+}

@@ -13,7 +13,8 @@ import (
 // the current ones to keep them; a nil thinker means rules-only).
 //
 // It waits for a heartbeat run and a sample in progress to finish, so the
-// caller may close the old sensors once it returns. The device ID, the
+// caller may close the old sensors once it returns. A changed time zone
+// resets the baselines, whose bins are hours of the old zone's day. The device ID, the
 // flood guard and the history sizes are fixed at New and kept.
 func (e *Engine) Reconfigure(cfg Config, sensors []device.Named, thinker Thinker) {
 	e.runMu.Lock()
@@ -48,6 +49,12 @@ func (e *Engine) Reconfigure(cfg Config, sensors []device.Named, thinker Thinker
 	e.rules = rules
 	e.cfg = cfg
 	e.base.SetUnusual(cfg.Unusual)
+	if cfg.Location.String() != old.Location.String() {
+		// The bins are hours of the old zone's day: learn them again.
+		e.base.SetLocation(cfg.Location)
+		gone := e.base.Reset("")
+		e.log.Warn("device.timezone changed: forgot what is usual at each hour, learning it again", "readings", len(gone))
+	}
 	e.floors.reset() // a reload may change a driver, and with it the resolution
 	e.deps.Sensors = sensors
 	e.deps.Thinker = thinker

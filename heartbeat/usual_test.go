@@ -273,3 +273,20 @@ func TestLostNamesBaselines(t *testing.T) {
 		t.Errorf("state_lost while running does not say the baselines were kept: %s", s)
 	}
 }
+
+// TestTimezoneChangeResetsBaselines: the bins are hours of the device's
+// day, so a reload into another zone learns them again.
+func TestTimezoneChangeResetsBaselines(t *testing.T) {
+	r := newUsualRig(t, gateConfig(GateUnusual), &greenhouse{}, "")
+	r.run(time.Hour)
+	cfg := gateConfig(GateUnusual)
+	r.e.Reconfigure(cfg, r.e.deps.Sensors, r.e.deps.Thinker)
+	if len(r.e.Baseline().Keys()) == 0 {
+		t.Fatal("a reload in the same zone forgot the baselines")
+	}
+	cfg.Location = time.FixedZone("UTC+5", 5*3600)
+	r.e.Reconfigure(cfg, r.e.deps.Sensors, r.e.deps.Thinker)
+	if got := r.e.Baseline().Keys(); len(got) != 0 {
+		t.Errorf("baselines after a change of zone = %v, want none", got)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
-	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
@@ -77,11 +76,8 @@ func (e *env) cmdBaseline(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sensor := firstOr(pos[1:], "")
-	if err := daemon.CheckBaselineSensor(cfg, sensor); err != nil {
-		return usageErr("%v", err)
-	}
-	return e.change(ctx, cfg, change{req: control.Request{Cmd: "baseline", Op: "reset", Target: sensor}, note: " (saved; no daemon running)"})
+	// The sensor is checked where the reset is made (daemon.Commander).
+	return e.change(ctx, cfg, change{req: control.Request{Cmd: "baseline", Op: "reset", Target: firstOr(pos[1:], "")}, note: " (saved; no daemon running)"})
 }
 
 // cmdTestAlert queues a test alert through the real outbox: the running

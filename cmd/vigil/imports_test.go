@@ -26,6 +26,7 @@ func TestImportDirection(t *testing.T) {
 		"board":              {},
 		"device":             {"board"}, // the board profile (a value type) names the buses and overlays sensors are opened on
 		"rule":               {},
+		"baseline":           {}, // what is usual per hour: a leaf the engine and the surfaces name
 		"transport":          {"alert"},
 		"schedule":           {},
 		"redact":             {},
@@ -34,20 +35,20 @@ func TestImportDirection(t *testing.T) {
 		"transport/mqtt":     {"alert", "board", "device", "transport"},
 		"transport/telegram": {"alert", "schedule", "transport"},
 		"agent":              {"alert", "board", "device", "redact"},
-		"heartbeat":          {"agent", "alert", "board", "device", "redact", "rule", "schedule", "store", "transport"},
+		"heartbeat":          {"agent", "alert", "baseline", "board", "device", "redact", "rule", "schedule", "store", "transport"},
 		"fleet":              {"alert", "board", "device", "transport", "transport/mqtt"},
 		// The one status view: gathered, rendered as text, and the
 		// history's exports; no daemon, no page.
-		"status": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"},
+		"status": {"agent", "alert", "baseline", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"},
 		// The control socket's protocol: neither the daemon that serves
 		// it nor the page.
-		"control": {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"},
-		"web":     {"agent", "alert", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"}, // heartbeat through Source, manage for the run-time view
+		"control": {"agent", "alert", "baseline", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"},
+		"web":     {"agent", "alert", "baseline", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport"}, // heartbeat through Source, manage for the run-time view
 		// The run-time settings are pure over a config and the stored
 		// settings: no transport, no daemon.
 		"manage": {"alert", "board", "config", "device", "redact", "rule", "schedule", "store"},
 		// The daemon is everything but the command line.
-		"daemon": {"agent", "alert", "board", "config", "control", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
+		"daemon": {"agent", "alert", "baseline", "board", "config", "control", "device", "heartbeat", "manage", "redact", "rule", "schedule", "status", "store", "transport", "transport/mqtt", "transport/telegram", "web"},
 	}
 	for pkg, want := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", mod+pkg).Output()
