@@ -14,7 +14,8 @@ import (
 // cycle plus, for temperatures, a recurring excursion that rises well above
 // the daily range and falls back, so a demo shows a rule firing and resolving
 // within a few minutes. The waveform depends only on the time elapsed since
-// Start and on the sensor's name.
+// Start and on the sensor's name. With Script = SimWeek it is the scripted
+// week instead, on the clock of Location.
 type Sim struct {
 	Driver string
 	Start  time.Time
