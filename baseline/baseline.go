@@ -29,13 +29,16 @@
 // morning. Before that the band is not Ready: its usual value and z-score are
 // unknown, and a rule that uses them is not firing.
 //
-// Outliers. Once a bin is in use, its variance learns from a deviation
-// clipped at Clip (3) spreads (a Huber-type update of the scale): a reading
-// far off its hour, such as a heater stuck on, moves the usual value at the
-// season's pace, but does not widen the spread by its whole squared
-// deviation, which would make it look usual within minutes. A gradual
-// change of season stays within a few spreads and is learnt unclipped; a
-// sensor moved to another place is what `vigil baseline reset` is for.
+// Outliers. Once a bin is in use, a reading more than Clip (3) spreads off
+// its mean is an outlier. A run of outliers younger than Hold (2 h), such as
+// a heater stuck on for an hour, is not learnt at all: it stays unusual
+// while it lasts, and the next nights do not look unusually cold for a mean
+// dragged towards it. A longer run is a new normal and is learnt, its
+// variance from a deviation clipped at Clip spreads (a Huber-type update of
+// the scale), so that one far reading cannot widen the spread by its whole
+// squared deviation. A gradual change of season stays within a few spreads
+// and is learnt unclipped; a sensor moved to another place is what `vigil
+// baseline reset` is for.
 //
 // The noise floor. Spread is never below the floor the caller gives for the
 // key (the sensor's resolution), so a flat series is not infinitely unusual
@@ -66,11 +69,13 @@ const (
 	MinPerDay = 3                // updates in its hour that make a day count for a bin
 	Slot      = 10 * time.Minute // the warm-up ring keeps one value per Slot
 	Slots     = int(24 * time.Hour / Slot)
-	MinSlots  = Slots / 2 // values the ring needs before the fallback is used
-	MADScale  = 0.6745    // Iglewicz–Hoaglin: z = MADScale·(x − median)/MAD
-	Clip      = 3.0       // a ready bin's spread learns from deviations of at most Clip spreads
-	minSpread = 1e-9      // the last guard when the caller gives no floor
-	DefaultK  = 3.0       // heartbeat.unusual's default: |z| that counts as unusual
+	MinSlots  = Slots / 2     // values the ring needs before the fallback is used
+	MADScale  = 0.6745        // Iglewicz–Hoaglin: z = MADScale·(x − median)/MAD
+	Clip      = 3.0           // a ready bin's spread learns from deviations of at most Clip spreads
+	Hold      = 2 * time.Hour // a ready bin skips a run of outliers (beyond Clip spreads) younger than this
+	Quiet     = time.Hour     // a run of outliers ends after this long without one
+	minSpread = 1e-9          // the last guard when the caller gives no floor
+	DefaultK  = 3.0           // heartbeat.unusual's default: |z| that counts as unusual
 )
 
 // Band is what is usual for one quantity at one moment.
@@ -116,6 +121,10 @@ type series struct {
 	lastMin   int64          // Unix minute of the last observation taken; 0 = none
 	lastSlot  int64          // the newest ring slot written; 0 = none
 	firstSlot int64          // the oldest ring slot written since the ring was (re)started
+	// outSince is the Unix minute the current run of outliers began (0:
+	// none), inSince the minute the readings last came back within their
+	// bins; held in memory only, a restart begins the hold afresh.
+	outSince, inSince int64
 }
 
 func newSeries() *series {
@@ -217,6 +226,10 @@ func (s *Set) Observe(key string, v float64, at time.Time) bool {
 			b.days++
 		}
 	}
+	if b.days >= MinDays && s.outlier(sr, b, key, v, minute) {
+		sr.record(at, v) // the day's median and MAD still see it
+		return true
+	}
 	a := 1 - math.Pow(1-Alpha, float64(gap))
 	if b.n < math.MaxUint32 {
 		b.n++
@@ -295,6 +308,33 @@ func (s *Set) Band(key string, at time.Time) (Band, bool) {
 		out.Low, out.High = out.Usual-s.k*out.Spread, out.Usual+s.k*out.Spread
 	}
 	return out, true
+}
+
+// outlier reports whether v, more than Clip spreads from its ready bin's
+// mean, belongs to a run of outliers younger than Hold, which the bins do
+// not learn at all. The clip of the variance keeps a stuck heater unusual
+// while it lasts, but its mean would still move towards 28 °C by Alpha·d a
+// minute, and the next night's usual 15 °C would look unusually cold (z
+// −4.4 after 45 minutes at 28 °C). A run that lasts longer is a new normal
+// (a change of season starts as one) and is learned as before. A run ends
+// after Quiet without an outlier, so the bins that have learned a new
+// normal do not end it for those that have not yet. Caller holds s.mu.
+func (s *Set) outlier(sr *series, b *bin, key string, v float64, minute int64) bool {
+	lim := Clip * math.Max(math.Sqrt(b.vari), s.floorOf(key))
+	if math.Abs(v-b.mean) <= lim {
+		if sr.inSince == 0 {
+			sr.inSince = minute
+		}
+		if minute-sr.inSince >= int64(Quiet/time.Minute) {
+			sr.outSince = 0
+		}
+		return false
+	}
+	sr.inSince = 0
+	if sr.outSince == 0 {
+		sr.outSince = minute
+	}
+	return minute-sr.outSince < int64(Hold/time.Minute)
 }
 
 // floorOf is key's noise floor, at least minSpread.

@@ -192,8 +192,11 @@ func (c Channels) Plain() bool {
 
 // SimWave tunes a simulated sensor's temperature excursion on board = "sim":
 // every Every, temperatures climb by Rise over a quarter of Length, hold and
-// fall back. Every = "0s" turns excursions off.
+// fall back. Every = "0s" turns excursions off. Script = "week" replaces the
+// excursion by the scripted week (device.Sim): nights 15 °C, afternoons
+// 30 °C in device.timezone, a little noise, and one night at 28 °C at 3 a.m.
 type SimWave struct {
+	Script string   `toml:"script"` // "" (the excursion) | "week"
 	Every  Duration `toml:"every"`  // default 3m
 	Length Duration `toml:"length"` // default 90s
 	Rise   float64  `toml:"rise"`   // °C, default 20

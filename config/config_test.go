@@ -688,6 +688,26 @@ func TestSimWave(t *testing.T) {
 	}
 }
 
+// TestSimScript: sim.script = "week" gives the simulated sensor the
+// scripted week in the device's zone; another script, or an excursion key
+// beside the week, is refused with the key and line.
+func TestSimScript(t *testing.T) {
+	cfg := mustParse(t, "[device]\ntimezone = \"Europe/Berlin\"\n\n[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\nsim = { script = \"week\" }\n")
+	spec := cfg.Specs()[0]
+	if spec.Sim == nil || spec.Sim.Script != "week" || spec.Sim.Location == nil || spec.Sim.Location.String() != "Europe/Berlin" {
+		t.Fatalf("Specs()[0].Sim = %+v, want script week in Europe/Berlin", spec.Sim)
+	}
+	for _, tc := range []struct{ sim, want string }{
+		{`{ script = "month" }`, `config.toml:4: sensor.air.sim.script: must be "week", or left out for the excursion (got "month")`},
+		{`{ script = "week", rise = 5 }`, `config.toml:4: sensor.air.sim.rise: not used with sim.script = "week" (the week has no excursion): remove it`},
+	} {
+		_, err := parseString(t, "[[sensor]]\nname = \"air\"\ndriver = \"bme280\"\nsim = "+tc.sim+"\n")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("sim = %s: error %v, want %q", tc.sim, err, tc.want)
+		}
+	}
+}
+
 // TestTelegramQuietHours: quiet_hours parses like active_hours (it may
 // wrap midnight), quiet_min_severity defaults to critical, max_per_hour to
 // 20, and 0 turns the cap off.

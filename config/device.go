@@ -17,7 +17,7 @@ func (s Sensor) Spec() device.Spec {
 		Path: s.Path, Device: s.Device, Quantities: s.Quantities,
 	}
 	if w := s.Sim; w != nil {
-		out.Sim = &device.SimWave{Every: w.Every.Duration, Length: w.Length.Duration, Rise: w.Rise, Start: w.Start}
+		out.Sim = &device.SimWave{Every: w.Every.Duration, Length: w.Length.Duration, Rise: w.Rise, Start: w.Start, Script: w.Script}
 	}
 	return out
 }
@@ -27,6 +27,9 @@ func (c *Config) Specs() []device.Spec {
 	out := make([]device.Spec, len(c.Sensors))
 	for i, s := range c.Sensors {
 		out[i] = s.Spec()
+		if w := out[i].Sim; w != nil {
+			w.Location = c.Device.Location // the week's days and nights are local
+		}
 	}
 	return out
 }

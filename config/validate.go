@@ -461,6 +461,17 @@ func (p *parser) takes(s Sensor, key string) bool {
 func (p *parser) validateSensor(i int, s *Sensor, k func(string) []seg) {
 	if w := s.Sim; w != nil {
 		def := func(key string) bool { return !p.defined(indexedKey(at("sensor", i, "sim", key))) }
+		switch w.Script {
+		case "":
+		case device.SimWeek:
+			for _, key := range []string{"every", "length", "rise"} {
+				if !def(key) {
+					p.bad(at("sensor", i, "sim", key), "not used with sim.script = %q (the week has no excursion): remove it", w.Script)
+				}
+			}
+		default:
+			p.bad(at("sensor", i, "sim", "script"), "must be %q, or left out for the excursion (got %q)", device.SimWeek, w.Script)
+		}
 		if def("every") {
 			w.Every = Duration{3 * time.Minute}
 		}

@@ -147,7 +147,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			if !w.Start.IsZero() {
 				start = ", start = " + w.Start.Format(time.RFC3339Nano)
 			}
-			t.raw("sim", fmt.Sprintf("{ every = %q, length = %q, rise = %s%s }", w.Every, w.Length, tomlFloat(w.Rise), start))
+			if w.Script != "" {
+				t.raw("sim", fmt.Sprintf("{ script = %q%s }", w.Script, start))
+			} else {
+				t.raw("sim", fmt.Sprintf("{ every = %q, length = %q, rise = %s%s }", w.Every, w.Length, tomlFloat(w.Rise), start))
+			}
 		}
 	}
 

@@ -61,3 +61,63 @@ func TestSimProduce(t *testing.T) {
 		t.Errorf("resistance = %v Ω, want a gas sensor's tens of kΩ", r[1].Value)
 	}
 }
+
+// The scripted week (sim.script = "week"): nights at 15 °C and afternoons
+// at 30 °C on the device's clock, a little noise that a rerun repeats, and
+// one night at 28 °C at 3 a.m., on day SimEventDay only.
+func TestSimWeek(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 6, 1, 0, 0, 0, 0, berlin)
+	var now time.Time
+	open := func() *Sim {
+		s, err := NewSim("air", "bme280", start, func() time.Time { return now })
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Script, s.Location = SimWeek, berlin
+		return s
+	}
+	a, b := open(), open()
+	at := func(s *Sim, day, hour, min int) (temp, hum float64) {
+		now = time.Date(2026, 6, 1+day, hour, min, 0, 0, berlin)
+		r, err := s.Sense(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r[0].Value, r[1].Value
+	}
+	noisy := false
+	for day := 0; day < 7; day++ {
+		night, nightHum := at(a, day, 3, 0)
+		noon, noonHum := at(a, day, 15, 0)
+		if again, _ := at(b, day, 15, 0); again != noon {
+			t.Errorf("day %d 15:00: %v, then %v from a second sim of the same name: want the same noise", day, noon, again)
+		}
+		if noon < 29.75 || noon > 30.25 {
+			t.Errorf("day %d 15:00: %v °C, want 30 ± 0.25", day, noon)
+		}
+		noisy = noisy || noon != 30
+		want := 15.0
+		if day == SimEventDay {
+			want = SimEventTemp
+		}
+		if night < want-0.25 || night > want+0.25 {
+			t.Errorf("day %d 03:00: %v °C, want %v ± 0.25", day, night, want)
+		}
+		if day != SimEventDay && (nightHum < 74 || noonHum > 46) {
+			t.Errorf("day %d: humidity %v %% at 03:00, %v %% at 15:00; want about 75 and 45", day, nightHum, noonHum)
+		}
+		if late, _ := at(a, day, 4, 0); late > 16 {
+			t.Errorf("day %d 04:00: %v °C, want a night again", day, late)
+		}
+	}
+	if !noisy {
+		t.Error("every afternoon read exactly 30 °C: want a little noise")
+	}
+	if v, _ := at(a, SimEventDay+7, 3, 0); v < SimEventTemp-0.25 {
+		t.Errorf("day %d 03:00: %v °C, want the week (and its event) to repeat", SimEventDay+7, v)
+	}
+}

@@ -35,11 +35,14 @@ type Spec struct {
 	Sim                   *SimWave     // board = "sim": the simulated excursion
 }
 
-// SimWave tunes a simulated sensor's temperature excursion.
+// SimWave tunes a simulated sensor's temperature excursion, or replaces it
+// by a script (SimWeek).
 type SimWave struct {
 	Every, Length time.Duration
 	Rise          float64
-	Start         time.Time // zero: when vigil started
+	Start         time.Time      // zero: when vigil started
+	Script        string         // "" (the excursion) | SimWeek
+	Location      *time.Location // the device's zone, for the week's days and nights (nil: UTC)
 }
 
 func (s Spec) channelNumbers() []int {

@@ -57,7 +57,15 @@ func runBench(ctx context.Context, args []string) error {
 	steady := fs.Duration("steady", 130*time.Second, "steady-state strace window (covers two 1-minute heartbeats)")
 	long := fs.Int("long", 540, "samples of the accelerated long run (1 s apart), run alongside the other measurements")
 	knobNames := fs.String("knobs", "shipped,runtime,gomemlimit,gogc50", "memory knobs to compare in the long run, one daemon each, side by side: "+knobList())
+	only := fs.String("only", "", `measure only this section and splice it into the existing report: "usual" (issue 30's baselines)`)
 	fs.Parse(args)
+	switch *only {
+	case "":
+	case "usual":
+		return spliceUsual(ctx, o.out)
+	default:
+		return fmt.Errorf("bench -only %q: want \"usual\"", *only)
+	}
 	knobs, err := pickKnobs(*knobNames)
 	if err != nil {
 		return err
@@ -225,6 +233,11 @@ func runBench(ctx context.Context, args []string) error {
 		qemuRSS = fmt.Sprintf("%s / %s (qemu-aarch64 process: emulator + guest)", mib(q.mem.rss), mib(q.mem.hwm))
 	}
 	add("arm64 under qemu-user: idle RSS (VmRSS / VmHWM)", qemuRSS, "", nil)
+	fmt.Fprintln(os.Stderr, "bench: what is usual (the scripted week, baseline sizes, CPU per sample)")
+	usual, err := measureUsual(ctx)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(os.Stderr, "bench: waiting for the long runs")
 	lrs := make([]longResult, len(knobs))
 	for i := range knobs {
@@ -236,6 +249,8 @@ func runBench(ctx context.Context, args []string) error {
 	add(fmt.Sprintf("RssAnon after a long run, as shipped: %d samples, %d heartbeats", lr.samples, lr.heartbeats),
 		fmt.Sprintf("%s (Private_Dirty %s, Pss %s; VmRSS %s; %d garbage collections)", mib(lr.mem.anon), mib(lr.mem.dirty), mib(lr.mem.pss), mib(lr.mem.rss), lr.gcs), "< 4 MiB",
 		bptr(lr.mem.anonUnder(targetLongAnon)))
+
+	summary = append(summary, usual.usualSummary()...)
 
 	r.h(2, "Summary against the targets of issue 11")
 	r.table([]string{"figure", "measured", "target", "verdict"}, summary)
@@ -321,6 +336,8 @@ func runBench(ctx context.Context, args []string) error {
 		}
 		return mib(q.mem.hwm)
 	}()}})
+
+	usual.writeUsual(r, env0)
 
 	r.h(2, "What the memory figures mean")
 	r.p("From `/proc/PID/status`: **RssAnon** is resident anonymous memory — the Go heap, goroutine stacks and the runtime's own data — the memory vigil owns and only vigil can give back, so the targets are on it. **RssFile** is resident pages of mapped files, here the binary's text and data and the state file: clean pages the kernel can drop under pressure and read again from disk. **VmRSS** is their sum (plus shared memory) and **VmHWM** its peak; a 10 MB VmRSS target counted the binary's text and said little about what vigil holds, so VmRSS is reported, not targeted.")
