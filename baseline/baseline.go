@@ -52,6 +52,7 @@
 package baseline
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -420,13 +421,11 @@ func median(v []float64) float64 {
 func (s *Set) Keys() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := make([]string, 0, len(s.m))
-	for k := range s.m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return s.keysLocked()
 }
+
+// keysLocked is Keys with s.mu held.
+func (s *Set) keysLocked() []string { return slices.Sorted(maps.Keys(s.m)) }
 
 // Reset forgets the baselines of sensor's quantities (keys "sensor.*"), or
 // of every key when sensor is "". It returns the keys it forgot, sorted.

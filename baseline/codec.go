@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // The encoding, little-endian: the version byte, a uvarint count of keys,
@@ -26,11 +25,7 @@ var ErrFormat = errors.New("baseline: bad encoding")
 func (s *Set) MarshalBinary() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := make([]string, 0, len(s.m))
-	for k := range s.m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := s.keysLocked()
 	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(keys)*1300)
 	out = append(out, version)
 	out = binary.AppendUvarint(out, uint64(len(keys)))
