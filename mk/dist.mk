@@ -33,7 +33,7 @@ dist_mk_default_goal := $(.DEFAULT_GOAL)
 DIST_DIR ?= dist
 # nfpm is built from tools/go.mod, which pins it; the main go.mod stays small.
 NFPM ?= bin/nfpm
-# Size budgets (SI megabytes): arm64 under 10.5 MB, the others (32-bit ARM
+# Size budgets (SI megabytes): arm64 under 10.75 MB, the others (32-bit ARM
 # and amd64 binaries are larger) under 11.5 MB. Every MB counts on a Pi Zero.
 # Issue 11 set 9.5 MB for arm64 with paho and net/http back (8.85 MB then);
 # the status page of issue 15 (net/http's server side, the page, and
@@ -45,8 +45,16 @@ NFPM ?= bin/nfpm
 # text grew 160 KB: vigil's own packages 107 KB, regexp's matcher 27 KB,
 # cron 12 KB, generics 11 KB; the rest is their tables). That is a feature's
 # honest cost, not waste to cut, so the budget moved again, by half a MB.
+# Issues 28 to 30 took arm64 from 10.29 to 10.55 MB in two 64 KB steps of
+# the segment alignment each: issue 28's hardening (the page check before
+# bbolt maps a state file, redaction at every cut, the rate limit, escaping
+# of outside text) one step, issue 29's reshaping none, issue 30's baselines
+# (package baseline, usual()/unusual(), the unusual gate, the band on every
+# surface) one more; the symbols themselves grew about 50 KB each. The
+# budget moved by a quarter MB, still under the 11 MB that is the product's
+# limit for a Pi.
 DIST_MAX_BYTES ?= 11500000
-DIST_MAX_BYTES_ARM64 ?= 10500000
+DIST_MAX_BYTES_ARM64 ?= 10750000
 
 # dist target name -> Debian architecture.
 DEB_TARGETS := arm64:arm64 arm6:armhf riscv64:riscv64 amd64:amd64

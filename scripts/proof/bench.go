@@ -23,7 +23,7 @@ import (
 // file-backed pages, which the kernel drops and reads again at will, and is
 // reported, not targeted.
 const (
-	targetARM64Bytes  = 10_500_000 // SI, as mk/dist.mk: issue 11's 9.5 MB plus the status page (issue 15) and issue 14
+	targetARM64Bytes  = 10_750_000 // SI, as mk/dist.mk: issue 11's 9.5 MB plus the status page (issue 15), issue 14 and issues 28-30
 	targetIdleAnon    = 3 << 20    // "idle RssAnon < 3 MiB"
 	targetLongAnon    = 4 << 20    // "RssAnon after the long run < 4 MiB"
 	targetIdleCPU     = 0.0005     // fraction of one core
@@ -118,7 +118,7 @@ func runBench(ctx context.Context, args []string) error {
 			arm64Size = fi.Size()
 		}
 	}
-	add("arm64 binary size", mb(arm64Size), "< 10.5 MB (9.5 MB before the status page, 10 MB before issue 14)", bptr(arm64Size < targetARM64Bytes))
+	add("arm64 binary size", mb(arm64Size), "< 10.75 MB (9.5 MB before the status page, 10 MB before issue 14, 10.5 MB before issue 30)", bptr(arm64Size < targetARM64Bytes))
 
 	// The accelerated long runs go alongside everything below: one mostly
 	// idle process per memory knob on a 2-core machine.
