@@ -56,25 +56,13 @@ var proseKeys = []string{"message", "when", "clear"}
 // each refuse control characters in their own words) is not reported
 // again.
 func (p *parser) validateText() {
-	root := reflect.ValueOf(p.cfg).Elem()
-	for i := range root.NumField() {
-		sec, _, _ := strings.Cut(root.Type().Field(i).Tag.Get("toml"), ",")
-		if sec == "" || sec == "-" {
-			continue
+	p.eachTable(func(sec string, v reflect.Value, prefix []seg) {
+		allow := ""
+		if sec == "rule" {
+			allow = "\t\n"
 		}
-		switch f := root.Field(i); f.Kind() {
-		case reflect.Struct:
-			p.text(f, at(sec, -1), "")
-		case reflect.Slice:
-			for j := range f.Len() {
-				allow := ""
-				if sec == "rule" {
-					allow = "\t\n"
-				}
-				p.text(f.Index(j), at(sec, j), allow)
-			}
-		}
-	}
+		p.text(v, prefix, allow)
+	})
 }
 
 // text checks the strings of the table v at prefix; allow is what the

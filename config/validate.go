@@ -124,6 +124,13 @@ func (p *parser) validate() {
 // "~/HEARTBEAT.md" would be a file in a directory literally named ~ under
 // the working directory, created there by the first run.
 func (p *parser) validatePaths() {
+	p.eachTable(func(sec string, v reflect.Value, prefix []seg) { p.paths(v, prefix) })
+}
+
+// eachTable calls fn with every table of the config and the path to it:
+// each [section], and each element of an array of tables ([[sensor]],
+// [[rule]]).
+func (p *parser) eachTable(fn func(sec string, v reflect.Value, prefix []seg)) {
 	root := reflect.ValueOf(p.cfg).Elem()
 	for i := range root.NumField() {
 		sec, _, _ := strings.Cut(root.Type().Field(i).Tag.Get("toml"), ",")
@@ -132,10 +139,10 @@ func (p *parser) validatePaths() {
 		}
 		switch f := root.Field(i); f.Kind() {
 		case reflect.Struct:
-			p.paths(f, at(sec, -1))
+			fn(sec, f, at(sec, -1))
 		case reflect.Slice:
 			for j := range f.Len() {
-				p.paths(f.Index(j), at(sec, j))
+				fn(sec, f.Index(j), at(sec, j))
 			}
 		}
 	}
