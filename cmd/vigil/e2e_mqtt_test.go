@@ -426,19 +426,7 @@ func waitCommandsReady(t *testing.T, rec *mosquittotest.Subscriber) {
 // waitResult publishes a command and returns the next result.
 func waitResult(t *testing.T, rec *mosquittotest.Subscriber, topic, payload string) (ok bool, msg, errText string) {
 	t.Helper()
-	n := len(rec.On(topicResult))
-	rec.Publish(topic, false, payload)
-	m := rec.WaitN(topicResult, n+1, 10*time.Second)
-	var r struct {
-		Command string
-		OK      bool
-		Message string
-		Error   string
-	}
-	if err := json.Unmarshal([]byte(m.Payload), &r); err != nil {
-		t.Fatalf("cmd/result %q: %v", m.Payload, err)
-	}
-	return r.OK, r.Message, r.Error
+	return waitResultWithin(t, rec, topic, payload, 10*time.Second)
 }
 
 func TestMQTTCommands(t *testing.T) {
