@@ -51,7 +51,7 @@ func TestDefaults(t *testing.T) {
 			FailureAlertAfter:      3,
 			MaxLLMCallsPerDay:      96, MaxAlertsPerHour: 30,
 			Gate: GateDeadband, Unusual: 3,
-			ModelMay:    []string{"pause"},
+			ModelMay:    []string{"pause", "propose_rule"},
 			IntervalMin: Duration{10 * time.Minute},
 			IntervalMax: Duration{6 * time.Hour},
 		},
@@ -76,7 +76,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: 20},
 		HTTP:     HTTP{Username: "vigil"},
-		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack", "rule"}},
+		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack", "rule"}, ProposalMaxPerDay: 3},
 	}
 	if diff := cmp.Diff(want, got, cmpConfig...); diff != "" {
 		t.Errorf("Parse(\"\") mismatch (-want +got):\n%s", diff)
