@@ -45,8 +45,8 @@ type Backtest struct {
 	From    time.Time `json:"from,omitzero"` // the history replayed
 	To      time.Time `json:"to,omitzero"`
 	Samples int       `json:"samples"`
-	Fired   int       `json:"fired"`      // times it would have fired
-	FiringS float64   `json:"firing_s"`   // total time firing, in seconds
+	Fired   int       `json:"fired"`    // times it would have fired
+	FiringS float64   `json:"firing_s"` // total time firing, in seconds
 	First   time.Time `json:"first,omitzero"`
 	Last    time.Time `json:"last,omitzero"`
 	// OnPrompt: it fires on the readings that prompted the proposal.
