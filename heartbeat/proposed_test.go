@@ -39,7 +39,7 @@ func TestInputProposed(t *testing.T) {
 	if _, err := h.e.tick(context.Background(), false, CheckOptions{due: h.wall.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	want := []agent.Proposed{{"waits", alert.ProposalPending}, {"no", alert.ProposalRejected}, {"yes", alert.ProposalApproved}}
+	want := []agent.Proposed{{Name: "waits", State: alert.ProposalPending}, {Name: "no", State: alert.ProposalRejected}, {Name: "yes", State: alert.ProposalApproved}}
 	if d := cmp.Diff(want, h.thinker.last.Proposed); d != "" {
 		t.Errorf("Proposed (-want +got):\n%s", d)
 	}
