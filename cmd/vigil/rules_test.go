@@ -23,6 +23,13 @@ import (
 func TestRulesCLI(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, configtest.OverlayRules)
+	// No state file yet: nothing to approve, and none is created.
+	if _, errOut, code := runVigil(t, "-c", cfg, "rule", "approve", "p1"); code != 1 || !strings.Contains(errOut, "no such proposal") {
+		t.Errorf("vigil rule approve p1 with no state file: exit %d, %s; want 1 and no such proposal", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "vigil.db")); err == nil {
+		t.Error("a refused approval created the state file")
+	}
 	seedProposal(t, dir)
 
 	runOK(t, "", []string{"-c", cfg, "rules"}, "rules in force:", "too_hot", "origin: "+cfg+":", "proposals waiting",
