@@ -135,7 +135,7 @@ func (c *Commander) decide(ctx context.Context, op string, p alert.Proposal) (st
 	pending := ""
 	switch op {
 	case RuleApprove:
-		if err := c.storeRunRule(p, src.String(), now); err != nil {
+		if err := c.storeRunRule(p, src.Who(), now); err != nil {
 			return "", err
 		}
 		pending = a.applyChange(ctx)
@@ -149,7 +149,7 @@ func (c *Commander) decide(ctx context.Context, op string, p alert.Proposal) (st
 		pending = a.applyChange(ctx)
 		p.State = alert.ProposalDropped
 	}
-	p.DecidedBy, p.DecidedAt = src.String(), now
+	p.DecidedBy, p.DecidedAt = src.Who(), now
 	if err := a.db.PutProposal(p); err != nil {
 		return "", fmt.Errorf("keep the decision: %w", err)
 	}
@@ -305,7 +305,7 @@ func (c *Commander) proposeRule(ctx context.Context, p alert.Proposal) (string, 
 		return "", err
 	}
 	a.log.Info("rule proposed by the model", "id", p.ID, "rule", p.Name, "when", p.When, "fired", p.Backtest.Fired, "noisy", p.Backtest.Noisy)
-	return fmt.Sprintf("proposal %s kept for a person to approve; backtest: %s", p.ID, BacktestText(p.Backtest, cfg.Device.Location)), nil
+	return fmt.Sprintf("proposal %s kept for a person to approve; backtest: %s", p.ID, transport.BacktestText(p.Backtest, cfg.Device.Location)), nil
 }
 
 // sameExpr compares two expressions but for spaces.
@@ -321,40 +321,11 @@ func ruleOrigin(cfg *config.Config, r config.Rule) string {
 }
 
 // ProposalText is the notice's summary: the rule, the model's why and the
-// backtest, for every channel.
+// backtest, in the words every channel shows them (transport.ProposedRule,
+// transport.BacktestText).
 func ProposalText(p alert.Proposal, loc *time.Location) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "The model proposes rule %s (%s): when %s", p.ID, p.Name, p.When)
-	if p.For != "" {
-		b.WriteString(" for " + p.For)
-	}
-	if p.Clear != "" {
-		b.WriteString(", clear " + p.Clear)
-	}
-	fmt.Fprintf(&b, ", %s: %q. Why: %s Backtest: %s.", p.Severity, p.Message, p.Why, BacktestText(p.Backtest, loc))
-	return b.String()
-}
-
-// BacktestText says what a backtest found, "noisy" first when it is.
-func BacktestText(bt alert.Backtest, loc *time.Location) string {
-	var b strings.Builder
-	if bt.Noisy {
-		b.WriteString("NOISY: ")
-	}
-	hours := bt.To.Sub(bt.From).Round(time.Minute)
-	if bt.Fired == 0 {
-		fmt.Fprintf(&b, "would not have fired in %s of history (%d samples)", hours, bt.Samples)
-	} else {
-		fmt.Fprintf(&b, "would have fired %d times in %s of history (%.1f a day), %s in all, first %s, last %s",
-			bt.Fired, hours, bt.PerDay, (time.Duration(bt.FiringS) * time.Second).String(),
-			bt.First.In(loc).Format(TimeLayout), bt.Last.In(loc).Format(TimeLayout))
-	}
-	if bt.OnPrompt {
-		b.WriteString("; fires on the readings that prompted it")
-	} else {
-		b.WriteString("; does not fire on the readings that prompted it")
-	}
-	return b.String()
+	return fmt.Sprintf("The model proposes rule %s (%s): %s. Why: %s Backtest: %s.", p.ID, p.Name,
+		transport.ProposedRule(p), p.Why, transport.BacktestText(p.Backtest, loc))
 }
 
 // dropShadowed removes the run-time rules a [[rule]] of config.toml now
