@@ -93,7 +93,19 @@ const (
 	MayPause    = "pause"
 	MayInterval = "interval"
 	MayNotes    = "notes"
+	MayRules    = "propose_rule"
 )
+
+// Proposer takes a rule the model proposes (the propose_rule tool): it
+// validates it as config.toml's [[rule]] is validated, backtests it on
+// the device's history and keeps it for a person. A refusal is the error,
+// shown to the model so it can correct itself; the answer is a short
+// confirmation. The daemon implements it; an agent.Self that also
+// implements Proposer gets the tool when heartbeat.model_may lists
+// propose_rule.
+type Proposer interface {
+	ProposeRule(ctx context.Context, p alert.Proposal) (string, error)
+}
 
 // Self is what the model may change about its own heartbeat, as allowed
 // by Config.ModelMay. The daemon implements it (daemon/model.go): notes go

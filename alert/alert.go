@@ -111,6 +111,9 @@ type Alert struct {
 	// it; empty otherwise.
 	AckedBy string    `json:"acked_by,omitempty"`
 	AckedAt time.Time `json:"acked_at,omitzero"`
+	// Proposal is set on the notice that brings a rule the model proposed
+	// to a person (state notice, source llm, rule the proposed name).
+	Proposal *Proposal `json:"proposal,omitempty"`
 	// Transport, when set, is the only transport that delivers the alert;
 	// every other one acknowledges it without sending (vigil test-alert
 	// --transport). It is not part of the message.

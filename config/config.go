@@ -259,16 +259,19 @@ type Manage struct {
 	// llm.scout_model to, besides model and scout_model as configured
 	// (which are all it may choose without a list).
 	Models []string `toml:"models"`
+	// ProposalMaxPerDay: a rule the model proposes that would have fired
+	// more often than this a day over the history is marked noisy; default 3.
+	ProposalMaxPerDay int `toml:"proposal_max_per_day"`
 }
 
 // RemoteVerbs are the commands [manage] remote may allow. "set" also
 // covers Telegram's /toggle (it sets rule.<name>.enabled); "checklist"
 // covers showing, setting and resetting the checklist; "ack" acknowledging
 // a firing problem (Telegram's Acknowledge button too).
-var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert", "get", "set", "unset", "checklist", "logs", "notes", "ack"}
+var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert", "get", "set", "unset", "checklist", "logs", "notes", "ack", "rule"}
 
 // ModelMayValues are what heartbeat.model_may may list.
-var ModelMayValues = []string{"pause", "interval", "notes"}
+var ModelMayValues = []string{"pause", "interval", "notes", "propose_rule"}
 
 // Allows reports whether [manage] remote allows verb.
 func (m Manage) Allows(verb string) bool {

@@ -51,7 +51,7 @@ func TestDefaults(t *testing.T) {
 			FailureAlertAfter:      3,
 			MaxLLMCallsPerDay:      96, MaxAlertsPerHour: 30,
 			Gate: GateDeadband, Unusual: 3,
-			ModelMay:    []string{"pause"},
+			ModelMay:    []string{"pause", "propose_rule"},
 			IntervalMin: Duration{10 * time.Minute},
 			IntervalMax: Duration{6 * time.Hour},
 		},
@@ -76,7 +76,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: 20},
 		HTTP:     HTTP{Username: "vigil"},
-		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack"}},
+		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack"}, ProposalMaxPerDay: 3},
 	}
 	if diff := cmp.Diff(want, got, cmpConfig...); diff != "" {
 		t.Errorf("Parse(\"\") mismatch (-want +got):\n%s", diff)
@@ -401,7 +401,7 @@ func TestErrors(t *testing.T) {
 		{"http listen without a port", "[http]\nlisten = \"127.0.0.1\"\n",
 			`config.toml:2: http.listen: must be host:port, as in 127.0.0.1:8080 (got "127.0.0.1")`},
 		{"manage remote unknown verb", "[manage]\nremote = [\"status\", \"reboot\"]\n",
-			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check, test-alert, get, set, unset, checklist, logs, notes, ack)`},
+			`config.toml:2: manage.remote: remote[1]: unknown command "reboot" (known: status, pause, resume, check, test-alert, get, set, unset, checklist, logs, notes, ack, rule)`},
 		{"manage remote twice", "[manage]\nremote = [\"pause\", \"pause\"]\n",
 			`config.toml:2: manage.remote: remote[1]: "pause" is listed twice`},
 		{"manage models path", "[manage]\nmodels = [\"gpt-4o\", \"../x\"]\n",

@@ -147,7 +147,7 @@ func defaults() *Config {
 			MaxAlertsPerHour:       30,
 			Gate:                   GateDeadband,
 			Unusual:                3,
-			ModelMay:               []string{"pause"},
+			ModelMay:               []string{"pause", "propose_rule"},
 			IntervalMin:            Duration{10 * time.Minute},
 			IntervalMax:            Duration{6 * time.Hour},
 		},
@@ -169,7 +169,7 @@ func defaults() *Config {
 		},
 		Telegram: Telegram{APIURL: DefaultTelegramURL, MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: DefaultMaxPerHour},
 		HTTP:     HTTP{Username: "vigil"},
-		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack"}},
+		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack"}, ProposalMaxPerDay: 3},
 	}
 }
 

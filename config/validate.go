@@ -1105,6 +1105,9 @@ func (p *parser) validateManage() {
 		}
 		seen[v] = true
 	}
+	if n := p.cfg.Manage.ProposalMaxPerDay; n < 1 {
+		p.bad(at("manage", -1, "proposal_max_per_day"), "must be at least 1 (got %d)", n)
+	}
 	first := map[string]int{}
 	for i, v := range p.cfg.Manage.Models {
 		path := at("manage", -1, "models")

@@ -226,6 +226,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.table("manage")
 	t.strs("remote", c.Manage.Remote)
 	t.strs("models", c.Manage.Models)
+	t.int("proposal_max_per_day", int64(c.Manage.ProposalMaxPerDay))
 
 	if t.err != nil {
 		return fmt.Errorf("write config: %w", t.err)

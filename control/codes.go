@@ -24,6 +24,7 @@ const (
 	CodeNotFiring  Code = "not_firing"  // heartbeat.ErrNotFiring: an ack of what is not firing
 	CodeNotice     Code = "notice"      // heartbeat.ErrNotice: an ack of a notice
 	CodeAmbiguous  Code = "ambiguous"   // heartbeat.ErrAmbiguous: an ack without a name, several firing
+	CodeNoProposal Code = "no_proposal" // alert.ErrNoProposal: a rule decision on an unknown ID or name
 )
 
 // sentinels are the errors each code but CodeConfig stands for: CodeOf
@@ -39,6 +40,7 @@ var sentinels = []struct {
 	{CodeNotFiring, heartbeat.ErrNotFiring},
 	{CodeNotice, heartbeat.ErrNotice},
 	{CodeAmbiguous, heartbeat.ErrAmbiguous},
+	{CodeNoProposal, alert.ErrNoProposal},
 }
 
 // CodeOf is the code of err ("" for any other error).

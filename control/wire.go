@@ -21,7 +21,7 @@ const MaxRequest = 8 * config.MaxChecklistSize
 
 // Request is one command to the daemon.
 type Request struct {
-	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history | get | set | unset | settings | checklist | notes | ack | baseline
+	Cmd       string `json:"cmd"` // status | check | pause | resume | test-alert | history | get | set | unset | settings | checklist | notes | ack | baseline | rules | rule
 	Minutes   int    `json:"minutes,omitempty"`
 	SinceS    int64  `json:"since_s,omitempty"` // history: the window in seconds
 	DryRun    bool   `json:"dry_run,omitempty"`
@@ -29,10 +29,10 @@ type Request struct {
 	Transport string `json:"transport,omitempty"` // test-alert: only this one
 	Key       string `json:"key,omitempty"`       // get, set, unset
 	Value     string `json:"value,omitempty"`     // set
-	Op        string `json:"op,omitempty"`        // checklist: show, set, reset; baseline: reset
+	Op        string `json:"op,omitempty"`        // checklist: show, set, reset; baseline: reset; rule: approve, reject, drop, show
 	Body      string `json:"body,omitempty"`      // checklist set: the text
 	Clear     bool   `json:"clear,omitempty"`     // notes clear
-	Target    string `json:"target,omitempty"`    // ack: a rule, llm, an alert id, or "" (the only one firing); baseline reset: a sensor or "" (all)
+	Target    string `json:"target,omitempty"`    // ack: a rule, llm, an alert id, or "" (the only one firing); baseline reset: a sensor or "" (all); rule: a proposal's ID or a rule's name
 	// StateDir is the state directory the CLI's config names. A daemon
 	// watching another one answers OtherState and does nothing, so a
 	// shared socket location (/run/vigil) never reaches the wrong daemon.
@@ -53,6 +53,8 @@ type Response struct {
 	// Values answers get; Settings answers settings (the stored overlay).
 	Values   []manage.SettingView `json:"values,omitempty"`
 	Settings []store.Setting      `json:"settings,omitempty"`
+	// Rules answers rules: the rules in force and the proposals.
+	Rules *manage.RulesView `json:"rules,omitempty"`
 	// Code says what kind of error Error is (a refused set is a config
 	// error: the CLI exits 78 with it); the client maps it back.
 	Code Code `json:"code,omitempty"`

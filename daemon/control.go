@@ -171,6 +171,12 @@ func (s *ctlServer) doManage(ctx context.Context, req control.Request) control.R
 			return errResponse(err)
 		}
 		return control.Response{Settings: st}
+	case "rules":
+		v, err := c.Rules(ctx)
+		if err != nil {
+			return errResponse(err)
+		}
+		return control.Response{Rules: &v}
 	}
 	return textResponse(c.Do(ctx, req))
 }
@@ -206,6 +212,11 @@ func (c *Commander) Do(ctx context.Context, req control.Request) (string, error)
 			return "", fmt.Errorf("baseline: unknown operation %q (want reset)", req.Op)
 		}
 		return c.BaselineReset(ctx, req.Target)
+	case "rule":
+		if req.Op == "show" {
+			return c.RuleTOML(ctx, req.Target)
+		}
+		return c.RuleDecide(ctx, req.Op, req.Target)
 	}
 	return "", fmt.Errorf("unknown command %q", req.Cmd)
 }

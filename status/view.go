@@ -26,6 +26,10 @@ type View struct {
 	// sent, or a view gathered without it); its fields sit beside the
 	// status's in JSON.
 	*manage.Runtime
+	// RuleBook lists the run-time rules (approved proposals, with their
+	// origin) and the proposals waiting for a person; nil when not
+	// gathered.
+	RuleBook *manage.RulesView `json:"rule_book,omitempty"`
 }
 
 // Source is the engine as the view reads it, or a fake in tests.

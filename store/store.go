@@ -62,10 +62,11 @@ var (
 	// Acknowledged problems, and Telegram's alert messages (acks.go).
 	bucketAcks         = []byte("acks")          // problem key -> ProblemAck (JSON)
 	bucketTelegramMsgs = []byte("telegram_msgs") // seq -> alert, chat and message id (JSON), a ring of MaxTelegramMessages
+	bucketProposals    = []byte("proposals")     // seq -> alert.Proposal (JSON), the rules the model proposed (proposals.go)
 
 	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketHistory, bucketRules,
 		bucketFingers, bucketOutbox, bucketCursors, bucketTelegram, bucketAlertLog,
-		bucketSettings, bucketNotes, bucketTelegramHeld, bucketTelegramSent, bucketAcks, bucketTelegramMsgs}
+		bucketSettings, bucketNotes, bucketTelegramHeld, bucketTelegramSent, bucketAcks, bucketTelegramMsgs, bucketProposals}
 )
 
 // Keys in the meta and telegram buckets.
