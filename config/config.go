@@ -253,7 +253,7 @@ type HTTP struct {
 // Manage is the [manage] section.
 type Manage struct {
 	// Remote lists the commands a remote channel (the status page) may
-	// run; default status, pause, resume, check and ack.
+	// run; default status, pause, resume, check, ack and rule.
 	Remote []string `toml:"remote"`
 	// Models lists the models a remote channel may set llm.model and
 	// llm.scout_model to, besides model and scout_model as configured
@@ -267,7 +267,9 @@ type Manage struct {
 // RemoteVerbs are the commands [manage] remote may allow. "set" also
 // covers Telegram's /toggle (it sets rule.<name>.enabled); "checklist"
 // covers showing, setting and resetting the checklist; "ack" acknowledging
-// a firing problem (Telegram's Acknowledge button too).
+// a firing problem (Telegram's Acknowledge button too); "rule" approving,
+// rejecting and dropping a rule the model proposed (an alerting rule, never
+// an action: Telegram's Approve and Reject buttons too).
 var RemoteVerbs = []string{"status", "pause", "resume", "check", "test-alert", "get", "set", "unset", "checklist", "logs", "notes", "ack", "rule"}
 
 // ModelMayValues are what heartbeat.model_may may list.

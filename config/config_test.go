@@ -76,7 +76,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Telegram: Telegram{APIURL: "https://api.telegram.org", MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: 20},
 		HTTP:     HTTP{Username: "vigil"},
-		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack"}, ProposalMaxPerDay: 3},
+		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack", "rule"}, ProposalMaxPerDay: 3},
 	}
 	if diff := cmp.Diff(want, got, cmpConfig...); diff != "" {
 		t.Errorf("Parse(\"\") mismatch (-want +got):\n%s", diff)

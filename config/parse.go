@@ -169,7 +169,7 @@ func defaults() *Config {
 		},
 		Telegram: Telegram{APIURL: DefaultTelegramURL, MinSeverity: "info", QuietMinSeverity: "critical", MaxPerHour: DefaultMaxPerHour},
 		HTTP:     HTTP{Username: "vigil"},
-		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack"}, ProposalMaxPerDay: 3},
+		Manage:   Manage{Remote: []string{"status", "pause", "resume", "check", "ack", "rule"}, ProposalMaxPerDay: 3},
 	}
 }
 

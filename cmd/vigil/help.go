@@ -241,7 +241,7 @@ func writeMan(w io.Writer, commandFlagSet func(name string) *flag.FlagSet) {
 	fmt.Fprint(w, ".SH REMOTE COMMANDS\n"+
 		"MQTT (\\fIPREFIX\\fR/\\fIID\\fR/cmd/\\fIVERB\\fR, answered on cmd/result), Telegram (/status, /set ...) and the status page "+
 		"may run only the verbs \\fB[manage] remote\\fR lists in config.toml: "+esc(strings.Join(config.RemoteVerbs, ", "))+". "+
-		"The default is [\\(dqstatus\\(dq, \\(dqpause\\(dq, \\(dqresume\\(dq, \\(dqcheck\\(dq, \\(dqack\\(dq]: a person woken at night acknowledges from Telegram. "+
+		"The default is [\\(dqstatus\\(dq, \\(dqpause\\(dq, \\(dqresume\\(dq, \\(dqcheck\\(dq, \\(dqack\\(dq, \\(dqrule\\(dq]: a person woken at night acknowledges, or approves a rule the model proposed, from Telegram. "+
 		"Any other is answered \\(lqnot allowed: add \\(dqVERB\\(dq to [manage] remote\\(rq and logged at WARN with its source. "+
 		"On a remote channel, status shows the run\\-time settings and the model's notes only when get and notes are listed; Telegram's /toggle needs set. "+
 		"The command line and the control socket (root or the daemon's user on the board) may use every verb.\n")

@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/journal"
 	"github.com/vigil-iot/vigil/internal/tlshint"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/store"
@@ -134,7 +135,7 @@ func (e *env) logger() *slog.Logger {
 			}
 			return a
 		}
-		return slog.New(tlshint.Handler{Handler: e.redactor().Handler(newJournalHandler(e.stderr, opts))})
+		return slog.New(tlshint.Handler{Handler: e.redactor().Handler(journal.NewHandler(e.stderr, opts))})
 	}
 	return slog.New(tlshint.Handler{Handler: e.redactor().Handler(slog.NewTextHandler(e.stderr, opts))})
 }
