@@ -349,3 +349,50 @@ sim = { every = %q, length = %q, rise = 25, start = %s }
 	}
 	api.mu.Unlock()
 }
+
+// TestRuleDecisionRefusedE2E: a proposal made in a `vigil check`; with
+// [manage] remote lacking "rule", an approval over MQTT (cmd/rule) is
+// refused on cmd/result, naming the verb to add, and an approval of an
+// ID that names no proposal is refused on the command line: neither
+// changes `vigil rules`, and neither brings anything to the alert topic.
+func TestRuleDecisionRefusedE2E(t *testing.T) {
+	t.Parallel()
+	b := startMosquitto(t)
+	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicResult, topicAlert)
+	model := newModelScript(t, []string{proposeCall})
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, model.llmSection(dir, "Is the air fine?")+steadySensors+
+		mqttConfig(b.URL(), "homeassistant = false", "commands = true")+"\n[manage]\nremote = [\"status\", \"check\", \"ack\"]\n")
+	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
+	defer func() { d.logIfFailed(t) }()
+	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
+	waitCommandsReady(t, rec)
+	if out, errOut, code := runVigil(t, "-c", cfg, "check"); code != 0 {
+		t.Fatalf("vigil check: exit %d\n%s%s", code, out, errOut)
+	}
+	rec.Wait(topicAlert, 10*time.Second, func(m mosquittotest.Message) bool { return strings.Contains(m.Payload, `"proposal":`) })
+	before := vigilRules(t, cfg)
+	if len(before.Pending) != 1 || before.Pending[0].Name != "too_warm" {
+		t.Fatalf("pending after the check = %+v, want too_warm", before.Pending)
+	}
+	id := before.Pending[0].ID
+	quiet(t, rec, topicAlert, time.Second)
+	alerts := len(rec.On(topicAlert))
+
+	ok, msg, errText := waitResult(t, rec, "vigil/e2e/cmd/rule", "approve "+id)
+	if ok || !strings.Contains(errText, `not allowed: add "rule" to [manage] remote`) {
+		t.Errorf("cmd/rule approve %s without rule in [manage] remote: ok %v, %q %q; want refused, naming the verb", id, ok, msg, errText)
+	}
+	out, errOut, code := runVigil(t, "-c", cfg, "rule", "approve", "p404")
+	if code != 1 || !strings.Contains(errOut, "p404") {
+		t.Errorf("vigil rule approve p404: exit %d\n%s%s; want exit 1 naming p404", code, out, errOut)
+	}
+	after := vigilRules(t, cfg)
+	if b, a := fmt.Sprint(before), fmt.Sprint(after); a != b {
+		t.Errorf("vigil rules changed after two refused approvals:\nbefore %s\nafter  %s", b, a)
+	}
+	time.Sleep(time.Second)
+	if n := len(rec.On(topicAlert)); n != alerts {
+		t.Errorf("%d alerts after two refused approvals, want none: %v", n-alerts, rec.On(topicAlert)[alerts:])
+	}
+}
