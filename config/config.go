@@ -25,6 +25,10 @@ type Config struct {
 	overrides map[string]Override   // key -> the override that set it (Origin)
 	exprs     map[string]*rule.Expr // rule expressions Parse compiled, by source: RuleSpec compiles none again
 	off       string                // why heartbeats are off when Heartbeat.Enabled is false but not by heartbeat.enabled
+
+	// Shadowed names the run-time rules (Options.RunRules) left out
+	// because the file now has a [[rule]] of the same name: the file wins.
+	Shadowed []string `toml:"-"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("30m").
@@ -217,6 +221,10 @@ type Rule struct {
 	Renotify Duration `toml:"renotify"` // 0: never re-notify while firing
 	Enabled  bool     `toml:"enabled"`  // default true; false: not evaluated
 	Line     int      `toml:"-"`
+	// Origin is set on a run-time rule (Options.RunRules, an approved
+	// proposal): "proposed by the model at …, approved by … at …". Empty
+	// for a [[rule]] of the file.
+	Origin string `toml:"-"`
 }
 
 // MQTT is the [mqtt] section; enabled when Broker or Brokers is set.

@@ -64,6 +64,8 @@ func (o Origin) String() string {
 		return o.File
 	case OriginEnv:
 		return "env"
+	case "rule": // a run-time rule's key: By is its origin
+		return o.By
 	case OriginSet:
 		s := "set"
 		if !o.At.IsZero() {
@@ -262,6 +264,11 @@ func (c *Config) Origin(key string) Origin {
 			at = at.In(c.Device.Location)
 		}
 		return Origin{Kind: OriginSet, By: o.By, At: at}
+	}
+	if name, ok := ruleEnabledKey(key); ok {
+		if i := slices.IndexFunc(c.Rules, func(r Rule) bool { return r.Name == name }); i >= 0 && c.Rules[i].Origin != "" {
+			return Origin{Kind: "rule", By: c.Rules[i].Origin}
+		}
 	}
 	if _, path, err := c.field(key); err == nil {
 		if l, ok := c.lines[indexedKey(path)]; ok {

@@ -113,6 +113,7 @@ func ParseWith(r io.Reader, name string, opts Options) (*Config, error) {
 	}
 	p.cfg.file = name
 	p.cfg.lines = p.byKey
+	p.addRunRules()
 	p.applyOverrides()
 	p.cfg.overrides = p.origins
 	p.validate()
@@ -186,11 +187,16 @@ type parser struct {
 	reported   map[string]bool     // indexed keys reported as unknown
 	origins    map[string]Override // display key -> the override that set it
 	unknownEnv []Override          // VIGIL_ variables that name no single-value key
+	runRules   map[string]bool     // the names of Options.RunRules added to the rules
 }
 
 // add records an error at key. A key set by an override is named by the
 // override ("$VIGIL_HEARTBEAT_INTERVAL", "set by cli"), not by a line.
 func (p *parser) add(line int, key string, err error) {
+	if name, _, ok := strings.Cut(strings.TrimPrefix(key, "rule."), "."); ok && strings.HasPrefix(key, "rule.") && p.runRules[name] {
+		p.errs = append(p.errs, &Error{File: RunRuleFile, Key: key, Err: err})
+		return
+	}
 	if o, ok := p.origins[key]; ok {
 		p.errs = append(p.errs, &Error{File: o.label(), Key: key, Err: err})
 		return
@@ -549,4 +555,23 @@ func (p *parser) display(path []seg) string {
 		return head
 	}
 	return head + "." + indexedKey(path[1:])
+}
+
+// RunRuleFile names a run-time rule in an error, where a file's rule has
+// its file and line.
+const RunRuleFile = "run-time rule"
+
+// addRunRules appends Options.RunRules to the file's rules, which win a
+// clash of names.
+func (p *parser) addRunRules() {
+	p.runRules = map[string]bool{}
+	for _, r := range p.opts.RunRules {
+		if slices.ContainsFunc(p.cfg.Rules, func(f Rule) bool { return f.Name == r.Name && f.Origin == "" }) {
+			p.cfg.Shadowed = append(p.cfg.Shadowed, r.Name)
+			continue
+		}
+		r.Line = 0
+		p.runRules[r.Name] = true
+		p.cfg.Rules = append(p.cfg.Rules, r)
+	}
 }

@@ -31,6 +31,11 @@ type Options struct {
 	// with them: the environment's (EnvOverrides), then the run-time
 	// overlay's.
 	Overrides []Override
+	// RunRules are rules added at run time (approved proposals), validated
+	// after the file's [[rule]] tables exactly as they are; an error names
+	// the "run-time rule" instead of a line. One whose name a [[rule]]
+	// has is left out and listed in Config.Shadowed.
+	RunRules []Rule
 }
 
 // quantities returns what sensor produces and how to name it in an error;

@@ -762,7 +762,11 @@ func (p *parser) expr(path []seg, src string, sensors map[string]bool) {
 	}
 	for _, s := range e.Sensors() {
 		if !sensors[s] {
-			p.bad(path, "unknown sensor %q (configured: %s)", s, strings.Join(p.sensorNames(), ", "))
+			msg := fmt.Sprintf("unknown sensor %q (configured: %s)", s, strings.Join(p.sensorNames(), ", "))
+			if near := closest(s, p.sensorNames()); near != "" {
+				msg += "; did you mean " + near + "?"
+			}
+			p.bad(path, "%s", msg)
 		}
 	}
 	// A key the sensor does not produce is never known, so a rule on it

@@ -156,20 +156,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	}
 
 	for _, r := range c.Rules {
-		t.blank()
-		t.line("[[rule]]")
-		t.str("name", r.Name)
-		t.str("when", r.When)
-		if r.Clear == "" {
-			t.line("# clear: when `when` no longer holds")
-		} else {
-			t.str("clear", r.Clear)
+		if r.Origin != "" {
+			continue // a run-time rule lives in the state file
 		}
-		t.str("severity", r.Severity)
-		t.str("message", r.Message)
-		t.dur("for", r.For)
-		t.dur("renotify", r.Renotify)
-		t.bool("enabled", r.Enabled)
+		t.blank()
+		t.rule(r)
 	}
 
 	m := c.MQTT
@@ -359,4 +350,34 @@ func tomlFloat(f float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// rule writes r as a [[rule]] table.
+func (t *tomlWriter) rule(r Rule) {
+	t.line("[[rule]]")
+	t.str("name", r.Name)
+	t.str("when", r.When)
+	if r.Clear == "" {
+		t.line("# clear: when `when` no longer holds")
+	} else {
+		t.str("clear", r.Clear)
+	}
+	t.str("severity", r.Severity)
+	t.str("message", r.Message)
+	t.dur("for", r.For)
+	t.dur("renotify", r.Renotify)
+	t.bool("enabled", r.Enabled)
+}
+
+// RuleTOML is r as a [[rule]] table to paste into config.toml (`vigil rule
+// show NAME --toml`), with its origin as a comment when it has one.
+func RuleTOML(r Rule) string {
+	var b strings.Builder
+	t := &tomlWriter{w: bufio.NewWriter(&b)}
+	if r.Origin != "" {
+		t.line("# " + r.Origin)
+	}
+	t.rule(r)
+	t.w.Flush()
+	return b.String()
 }

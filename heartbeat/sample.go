@@ -290,12 +290,7 @@ func (e *Engine) enqueue(tx *store.Tx, alerts []alert.Alert, st *store.State) er
 // next heartbeat persists. Caller holds e.mu.
 func (e *Engine) record(mono time.Time, snap device.Snapshot) {
 	e.last, e.lastAt = &snap, mono
-	for _, n := range e.deps.Sensors {
-		if _, failed := snap.Errors[n.Name]; !failed {
-			e.lastGood[n.Name] = mono
-		}
-	}
-	e.hist.add(mono, snap.Readings)
+	e.remember(mono, snap)
 	if e.lastPending.IsZero() || mono.Sub(e.lastPending) >= e.cfg.HistoryStep || mono.Before(e.lastPending) {
 		e.pending = append(e.pending, snap)
 		e.lastPending = mono
@@ -303,6 +298,18 @@ func (e *Engine) record(mono time.Time, snap device.Snapshot) {
 			e.pending = append(e.pending[:0], e.pending[len(e.pending)-max:]...)
 		}
 	}
+}
+
+// remember is what a rule's evaluation remembers of a sample: the good
+// reads of each sensor (stale()) and the readings (delta()). The sample
+// loop and the backtest (backtest.go) share it.
+func (e *Engine) remember(mono time.Time, snap device.Snapshot) {
+	for _, n := range e.deps.Sensors {
+		if _, failed := snap.Errors[n.Name]; !failed {
+			e.lastGood[n.Name] = mono
+		}
+	}
+	e.hist.add(mono, snap.Readings)
 }
 
 // snapEnv evaluates rule expressions against the latest snapshot and the

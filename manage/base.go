@@ -47,9 +47,11 @@ func (b *Base) Configured() (*config.Config, error) {
 
 // overlayOverrides turns overlay entries into config overrides.
 func overlayOverrides(overlay []store.Setting) []config.Override {
-	out := make([]config.Override, len(overlay))
-	for i, s := range overlay {
-		out[i] = config.Override{Key: s.Key, Value: s.Value, Origin: config.OriginSet, By: s.By, At: s.At}
+	out := make([]config.Override, 0, len(overlay))
+	for _, s := range overlay {
+		if !IsRunRule(s.Key) {
+			out = append(out, config.Override{Key: s.Key, Value: s.Value, Origin: config.OriginSet, By: s.By, At: s.At})
+		}
 	}
 	return out
 }
@@ -60,6 +62,7 @@ func overlayOverrides(overlay []store.Setting) []config.Override {
 func (b *Base) Parse(overlay []store.Setting) (*config.Config, error) {
 	opts := b.Options
 	opts.Overrides = append(slices.Clone(b.Env), overlayOverrides(overlay)...)
+	opts.RunRules = runRules(overlay)
 	cfg, err := config.ParseWith(bytes.NewReader(b.Data), b.Name, opts)
 	if err != nil {
 		return nil, err
@@ -113,7 +116,7 @@ func (b *Base) Resolve(overlay []store.Setting, log *slog.Logger) (*config.Confi
 	}
 	var used []store.Setting
 	for _, s := range overlay {
-		if err := config.CheckSettable(s.Key, cfg); err != nil {
+		if err := config.CheckSettable(s.Key, cfg); err != nil && !IsRunRule(s.Key) {
 			logIgnored(log, s, err)
 			continue
 		}

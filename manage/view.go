@@ -94,6 +94,11 @@ func RuntimeView(cfg *config.Config, db *store.DB) (Runtime, error) {
 		}
 		rt.Settings = append(rt.Settings, Setting{Key: k, Value: v, Origin: OriginText(cfg, k)})
 	}
+	for _, r := range cfg.Rules {
+		if r.Origin != "" { // a run-time rule: an approved proposal
+			rt.Settings = append(rt.Settings, Setting{Key: "rule." + r.Name, Value: r.When, Origin: r.Origin})
+		}
+	}
 	path, over := InForce(cfg)
 	rt.Checklist = &Checklist{Path: path, FromAfar: over}
 	notes, err := db.Notes()
