@@ -85,3 +85,12 @@ type ProblemSource interface {
 type Acknowledger interface {
 	Acknowledged(ctx context.Context, p alert.Alert, ids []string) error
 }
+
+// RuleDecider decides on a rule the model proposed: op RuleApprove or
+// RuleReject with target a pending proposal's ID ("p7") or name, or
+// RuleDrop with target a run-time rule's name. An unknown target is
+// refused (alert.ErrNoProposal) and changes nothing; [manage] remote's verb
+// is "rule". Approving adds an alerting rule, never an action.
+type RuleDecider interface {
+	RuleDecide(ctx context.Context, op, target string) (string, error)
+}

@@ -42,6 +42,14 @@ const (
 	ChecklistReset = "reset"
 )
 
+// Operations of a rule decision (RuleDecider.RuleDecide), the words
+// `vigil rule`, MQTT cmd/rule, Telegram's buttons and the page use.
+const (
+	RuleApprove = "approve"
+	RuleReject  = "reject"
+	RuleDrop    = "drop"
+)
+
 // ErrRateLimited is wrapped by the daemon's refusal of a change from a
 // remote channel that made too many changes in the last minute; its text
 // says how many a minute are allowed and when to try again.

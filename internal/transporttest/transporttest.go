@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +35,7 @@ type Recorder struct {
 	SensorsReply string
 	// Err, when not nil, is asked before each call with the method's verb
 	// ("status", "check", "pause", "resume", "sensors", "get", "set",
-	// "unset", "toggle", "checklist", "logs", "notes", "ack"); a non-nil error is
+	// "unset", "toggle", "checklist", "logs", "notes", "ack", "rule"); a non-nil error is
 	// returned instead of running it.
 	Err func(verb string) error
 
@@ -216,4 +217,18 @@ func (f *Recorder) Ack(ctx context.Context, target string) (string, error) {
 	}
 	f.record(ctx, "ack "+target)
 	return "acknowledged " + target, nil
+}
+
+// RuleDecide records "rule OP TARGET" and answers "OPd TARGET" ("approved
+// p7"); a target "unknown" is refused with alert.ErrNoProposal, as the
+// daemon refuses an ID that names no pending proposal.
+func (f *Recorder) RuleDecide(ctx context.Context, op, target string) (string, error) {
+	if err := f.refused("rule"); err != nil {
+		return "", err
+	}
+	if target == "unknown" {
+		return "", fmt.Errorf("rule %s %s: %w", op, target, alert.ErrNoProposal)
+	}
+	f.record(ctx, "rule "+op+" "+target)
+	return strings.TrimSuffix(op, "e") + "ed " + target, nil
 }

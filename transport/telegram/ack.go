@@ -106,6 +106,9 @@ func (b *Bot) pressed(ctx context.Context, q *callbackQuery) string {
 		b.logOnce(b.strange, user, "telegram button pressed by a user not in allowed_users: refused", keyChat, chat, keyUser, user)
 		return "not allowed: you are not in allowed_users"
 	}
+	if data, ok := strings.CutPrefix(q.Data, ruleData); ok && b.cmds != nil {
+		return b.decide(ctx, q, chat, msg, data)
+	}
 	if !strings.HasPrefix(q.Data, ackData) || b.cmds == nil || b.cfg.Messages == nil {
 		return "this button does nothing (any more)"
 	}

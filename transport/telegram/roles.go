@@ -5,7 +5,8 @@ import "github.com/vigil-iot/vigil/transport"
 // BotHandler is every role of the daemon the bot's commands call (declared
 // once in package transport): /status, /sensors and /logs; /check;
 // /pause and /resume; /get, /set and /unset; /toggle; /checklist; /notes;
-// /ack and the Acknowledge button. Each answers with a short text for the
+// /ack and the Acknowledge button; the Approve and Reject buttons of a
+// rule the model proposed. Each answers with a short text for the
 // reply.
 type BotHandler interface {
 	transport.Reporter
@@ -16,4 +17,5 @@ type BotHandler interface {
 	transport.Checklister
 	transport.Notebook
 	transport.Acker
+	transport.RuleDecider
 }

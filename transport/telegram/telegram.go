@@ -6,7 +6,8 @@
 // refuses what it does not allow, and the reply names the entry). A firing
 // problem's message carries an Acknowledge button; an ack, from any
 // channel, edits the problem's messages to say who acknowledged it
-// (ack.go).
+// (ack.go). A rule the model proposed comes with Approve and Reject
+// buttons (proposal.go).
 //
 // Alerts go out as HTML with the text escaped (never MarkdownV2, which LLM
 // text breaks); if Telegram still cannot parse the entities the alert is
@@ -222,8 +223,11 @@ func (b *Bot) Notify(ctx context.Context, a alert.Alert) error {
 func (b *Bot) sendAlert(ctx context.Context, a alert.Alert) error {
 	htmlText, plain := formatAlert(a, b.cfg.Location, b.cfg.Redactor)
 	var markup *inlineKeyboard
-	if a.IsProblem() && b.buttons() {
+	switch {
+	case a.IsProblem() && b.buttons():
 		markup = ackKeyboard(a)
+	case b.decides(a):
+		markup = proposalKeyboard(a.Proposal)
 	}
 	chat, msg, err := b.deliver(ctx, "alert "+a.ID, htmlText, plain, markup)
 	if err != nil || !a.IsProblem() || b.cfg.Messages == nil {
@@ -355,8 +359,12 @@ func formatAlert(a alert.Alert, loc *time.Location, red Redactor) (htmlText, pla
 		ack = "\n" + ackLine(a, loc)
 	}
 	// After entity parsing the HTML is as long as the plain text.
+	summary := a.Summary
+	if a.Proposal != nil {
+		summary += proposalText(a.Proposal, loc)
+	}
 	overhead := len16(head + " · " + what + "\n" + "\n" + foot + ack)
-	summary := clip16(red, a.Summary, maxText-overhead)
+	summary = clip16(red, summary, maxText-overhead)
 	plain = head + " · " + what + "\n" + summary + "\n" + foot + ack
 	htmlText = "<b>" + esc(head) + "</b> · " + esc(what) + "\n" + esc(summary) + "\n<i>" + esc(foot) + "</i>" + esc(ack)
 	return htmlText, plain
