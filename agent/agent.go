@@ -54,6 +54,9 @@ type Input struct {
 	MaxCalls    int    // HTTP requests this run may make (the day's remaining budget); 0: no cap
 	Meta        Meta   // why and when this run happens; zero: not shown
 	Notes       []Note // the model's own notes from earlier heartbeats, oldest first
+	// Proposed names the rules the model proposed: pending, and approved
+	// or rejected in the last 30 days, so it does not repeat itself.
+	Proposed []Proposed
 	// Usual is what is usual for the readings at this hour, by key, where
 	// their baselines are ready (package baseline): shown beside each
 	// reading. Nil: none known.
@@ -79,6 +82,12 @@ type Meta struct {
 	// LastErrorClass is ErrorClass of the last failed run ("timeout",
 	// "http_429", ...), shown while FailureStreak > 0.
 	LastErrorClass string
+}
+
+// Proposed is a rule the model proposed and what became of it.
+type Proposed struct {
+	Name  string
+	State string // alert.ProposalPending, ProposalApproved, ProposalRejected
 }
 
 // Note is one thing the model asked to remember (the remember tool).

@@ -92,3 +92,22 @@ func BenchmarkPromptMemory(b *testing.B) {
 	b.ReportMetric(float64(user-userNoMeta), "meta-bytes")
 	b.ReportMetric(float64(user-userNoNotes), "notes-bytes")
 }
+
+// BenchmarkPromptProposeRule reports what offering propose_rule adds to
+// the request (propose-rule-bytes: its name, description and schema) and
+// the whole prompt of BenchmarkPromptMemory with it offered and three
+// proposals listed (prompt-bytes).
+func BenchmarkPromptProposeRule(b *testing.B) {
+	in := memoryInput()
+	in.Proposed = []Proposed{{"freezer_door_climb", "pending"}, {"warm_afternoon", "rejected"}, {"tank_low", "approved"}}
+	cfg := Config{ModelMay: []string{MayPause, MayInterval, MayNotes}, IntervalMin: DefaultIntervalMin, IntervalMax: DefaultIntervalMax}
+	_, _, without := promptBytes(in, mainTools(cfg))
+	cfg.ModelMay, cfg.Self = append(cfg.ModelMay, MayRules), &fakeProposer{}
+	sys, user, tb := promptBytes(in, mainTools(cfg))
+	b.ReportAllocs()
+	for b.Loop() {
+		BuildPrompt(in)
+	}
+	b.ReportMetric(float64(tb-without), "propose-rule-bytes")
+	b.ReportMetric(float64(sys+user+tb), "prompt-bytes")
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/redact"
 )
@@ -128,6 +129,7 @@ func buildPrompt(in Input, red *redact.Redactor) (system, user string) {
 		b.WriteByte('\n')
 	}
 	writeNotes(&b, in, red)
+	writeProposed(&b, in.Proposed)
 	return systemPrompt, strings.TrimRight(b.String(), "\n")
 }
 
@@ -334,4 +336,29 @@ func cleanChecklist(s string) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// maxProposed bounds the rule names the prompt lists.
+const maxProposed = 24
+
+// writeProposed lists the rules the model proposed by state, names only,
+// newest last, at most maxProposed of them.
+func writeProposed(b *strings.Builder, ps []Proposed) {
+	ps = ps[max(0, len(ps)-maxProposed):]
+	if len(ps) == 0 {
+		return
+	}
+	b.WriteString("\nRules you proposed (do not propose them again):")
+	for _, state := range []string{alert.ProposalPending, alert.ProposalApproved, alert.ProposalRejected} {
+		var names []string
+		for _, p := range ps {
+			if p.State == state {
+				names = append(names, clip(oneLine(p.Name), 64))
+			}
+		}
+		if len(names) > 0 {
+			b.WriteString(" " + state + ": " + strings.Join(names, ", ") + ";")
+		}
+	}
+	b.WriteByte('\n')
 }

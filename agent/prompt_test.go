@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 )
 
@@ -193,9 +195,14 @@ func TestPromptMeta(t *testing.T) {
 // the figure for make bench).
 func TestPromptSizeWithMemory(t *testing.T) {
 	const budget = 6000
-	tools := mainTools(Config{ModelMay: []string{MayPause, MayInterval, MayNotes}, IntervalMin: DefaultIntervalMin, IntervalMax: DefaultIntervalMax})
-	sys, user, tb := promptBytes(memoryInput(), tools)
-	t.Logf("with meta and four notes: system %d B, user %d B, tools %d B, total %d B", sys, user, tb, sys+user+tb)
+	tools := mainTools(Config{ModelMay: []string{MayPause, MayInterval, MayNotes, MayRules}, Self: &fakeProposer{}, IntervalMin: DefaultIntervalMin, IntervalMax: DefaultIntervalMax})
+	if !slices.ContainsFunc(tools, func(t toolDef) bool { return t.name == ToolProposeRule }) {
+		t.Fatal("propose_rule not offered")
+	}
+	in := memoryInput()
+	in.Proposed = []Proposed{{"freezer_door_climb", alert.ProposalPending}, {"warm_afternoon", alert.ProposalRejected}, {"tank_low", alert.ProposalApproved}}
+	sys, user, tb := promptBytes(in, tools)
+	t.Logf("with meta, four notes, propose_rule and three proposals: system %d B, user %d B, tools %d B, total %d B", sys, user, tb, sys+user+tb)
 	if n := sys + user + tb; n > budget {
 		t.Errorf("system + user + tools = %d bytes, over the %d-byte budget", n, budget)
 	}

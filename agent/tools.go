@@ -26,6 +26,7 @@ const (
 	ToolPause         = "pause_heartbeats"
 	ToolSetInterval   = "set_interval"
 	ToolRemember      = "remember"
+	ToolProposeRule   = "propose_rule"
 	ToolRespond       = "heartbeat_respond"
 )
 
@@ -74,6 +75,10 @@ func mainTools(cfg Config) []toolDef {
 	if may(MayNotes) {
 		tools = append(tools, toolDef{ToolRemember, fmt.Sprintf("Keep a note for later heartbeats (max %d characters, no secrets).", MaxNoteLen),
 			`{"type":"object","properties":{"note":{"type":"string"}},"required":["note"]}`})
+	}
+	if _, ok := cfg.Self.(Proposer); ok && may(MayRules) {
+		tools = append(tools, toolDef{ToolProposeRule, "Propose a local rule when one could have caught what you saw; a person approves it, then it runs offline without you.",
+			`{"type":"object","properties":{"name":{"type":"string","description":"[a-z0-9_]"},"when":{"type":"string","description":"rule expression, e.g. air.temperature > 34"},"clear":{"type":"string"},"for":{"type":"string","description":"Go duration"},"severity":{"type":"string","enum":["info","warning","critical"]},"message":{"type":"string"},"why":{"type":"string","description":"one sentence for the person"}},"required":["name","when","severity","message","why"]}`})
 	}
 	return append(tools, respondTool(false))
 }
@@ -153,6 +158,10 @@ func (r *run) exec(ctx context.Context, name, args string) (toolResult, *Decisio
 	case ToolRemember:
 		if r.offered(name) {
 			return r.remember(ctx, args), nil
+		}
+	case ToolProposeRule:
+		if r.offered(name) {
+			return r.proposeRule(ctx, args), nil
 		}
 	case ToolRespond:
 		return r.respond(args)
@@ -516,4 +525,23 @@ func clipBytes(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// proposeRule hands a proposed rule to the Proposer (the daemon), which
+// validates it as config.toml's rules are, backtests it and keeps it for a
+// person; its refusal is the tool's error, so the model can correct it.
+func (r *run) proposeRule(ctx context.Context, args string) toolResult {
+	var a struct {
+		Name, When, Clear, For, Severity, Message, Why string
+	}
+	if err := r.decodeArgs(args, &a); err != nil {
+		return toolErr("%v", err)
+	}
+	p, _ := r.a.cfg.Self.(Proposer) // offered only when it is one
+	msg, err := p.ProposeRule(ctx, alert.Proposal{Name: strings.TrimSpace(a.Name), When: a.When, Clear: a.Clear,
+		For: strings.TrimSpace(a.For), Severity: strings.TrimSpace(a.Severity), Message: a.Message, Why: oneLine(a.Why)})
+	if err != nil {
+		return toolErr("rule refused, nothing kept: %s", r.a.red.Clip(err.Error(), toolOutputMax/2))
+	}
+	return toolResult{content: r.a.redact(msg)}
 }
