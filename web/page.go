@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/status"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // pageCSS is the page's only style sheet, inline and allowed by its hash in
@@ -150,6 +151,7 @@ func writePage(b *bytes.Buffer, d *pageData) {
 		w("</ul>\n")
 	}
 	writeProblems(w, d)
+	writeProposals(w, d)
 	w(`<h2>Alerts</h2>
 <div class="scroll"><table id="alerts"><tr><th>time</th><th>severity</th><th class="hide-s">source</th><th>alert</th></tr>
 `)
@@ -204,6 +206,35 @@ func writeProblems(w func(...string), d *pageData) {
 	}
 	if len(d.Problems) == 0 {
 		w("<tr><td colspan=\"4\">Nothing firing.</td></tr>\n")
+	}
+	w("</table></div>\n")
+}
+
+// writeProposals writes the rules the model proposed that wait for a
+// person: the rule, the model's why (its text: escaped, never markup),
+// the backtest, and Approve and Reject buttons when [manage] remote
+// allows "rule" (else the command that approves it).
+func writeProposals(w func(...string), d *pageData) {
+	if len(d.Proposals) == 0 {
+		return
+	}
+	esc := escHTML
+	w(`<h2>Rules the model proposed</h2>
+<div class="scroll"><table id="proposals"><tr><th>proposed</th><th>rule</th><th>why</th><th>backtest</th><th>decide</th></tr>
+`)
+	tok := `<input type="hidden" name="csrf" value="` + esc(d.Token) + `">`
+	for _, p := range d.Proposals {
+		w("<tr><td>", esc(p.At), "</td><td><code>", esc(p.Name), "</code>: ", esc(p.Rule), "</td><td class=\"note\">", esc(p.Why), "</td><td",
+			pick(p.Noisy, ` class="err"`, ""), ">", esc(p.Backtest), "</td><td>")
+		if d.CanRule {
+			for _, op := range []string{"approve", "reject"} {
+				w(`<form method="post" action="/do/rule">`, tok, `<input type="hidden" name="op" value="`, op, `"><input type="hidden" name="target" value="`, esc(p.ID), `"><button`,
+					pick(op == "approve", ` class="primary">Approve`, `>Reject`), "</button></form> ")
+			}
+		} else {
+			w(`<code>vigil rule approve `, esc(p.ID), "</code>")
+		}
+		w("</td></tr>\n")
 	}
 	w("</table></div>\n")
 }
@@ -266,6 +297,12 @@ type problemView struct{ Since, Severity, Name, Summary, Target, AckedBy, AckedA
 
 type noteView struct{ Time, Age, Text string }
 
+// proposalView is a rule the model proposed, waiting for a person.
+type proposalView struct {
+	ID, Name, At, Rule, Why, Backtest string
+	Noisy                             bool
+}
+
 type runView struct {
 	Time, Outcome, Reason, Duration string
 	Tokens                          int
@@ -280,6 +317,8 @@ type pageData struct {
 	CanCheck                  bool
 	CanTestAlert              bool
 	CanAck                    bool
+	CanRule                   bool
+	Proposals                 []proposalView
 	Problems                  []problemView
 	Token, Done               string
 	Readings, Board           []readingView
@@ -299,6 +338,9 @@ var doneText = map[string]string{
 	"resume": "Heartbeats resumed.",
 	"check":  "Check ran: see the runs below.",
 	"ack":    "Acknowledged: no reminders until it resolves.",
+	// The Approve and Reject buttons (verb rule).
+	"approve": "Approved: the rule runs from the next sample, with no network.",
+	"reject":  "Rejected: the model may not propose it again for 30 days.",
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
@@ -338,7 +380,15 @@ func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done 
 	d := pageData{St: st, Now: now.In(loc).Format("2006-01-02 15:04 MST"),
 		Token: s.csrf, Done: doneText[done],
 		CanPause: live.allows("pause"), CanResume: live.allows("resume"), CanCheck: live.allows("check"),
-		CanTestAlert: live.allows("test-alert"), CanAck: live.allows("ack")}
+		CanTestAlert: live.allows("test-alert"), CanAck: live.allows("ack"), CanRule: live.allows("rule")}
+	if rb, err := s.ctl.Rules(ctx); err != nil { // the page shows the rest all the same
+		s.opts.Log.Warn("status page: list the proposals", "err", err)
+	} else {
+		for _, p := range rb.Pending {
+			d.Proposals = append(d.Proposals, proposalView{ID: p.ID, Name: p.Name, At: when(p.At), Rule: transport.ProposedRule(p), Why: p.Why,
+				Backtest: transport.BacktestText(p.Backtest, loc), Noisy: p.Backtest.Noisy})
+		}
+	}
 	for _, p := range st.Problems {
 		pv := problemView{Since: when(p.Time), Severity: p.Severity.String(), Name: p.Name(), Summary: p.Summary, Target: p.ID, AckedBy: p.AckedBy}
 		if pv.Target == "" {

@@ -34,12 +34,17 @@ type Source interface {
 // Controller runs the page's buttons (roles declared in package
 // transport): pause and resume, check, test-alert, and Acknowledge, whose
 // target is a problem's alert id (or its name) and which refuses with
-// transport.ErrNotFiring when the problem resolved meanwhile.
+// transport.ErrNotFiring when the problem resolved meanwhile; the
+// proposals the model made (Rules), with their Approve and Reject buttons
+// (RuleDecide, which refuses a decided or unknown ID with
+// alert.ErrNoProposal).
 type Controller interface {
 	transport.Pauser
 	transport.Checker
 	transport.AlertTester
 	transport.Acker
+	transport.RuleDecider
+	Rules(ctx context.Context) (manage.RulesView, error)
 }
 
 // Live is what the page takes from the config in force: a reload changes
@@ -233,7 +238,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 // page (303), so the page needs no script.
 func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 	verb := r.PathValue("verb")
-	if !slices.Contains([]string{"pause", "resume", "check", "test-alert", "ack"}, verb) {
+	if !slices.Contains([]string{"pause", "resume", "check", "test-alert", "ack", "rule"}, verb) {
 		http.NotFound(w, r)
 		return
 	}
@@ -278,12 +283,20 @@ func (s *Server) do(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		msg, err = s.ctl.Ack(ctx, target)
+	case "rule": // Approve or Reject: a proposal's ID
+		op, target := r.PostForm.Get("op"), r.PostForm.Get("target")
+		if (op != transport.RuleApprove && op != transport.RuleReject) || target == "" || len(target) > maxTarget || strings.ContainsFunc(target, unicode.IsSpace) {
+			http.Error(w, fmt.Sprintf("want op approve or reject and one proposal's ID (got %q %q)", op, target), http.StatusBadRequest)
+			return
+		}
+		msg, err = s.ctl.RuleDecide(ctx, op, target)
+		verb = op
 	}
 	switch {
 	case errors.Is(err, transport.ErrPauseRange), errors.Is(err, transport.ErrNotice), errors.Is(err, transport.ErrAmbiguous):
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
-	case errors.Is(err, transport.ErrNotFiring): // it resolved while the page was open
+	case errors.Is(err, transport.ErrNotFiring), errors.Is(err, alert.ErrNoProposal): // it resolved, or was decided, while the page was open
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	case errors.Is(err, alert.ErrNotAllowed): // a reload took verb out of [manage] remote meanwhile

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -219,8 +218,8 @@ func (f *Recorder) Ack(ctx context.Context, target string) (string, error) {
 	return "acknowledged " + target, nil
 }
 
-// RuleDecide records "rule OP TARGET" and answers "OPd TARGET" ("approved
-// p7"); a target "unknown" is refused with alert.ErrNoProposal, as the
+// RuleDecide records "rule OP TARGET" and answers "approved p7",
+// "rejected p7" or "dropped NAME"; a target "unknown" is refused with alert.ErrNoProposal, as the
 // daemon refuses an ID that names no pending proposal.
 func (f *Recorder) RuleDecide(ctx context.Context, op, target string) (string, error) {
 	if err := f.refused("rule"); err != nil {
@@ -230,5 +229,5 @@ func (f *Recorder) RuleDecide(ctx context.Context, op, target string) (string, e
 		return "", fmt.Errorf("rule %s %s: %w", op, target, alert.ErrNoProposal)
 	}
 	f.record(ctx, "rule "+op+" "+target)
-	return strings.TrimSuffix(op, "e") + "ed " + target, nil
+	return map[string]string{"approve": "approved", "reject": "rejected", "drop": "dropped"}[op] + " " + target, nil
 }

@@ -29,6 +29,7 @@ const (
 	cmdUnset    = "unset"
 	cmdList     = "checklist"
 	cmdAck      = "ack"
+	cmdRule     = "rule"
 	resultLeaf  = "result"
 	cmdRunLimit = 5 * time.Minute // a check runs the LLM; bounded anyway
 	// maxChecklist is the checklist's own limit (config.MaxChecklistSize,
@@ -49,7 +50,7 @@ func commandLimit(name string) (int, bool) {
 	switch name {
 	case cmdList:
 		return min(maxChecklistPayload, maxCommand), true
-	case cmdCheck, cmdPause, cmdResume, cmdGet, cmdSet, cmdUnset, cmdAck:
+	case cmdCheck, cmdPause, cmdResume, cmdGet, cmdSet, cmdUnset, cmdAck, cmdRule:
 		return min(maxPayload, maxCommand), true
 	}
 	return 0, false
@@ -70,13 +71,13 @@ func checkSize(name string, n int) error {
 
 // command is a validated inbound command.
 type command struct {
-	Name    string // check | pause | resume | get | set | unset | checklist | ack
+	Name    string // check | pause | resume | get | set | unset | checklist | ack | rule
 	Minutes int    // pause only; its range is the commands' to check
 	Key     string // get ("" for every key), set, unset
 	Value   string // set
-	Op      string // checklist: transport.ChecklistShow, ChecklistSet or ChecklistReset
+	Op      string // checklist: transport.ChecklistShow, ChecklistSet or ChecklistReset; rule: transport.RuleApprove, RuleReject or RuleDrop
 	Text    string // checklist set
-	Target  string // ack: a rule, llm, an alert id, or "" (the only problem firing)
+	Target  string // ack: a rule, llm, an alert id, or "" (the only problem firing); rule: a proposal's ID or a rule's name
 }
 
 // parseCommand validates the payload of <p>/<id>/cmd/<name>. check and
@@ -128,8 +129,10 @@ func parseCommand(name string, payload []byte) (command, error) {
 		return parseChecklist(p)
 	case cmdAck:
 		return parseAck(p)
+	case cmdRule:
+		return parseRule(p)
 	}
-	return command{}, fmt.Errorf("unknown command %q (want check, pause, resume, get, set, unset, checklist or ack)", truncate(name, 32))
+	return command{}, fmt.Errorf("unknown command %q (want check, pause, resume, get, set, unset, checklist, ack or rule)", truncate(name, 32))
 }
 
 // parseKey reads the payload of cmd/get (empty: every key) and cmd/unset:
@@ -190,6 +193,35 @@ func parseAck(p []byte) (command, error) {
 		return command{}, fmt.Errorf("cmd/ack: %w (want %s)", err, want)
 	}
 	return command{Name: cmdAck, Target: target}, nil
+}
+
+// parseRule reads the payload of cmd/rule: "approve ID", "reject ID" or
+// "drop NAME" as text, or {"op": "approve", "target": "p7"}.
+func parseRule(p []byte) (command, error) {
+	const want = `"approve ID", "reject ID" or "drop NAME", or {"op": "approve", "target": "ID"}`
+	var op, target string
+	if len(p) > 0 && p[0] == '{' {
+		var v struct {
+			Op     string `json:"op"`
+			Target string `json:"target"`
+		}
+		if err := decodeStrict(p, &v); err != nil {
+			return command{}, fmt.Errorf("cmd/rule: want %s: %w", want, err)
+		}
+		op, target = v.Op, strings.TrimSpace(v.Target)
+	} else {
+		op, target, _ = strings.Cut(string(p), " ")
+		target = strings.TrimSpace(target)
+	}
+	switch {
+	case op != transport.RuleApprove && op != transport.RuleReject && op != transport.RuleDrop:
+		return command{}, fmt.Errorf("cmd/rule: unknown op %q (want %s)", truncate(op, 32), want)
+	case target == "":
+		return command{}, fmt.Errorf("cmd/rule: want %s, got %q", want, truncate(string(p), 32))
+	case strings.ContainsFunc(target, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
+		return command{}, fmt.Errorf("cmd/rule: target %q is not one word (want %s)", truncate(target, 32), want)
+	}
+	return command{Name: cmdRule, Op: op, Target: target}, nil
 }
 
 // parseSet reads the payload of cmd/set: "KEY VALUE" as text (the value is
@@ -332,8 +364,8 @@ func (c *Client) onCommand(_ paho.Client, m paho.Message) {
 type commandResult struct {
 	Command string `json:"command"`
 	Key     string `json:"key,omitempty"`    // get, set, unset: the key asked about
-	Op      string `json:"op,omitempty"`     // checklist: show, set or reset
-	Target  string `json:"target,omitempty"` // ack: what was named
+	Op      string `json:"op,omitempty"`     // checklist: show, set or reset; rule: approve, reject or drop
+	Target  string `json:"target,omitempty"` // ack, rule: what was named
 	OK      bool   `json:"ok"`
 	Message string `json:"message,omitempty"`
 	Error   string `json:"error,omitempty"`
@@ -406,6 +438,8 @@ func (c *Client) execute(ctx context.Context, name string, payload []byte) comma
 		msg, err = c.cmds.Checklist(ctx, cmd.Op, cmd.Text)
 	case cmdAck:
 		msg, err = c.cmds.Ack(ctx, cmd.Target)
+	case cmdRule:
+		msg, err = c.cmds.RuleDecide(ctx, cmd.Op, cmd.Target)
 	}
 	res := commandResult{Command: cmd.Name, Key: cmd.Key, Op: cmd.Op, Target: cmd.Target}
 	switch {

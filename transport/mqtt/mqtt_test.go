@@ -131,8 +131,8 @@ func TestParseCommand(t *testing.T) {
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"", "{}", "30", `{"minutes":5}`, "0", "1441", `{"minutes":1e3}`, "\x00", "null",
 		"heartbeat.interval 10m", `{"key":"k","value":"v"}`, `{"key":"k"}`, "show", `{"op":"set","text":"a\nb"}`, `{"op":"reset"}`,
-		"too_hot", `{"target":"llm"}`} {
-		for _, name := range []string{"check", "pause", "resume", "get", "set", "unset", "checklist", "ack", "x"} {
+		"too_hot", `{"target":"llm"}`, "approve p7", `{"op":"drop","target":"x"}`} {
+		for _, name := range []string{"check", "pause", "resume", "get", "set", "unset", "checklist", "ack", "rule", "x"} {
 			f.Add(name, []byte(s))
 		}
 	}
@@ -156,6 +156,11 @@ func FuzzParseCommand(f *testing.F) {
 		switch cmd.Name {
 		case cmdAck:
 			if cmd.Key != "" || cmd.Value != "" || cmd.Op != "" || strings.ContainsFunc(cmd.Target, unicode.IsSpace) {
+				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
+			}
+		case cmdRule:
+			if cmd.Key != "" || cmd.Value != "" || cmd.Target == "" || strings.ContainsFunc(cmd.Target, unicode.IsSpace) ||
+				!slices.Contains([]string{transport.RuleApprove, transport.RuleReject, transport.RuleDrop}, cmd.Op) {
 				t.Fatalf("parseCommand(%q, %q) = %+v", name, payload, cmd)
 			}
 		case cmdPause, cmdCheck, cmdResume:

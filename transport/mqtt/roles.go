@@ -4,7 +4,7 @@ import "github.com/vigil-iot/vigil/transport"
 
 // CmdHandler is every role of the daemon the cmd topics call (declared once
 // in package transport): cmd/check, cmd/pause and cmd/resume, cmd/get,
-// cmd/set and cmd/unset, cmd/checklist and cmd/ack. Each answers with a
+// cmd/set and cmd/unset, cmd/checklist, cmd/ack and cmd/rule. Each answers with a
 // short text for the result topic.
 type CmdHandler interface {
 	transport.Checker
@@ -12,4 +12,5 @@ type CmdHandler interface {
 	transport.SettingsEditor
 	transport.Checklister
 	transport.Acker
+	transport.RuleDecider
 }
