@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
+	"github.com/vigil-iot/vigil/rule"
 )
 
 // End to end of issue 31: the model teaches the device a rule. The real
@@ -394,5 +395,93 @@ func TestRuleDecisionRefusedE2E(t *testing.T) {
 	time.Sleep(time.Second)
 	if n := len(rec.On(topicAlert)); n != alerts {
 		t.Errorf("%d alerts after two refused approvals, want none: %v", n-alerts, rec.On(topicAlert)[alerts:])
+	}
+}
+
+// TestBadProposalsRefusedE2E: five proposals the model makes in one
+// heartbeat are each refused back to it as the tool's error, with the
+// parser's or the checker's message: an unknown sensor (with the "did you
+// mean"), a syntax error, a name that clashes with a config rule, a
+// 100 KB expression, and the repeat of a proposal a person rejected.
+// None reaches a person: the one proposal on MQTT and Telegram is the
+// first, good one.
+func TestBadProposalsRefusedE2E(t *testing.T) {
+	t.Parallel()
+	b := startMosquitto(t)
+	api := newBotAPI(t)
+	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicAlert)
+	big := "air.temperature > 34" + strings.Repeat(" || air.temperature > 34", 100<<10/24)
+	bad := []struct{ name, call, want string }{
+		{"unknown sensor", `{"name":"warm_a","when":"aier.temperature > 34","severity":"warning","message":"m","why":"w"}`, `unknown sensor "aier"`},
+		{"syntax error", `{"name":"warm_b","when":"air.temperature > ","severity":"warning","message":"m","why":"w"}`, ""},
+		{"name clash", `{"name":"always","when":"air.temperature > 34","severity":"warning","message":"m","why":"w"}`, `always`},
+		{"100 KB expression", `{"name":"warm_c","when":"` + big + `","severity":"warning","message":"m","why":"w"}`, "500"},
+		{"rejected repeat", strings.TrimPrefix(proposeCall, "propose_rule "), "reject"},
+	}
+	if _, err := rule.Compile("air.temperature > "); err != nil {
+		bad[1].want = err.Error()
+	} else {
+		t.Fatal("the syntax error compiles")
+	}
+	var calls []string
+	for _, c := range bad {
+		calls = append(calls, "propose_rule "+c.call)
+	}
+	model := newModelScript(t, []string{proposeCall}, []string{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"all fine"}`}, calls)
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, model.llmSection(dir, "Is the air fine?")+steadySensors+
+		mqttConfig(b.URL(), "homeassistant = false")+telegramConfig(botChat, api.srv.URL))
+	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test", "VIGIL_E2E_TG_TOKEN="+botToken)
+	defer func() { d.logIfFailed(t) }()
+	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
+
+	// The good proposal, rejected by a person.
+	if out, errOut, code := runVigil(t, "-c", cfg, "check"); code != 0 {
+		t.Fatalf("vigil check: exit %d\n%s%s", code, out, errOut)
+	}
+	rec.Wait(topicAlert, 10*time.Second, func(m mosquittotest.Message) bool { return strings.Contains(m.Payload, `"proposal":`) })
+	api.waitSent(botChat, "too_warm", 10*time.Second)
+	if out, errOut, code := runVigil(t, "-c", cfg, "rule", "reject", "too_warm"); code != 0 {
+		t.Fatalf("vigil rule reject too_warm: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The five bad ones, in one heartbeat.
+	if out, errOut, code := runVigil(t, "-c", cfg, "check"); code != 0 {
+		t.Fatalf("second vigil check: exit %d\n%s%s", code, out, errOut)
+	}
+	reqs := model.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests to the model, want 4 (two per heartbeat)", len(reqs))
+	}
+	answers := reqs[3].Messages[len(reqs[3].Messages)-len(bad):]
+	for i, c := range bad {
+		got := answers[i].Content
+		if answers[i].Role != "tool" || !strings.Contains(got, "rule refused, nothing kept") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: the tool's answer is %s %.300q; want a refusal containing %q", c.name, answers[i].Role, got, c.want)
+		}
+	}
+	if !strings.Contains(answers[0].Content, "did you mean") {
+		t.Errorf("unknown sensor: %q has no did you mean", answers[0].Content)
+	}
+	quiet(t, rec, topicAlert, time.Second)
+	n := 0
+	for _, m := range rec.On(topicAlert) {
+		if strings.Contains(m.Payload, `"proposal":`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d proposals on MQTT, want 1 (the good one): a refused proposal reached a person", n)
+	}
+	for _, w := range []string{"warm_a", "warm_b", "warm_c", "aier"} {
+		if got := api.sentTo(botChat, w); len(got) != 0 {
+			t.Errorf("Telegram got a refused proposal (%s): %+v", w, got)
+		}
+	}
+	if got := api.sentTo(botChat, "too_warm"); len(got) != 1 {
+		t.Errorf("Telegram got too_warm %d times, want once (the rejected repeat must not reach a person)", len(got))
+	}
+	if r := vigilRules(t, cfg); len(r.Pending) != 0 {
+		t.Errorf("pending after the bad proposals: %+v, want none", r.Pending)
 	}
 }
