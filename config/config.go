@@ -310,3 +310,6 @@ type Telegram struct {
 	Quiet            *Window `toml:"-"`                  // parsed QuietHours, nil = none
 	Token            Secret  `toml:"-"`
 }
+
+// File is the name the config was parsed from.
+func (c *Config) File() string { return c.file }

@@ -247,7 +247,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*App, error) {
 
 // modelSelf is what the model may change about its own heartbeat.
 func (a *App) modelSelf() *modelSelf {
-	return &modelSelf{db: a.db, now: a.wall, red: a.red, setInterval: a.cmds.setModelInterval}
+	return &modelSelf{db: a.db, now: a.wall, red: a.red, setInterval: a.cmds.setModelInterval, propose: a.cmds.proposeRule}
 }
 
 // overlaid is cfg with the overlay stored in the App's state file, when
@@ -327,6 +327,7 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	a.runCtx = gctx
+	a.dropShadowed(gctx, cfg) // a [[rule]] added while vigil was stopped wins
 	g.Go(func() error { return a.engine.Run(gctx) })
 	if srv != nil {
 		g.Go(func() error { return srv.Serve(gctx) })

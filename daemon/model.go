@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/agent"
+	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 )
@@ -21,9 +23,21 @@ type modelSelf struct {
 	now         func() time.Time
 	red         *redact.Redactor
 	setInterval func(ctx context.Context, d time.Duration) (string, error)
+	propose     func(ctx context.Context, p alert.Proposal) (string, error)
 }
 
-var _ agent.Self = (*modelSelf)(nil)
+var (
+	_ agent.Self     = (*modelSelf)(nil)
+	_ agent.Proposer = (*modelSelf)(nil)
+)
+
+// ProposeRule is the model's propose_rule: Commander.proposeRule.
+func (m *modelSelf) ProposeRule(ctx context.Context, p alert.Proposal) (string, error) {
+	if m.propose == nil {
+		return "", errors.New("not available in this build yet")
+	}
+	return m.propose(transport.WithSource(ctx, transport.Source{Channel: transport.ChannelModel}), p)
+}
 
 // Remember redacts note (the agent did already; this is the state file's
 // own guard) and adds it to the notes ring, dropping the oldest of 16.

@@ -175,6 +175,7 @@ func (a *App) reload(ctx context.Context, log *slog.Logger) {
 		log.Error("config reload rejected: still running on the previous config", "err", err)
 		return
 	}
+	defer a.dropShadowed(ctx, cfg) // after setMu is unlocked
 	a.setMu.Lock()
 	defer a.setMu.Unlock()
 	a.base, a.latest = base, cfg

@@ -22,7 +22,17 @@ func (a *App) Status(ctx context.Context) (status.View, error) {
 
 // view gathers the status view with rt (nil: without the run-time view).
 func (a *App) view(ctx context.Context, rt status.RuntimeFunc) (status.View, error) {
-	return status.Gather(ctx, appStatus{a}, rt, a.wall().Add(-status.Window))
+	v, err := status.Gather(ctx, appStatus{a}, rt, a.wall().Add(-status.Window))
+	if err != nil {
+		return v, err
+	}
+	if rb, err := a.rulesView(); err == nil {
+		rb.Decided = nil // the status shows the rules in force and what waits
+		v.RuleBook = &rb
+	} else {
+		a.log.Warn("status: read the rule proposals", "err", err)
+	}
+	return v, nil
 }
 
 // appStatus is the engine as the status view reads it. An App that is not

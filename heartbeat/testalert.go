@@ -55,10 +55,31 @@ func (e *Engine) Notice(ctx context.Context, kind, summary string) (alert.Alert,
 // for, one at a time. A notice is no problem: it is counted as a notice,
 // and it is not the last alert the model is told of.
 func (e *Engine) queueSystem(sev alert.Severity, kind, summary, only string) (alert.Alert, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	a := e.newAlert(sev, alert.SourceSystem, kind, alert.StateNotice, summary)
 	a.Transport = only
+	return e.queueNotice(a)
+}
+
+// ProposalNotice queues the notice that brings a rule the model proposed
+// to a person (source llm, rule the proposed name, state notice, with the
+// proposal and its backtest), past the flood guard like Notice. It is
+// never a problem: only a person's decision changes anything.
+func (e *Engine) ProposalNotice(ctx context.Context, p alert.Proposal, summary string) (alert.Alert, error) {
+	a := e.newAlert(alert.Info, alert.SourceLLM, p.Name, alert.StateNotice, summary)
+	p.Why = e.deps.Redactor.String(p.Why)
+	a.Proposal = &p
+	a, err := e.queueNotice(a)
+	if err != nil {
+		return alert.Alert{}, fmt.Errorf("queue the proposal's notice: %w", err)
+	}
+	e.wakeAll()
+	return a, nil
+}
+
+// queueNotice queues the notice a for its transports in one commit.
+func (e *Engine) queueNotice(a alert.Alert) (alert.Alert, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	st := e.state
 	st.Counters = cloneCounters(e.state.Counters)
 	st.Counters["notices"]++

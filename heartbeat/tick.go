@@ -285,6 +285,7 @@ func (e *Engine) tick(ctx context.Context, forced bool, opts CheckOptions) (Resu
 		in.Meta.ScheduledAt = opts.due
 	}
 	in.Notes = e.notes()
+	in.Proposed = e.proposed(startWall)
 	dec, err := e.deps.Thinker.Think(ctx, in)
 	if ctx.Err() != nil && !forced {
 		return Result{}, ctx.Err()
@@ -492,6 +493,24 @@ func (e *Engine) notes() []agent.Note {
 	out := make([]agent.Note, 0, len(stored))
 	for _, n := range stored {
 		out = append(out, agent.Note{Time: n.Time, Text: e.deps.Redactor.String(n.Text)})
+	}
+	return out
+}
+
+// proposed names the rules the model proposed for the prompt: those
+// pending, and those approved or rejected in the last 30 days. Unreadable,
+// the run goes without them.
+func (e *Engine) proposed(now time.Time) []agent.Proposed {
+	ps, err := e.deps.DB.Proposals()
+	if err != nil {
+		e.log.Warn("rule proposals unreadable; this run goes without them", "err", err)
+		return nil
+	}
+	var out []agent.Proposed
+	for _, p := range ps {
+		if p.State == alert.ProposalPending || (p.State != alert.ProposalDropped && now.Sub(p.DecidedAt) <= store.ProposalMemory) {
+			out = append(out, agent.Proposed{Name: p.Name, State: p.State})
+		}
 	}
 	return out
 }
