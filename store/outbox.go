@@ -24,10 +24,13 @@ type alertRecord struct {
 	Only     string    `json:"transport,omitempty"` // alert.Alert.Transport
 	AckedBy  string    `json:"acked_by,omitempty"`
 	AckedAt  time.Time `json:"acked_at,omitzero"`
+	// Proposal is the rule a proposal notice brings to a person: the
+	// transports show it (Telegram's buttons, MQTT's proposal object).
+	Proposal *alert.Proposal `json:"proposal,omitempty"`
 }
 
 func toRecord(a alert.Alert) alertRecord {
-	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary, a.Transport, a.AckedBy, a.AckedAt}
+	return alertRecord{a.ID, a.Device, a.Time, int(a.Severity), a.Source, a.Rule, a.State, a.Summary, a.Transport, a.AckedBy, a.AckedAt, a.Proposal}
 }
 
 // alert decodes the record. A notice queued by a vigil from before
@@ -36,7 +39,7 @@ func toRecord(a alert.Alert) alertRecord {
 func (r alertRecord) alert() alert.Alert {
 	return alert.Alert{ID: r.ID, Device: r.Device, Time: r.Time, Severity: alert.Severity(r.Severity),
 		Source: r.Source, Rule: r.Rule, State: r.State, Summary: r.Summary, Transport: r.Only,
-		AckedBy: r.AckedBy, AckedAt: r.AckedAt}.Normalized()
+		AckedBy: r.AckedBy, AckedAt: r.AckedAt, Proposal: r.Proposal}.Normalized()
 }
 
 // Enqueue appends an alert to the outbox. When the outbox holds OutboxCap
