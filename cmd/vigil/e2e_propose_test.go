@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net"
 	"regexp"
 	"strings"
@@ -245,6 +246,9 @@ sim = { every = %q, length = %q, rise = 25, start = %s }
 	if bt := p.Backtest; bt.Samples == 0 || !bt.OnPrompt || bt.Noisy {
 		t.Errorf("the proposal's backtest = %+v, want samples replayed, firing on the readings that prompted it, not noisy", bt)
 	}
+	live.Wait(topicAlert, 10*time.Second, func(m mosquittotest.Message) bool {
+		return strings.Contains(m.Payload, `"source":"llm"`) && strings.Contains(m.Payload, `"state":"firing"`)
+	})
 	reqs := model.requests()
 	if len(reqs) < 2 || !strings.Contains(strings.Join(reqs[0].Tools, " "), "propose_rule") {
 		t.Fatalf("the model was asked %d times, tools %v; want propose_rule offered by the default model_may", len(reqs), reqs[0].Tools)
@@ -252,14 +256,11 @@ sim = { every = %q, length = %q, rise = 25, start = %s }
 	if got := reqs[1].text(); strings.Contains(got, "refused") {
 		t.Fatalf("the model's proposal was refused:\n%s", got)
 	}
-	live.Wait(topicAlert, 10*time.Second, func(m mosquittotest.Message) bool {
-		return strings.Contains(m.Payload, `"source":"llm"`) && strings.Contains(m.Payload, `"state":"firing"`)
-	})
 
 	// 2. Telegram: the proposal with its buttons.
 	tm := api.waitSent(owner, "too_warm", 10*time.Second)
 	approve, reject := button(t, tm.Markup, "Approve"), button(t, tm.Markup, "Reject")
-	if approve == reject || !strings.Contains(tm.Text, proposedWhen) {
+	if approve == reject || !strings.Contains(tm.Text, html.EscapeString(proposedWhen)) {
 		t.Errorf("the proposal's Telegram message = %+v, want the rule and two distinct buttons", tm)
 	}
 	api.waitPoll(0, 0, 10*time.Second)
