@@ -156,10 +156,11 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	}
 
 	for _, r := range c.Rules {
-		if r.Origin != "" {
-			continue // a run-time rule lives in the state file
-		}
 		t.blank()
+		if r.Origin != "" { // a run-time rule lives in the state file: shown, not written
+			t.line(fmt.Sprintf("# run-time rule %s, %s: when = %q (vigil rule show %s --toml)", r.Name, r.Origin, r.When, r.Name))
+			continue
+		}
 		t.rule(r)
 	}
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/vigil-iot/vigil/agent"
 	"github.com/vigil-iot/vigil/alert"
-	"github.com/vigil-iot/vigil/transport"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // modelSelf is what the model may change about its own heartbeat

@@ -50,7 +50,8 @@ func TestRunRuleInOverlay(t *testing.T) {
 		t.Errorf("RuleSpec: %v", err)
 	}
 	var toml strings.Builder
-	if err := cfg.WriteTOML(&toml); err != nil || strings.Contains(toml.String(), `"warm"`) {
+	if err := cfg.WriteTOML(&toml); err != nil || strings.Contains(toml.String(), `name = "warm"`) ||
+		!strings.Contains(toml.String(), "# run-time rule warm, "+origin+`: when = "air.temperature > 34"`) {
 		t.Errorf("WriteTOML wrote the run-time rule (%v):\n%s", err, toml.String())
 	}
 	if got := config.RuleTOML(*r); !strings.Contains(got, `when = "air.temperature > 34"`) || !strings.Contains(got, "# "+origin) {

@@ -98,6 +98,18 @@ func WriteStatus(w io.Writer, v View, running, clockSynced bool) {
 		}
 		tw.Flush()
 	}
+	if v.RuleBook != nil && len(v.RuleBook.Pending) > 0 {
+		fmt.Fprintln(w, "proposed: (rules the model proposed; vigil rule approve|reject ID)")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, p := range v.RuleBook.Pending {
+			noisy := ""
+			if p.Backtest.Noisy {
+				noisy = "  noisy"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tfired %d times in the history%s\n", p.ID, p.Name, p.When, p.Backtest.Fired, noisy)
+		}
+		tw.Flush()
+	}
 	if len(st.Commands) > 0 {
 		fmt.Fprintln(w, "commands: (accepted since start, newest last)")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

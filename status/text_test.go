@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
 )
 
 // TestStatusDeviceAndNextRun: the device line says whether a daemon runs and
@@ -118,5 +120,17 @@ func TestStatusSensorErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteStatusProposals: the proposals waiting for a person are listed
+// with their ID and the word noisy when their backtest says so.
+func TestWriteStatusProposals(t *testing.T) {
+	v := View{RuleBook: &manage.RulesView{Pending: []alert.Proposal{
+		{ID: "p3", Name: "warm", When: "air.temperature > 34", Backtest: alert.Backtest{Fired: 9, Noisy: true}}}}}
+	var b strings.Builder
+	WriteStatus(&b, v, true, true)
+	if !strings.Contains(b.String(), "proposed: ") || !strings.Contains(b.String(), "p3  warm  air.temperature > 34  fired 9 times in the history  noisy") {
+		t.Errorf("status:\n%s", b.String())
 	}
 }

@@ -24,8 +24,8 @@ type alertRecord struct {
 	Only     string    `json:"transport,omitempty"` // alert.Alert.Transport
 	AckedBy  string    `json:"acked_by,omitempty"`
 	AckedAt  time.Time `json:"acked_at,omitzero"`
-	// Proposal is the rule a proposal notice brings to a person: the
-	// transports show it (Telegram's buttons, MQTT's proposal object).
+	// Proposal is alert.Alert.Proposal: the notice of a rule the model
+	// proposed carries it to every transport.
 	Proposal *alert.Proposal `json:"proposal,omitempty"`
 }
 
