@@ -83,6 +83,11 @@ func listenWeb(cfg *config.Config, a *App, log *slog.Logger) (*webServer, error)
 			rt, err := manage.RuntimeView(cfg, a.db)
 			return manage.ForRemote(rt, cfg.Manage), err
 		},
+		RuleBook: func(context.Context) (manage.RulesView, error) {
+			rb, err := a.rulesView()
+			rb.Decided = nil // the page shows the rules in force and what waits, as the status does
+			return rb, err
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -367,7 +367,7 @@ func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done 
 	now := s.opts.Now()
 	loc := live.Location
 	from := now.Add(-chartWindow)
-	v, err := status.Gather(ctx, s.src, s.opts.Runtime, from)
+	v, err := s.gather(ctx, from)
 	if err != nil {
 		return err
 	}
@@ -381,10 +381,8 @@ func (s *Server) render(ctx context.Context, buf *bytes.Buffer, live Live, done 
 		Token: s.csrf, Done: doneText[done],
 		CanPause: live.allows("pause"), CanResume: live.allows("resume"), CanCheck: live.allows("check"),
 		CanTestAlert: live.allows("test-alert"), CanAck: live.allows("ack"), CanRule: live.allows("rule")}
-	if rb, err := s.ctl.Rules(ctx); err != nil { // the page shows the rest all the same
-		s.opts.Log.Warn("status page: list the proposals", "err", err)
-	} else {
-		for _, p := range rb.Pending {
+	if v.RuleBook != nil {
+		for _, p := range v.RuleBook.Pending {
 			d.Proposals = append(d.Proposals, proposalView{ID: p.ID, Name: p.Name, At: when(p.At), Rule: transport.ProposedRule(p), Why: p.Why,
 				Backtest: transport.BacktestText(p.Backtest, loc), Noisy: p.Backtest.Noisy})
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,7 +56,7 @@ func (f *fakeEngine) RuleDecide(ctx context.Context, op, target string) (string,
 // a POST is 403.
 func TestProposalButtons(t *testing.T) {
 	f := newFake(t0, 1)
-	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "rule"}}})
+	s := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status", "rule"}}, RuleBook: f.Rules})
 	body, _ := io.ReadAll(do(t, s, "GET", "/", nil, "", "").Body)
 	form := func(op, id string) string {
 		return `<form method="post" action="/do/rule"><input type="hidden" name="csrf" value="` + s.Token() +
@@ -98,8 +99,14 @@ func TestProposalButtons(t *testing.T) {
 	if len(f.calls) != 1 {
 		t.Errorf("calls = %v, want only the first approval", f.calls)
 	}
+	var api struct {
+		RuleBook *manage.RulesView `json:"rule_book"`
+	}
+	if err := json.NewDecoder(do(t, s, "GET", "/api/status", nil, "", "").Body).Decode(&api); err != nil || api.RuleBook == nil || len(api.RuleBook.Pending) != 2 {
+		t.Errorf("/api/status rule_book = %+v (%v), want the 2 proposals", api.RuleBook, err)
+	}
 
-	s2 := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}})
+	s2 := newTestServer(t, f, Options{Live: Live{Allowed: []string{"status"}}, RuleBook: f.Rules})
 	body, _ = io.ReadAll(do(t, s2, "GET", "/", nil, "", "").Body)
 	if strings.Contains(string(body), `action="/do/rule"`) || !strings.Contains(string(body), "vigil rule approve p7") {
 		t.Error("without rule in [manage] remote the page shows rule buttons, or not the command that approves")

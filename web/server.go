@@ -34,17 +34,15 @@ type Source interface {
 // Controller runs the page's buttons (roles declared in package
 // transport): pause and resume, check, test-alert, and Acknowledge, whose
 // target is a problem's alert id (or its name) and which refuses with
-// transport.ErrNotFiring when the problem resolved meanwhile; the
-// proposals the model made (Rules), with their Approve and Reject buttons
-// (RuleDecide, which refuses a decided or unknown ID with
-// alert.ErrNoProposal).
+// transport.ErrNotFiring when the problem resolved meanwhile; Approve and
+// Reject of a rule the model proposed (RuleDecide, which refuses a decided
+// or unknown ID with alert.ErrNoProposal).
 type Controller interface {
 	transport.Pauser
 	transport.Checker
 	transport.AlertTester
 	transport.Acker
 	transport.RuleDecider
-	Rules(ctx context.Context) (manage.RulesView, error)
 }
 
 // Live is what the page takes from the config in force: a reload changes
@@ -77,6 +75,9 @@ type Options struct {
 	// Runtime gives the run-time settings, the checklist in force and the
 	// model's notes; nil shows none.
 	Runtime func(ctx context.Context) (manage.Runtime, error)
+	// RuleBook gives the rules in force and the proposals waiting for a
+	// person (status.View.RuleBook); nil shows none.
+	RuleBook func(ctx context.Context) (manage.RulesView, error)
 }
 
 // Limits on requests; the daemon's http.Server (daemon/web.go) adds the
@@ -194,13 +195,28 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 	if refuse(w, s.live(), "status") {
 		return
 	}
-	v, err := status.Gather(r.Context(), s.src, s.opts.Runtime, s.opts.Now().Add(-status.Window))
+	v, err := s.gather(r.Context(), s.opts.Now().Add(-status.Window))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = writeJSONDoc(w, v)
+}
+
+// gather is the one status view, with the rule book when it can be read
+// (the page shows the rest all the same).
+func (s *Server) gather(ctx context.Context, since time.Time) (status.View, error) {
+	v, err := status.Gather(ctx, s.src, s.opts.Runtime, since)
+	if err != nil || s.opts.RuleBook == nil {
+		return v, err
+	}
+	if rb, err := s.opts.RuleBook(ctx); err == nil {
+		v.RuleBook = &rb
+	} else {
+		s.opts.Log.Warn("status page: read the rules and proposals", "err", err)
+	}
+	return v, nil
 }
 
 func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {

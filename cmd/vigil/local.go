@@ -64,6 +64,22 @@ func (e *env) localChange(ctx context.Context, cfg *config.Config, c change) (st
 	return strings.TrimRight(out, "\n") + c.note, err
 }
 
+// localRules is the state file's rules in force and proposals, read-only;
+// asTOML: rule name as a [[rule]] table instead.
+func (e *env) localRules(ctx context.Context, cfg *config.Config, base *manage.Base, name string, asTOML bool) (v manage.RulesView, toml string, err error) {
+	a, err := e.newApp(ctx, cfg, base, e.logger(), parts{}, daemon.Options{Store: daemon.StoreReadOnly})
+	if err != nil {
+		return v, "", err
+	}
+	defer a.Close()
+	if asTOML {
+		toml, err = a.Commander().RuleTOML(cliCtx(ctx), name)
+		return v, toml, err
+	}
+	v, err = a.Commander().Rules(cliCtx(ctx))
+	return v, "", err
+}
+
 // localCheck runs one forced heartbeat on the state file, with the
 // run-time settings as `vigil run` would apply them (the model's
 // set_interval stores through base); a dry run writes nothing.

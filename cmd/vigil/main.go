@@ -251,6 +251,10 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 		return e.cmdNotes(ctx, rest)
 	case "baseline":
 		return e.cmdBaseline(ctx, rest)
+	case "rules":
+		return e.cmdRules(ctx, rest)
+	case "rule":
+		return e.cmdRule(ctx, rest)
 	case "version":
 		return e.cmdVersion(rest)
 	case "fleet":

@@ -40,9 +40,9 @@ func (b *Bot) decides(a alert.Alert) bool {
 	return a.Proposal != nil && a.Proposal.State == alert.ProposalPending && b.cmds != nil && len(b.cfg.AllowedChats) > 0 && b.allowed(b.cfg.ChatID)
 }
 
-// proposalText is what a proposal's notice says after its summary.
+// proposalText is what a proposal's notice says, instead of its summary.
 func proposalText(p *alert.Proposal, loc *time.Location) string {
-	return "\nrule: " + p.Name + ": " + transport.ProposedRule(*p) + "\nwhy: " + p.Why +
+	return "The model proposes a rule (" + p.ID + ").\nrule: " + p.Name + ": " + transport.ProposedRule(*p) + "\nwhy: " + p.Why +
 		"\nbacktest: " + transport.BacktestText(p.Backtest, loc) + "\napprove with: vigil rule approve " + p.ID
 }
 
@@ -61,9 +61,9 @@ func (b *Bot) decide(ctx context.Context, q *callbackQuery, chat, msg int64, dat
 	switch {
 	case errors.Is(err, alert.ErrNotAllowed):
 		return fmt.Sprintf("not allowed: add %q to [manage] remote", "rule")
-	case errors.Is(err, alert.ErrNoProposal):
+	case errors.Is(err, alert.ErrNoProposal): // decided already, on some channel
 		b.dropButton(ctx, chat, msg)
-		return "no such proposal pending (decided already?): " + err.Error()
+		return err.Error()
 	case err != nil:
 		return "error: " + err.Error()
 	}

@@ -360,8 +360,8 @@ func formatAlert(a alert.Alert, loc *time.Location, red Redactor) (htmlText, pla
 	}
 	// After entity parsing the HTML is as long as the plain text.
 	summary := a.Summary
-	if a.Proposal != nil {
-		summary += proposalText(a.Proposal, loc)
+	if a.Proposal != nil { // its parts, one a line, rather than the summary's one line
+		summary = proposalText(a.Proposal, loc)
 	}
 	overhead := len16(head + " · " + what + "\n" + "\n" + foot + ack)
 	summary = clip16(red, summary, maxText-overhead)
