@@ -352,65 +352,21 @@ sim = { every = %q, length = %q, rise = 25, start = %s }
 	api.mu.Unlock()
 }
 
-// TestRuleDecisionRefusedE2E: a proposal made in a `vigil check`; with
-// [manage] remote lacking "rule", an approval over MQTT (cmd/rule) is
-// refused on cmd/result, naming the verb to add, and an approval of an
-// ID that names no proposal is refused on the command line: neither
-// changes `vigil rules`, and neither brings anything to the alert topic.
-func TestRuleDecisionRefusedE2E(t *testing.T) {
-	t.Parallel()
-	b := startMosquitto(t)
-	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicResult, topicAlert)
-	model := newModelScript(t, []string{proposeCall})
-	dir := t.TempDir()
-	cfg := writeConfig(t, dir, model.llmSection(dir, "Is the air fine?")+steadySensors+
-		mqttConfig(b.URL(), "homeassistant = false", "commands = true")+"\n[manage]\nremote = [\"status\", \"check\", \"ack\"]\n")
-	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test")
-	defer func() { d.logIfFailed(t) }()
-	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
-	waitCommandsReady(t, rec)
-	if out, errOut, code := runVigil(t, "-c", cfg, "check"); code != 0 {
-		t.Fatalf("vigil check: exit %d\n%s%s", code, out, errOut)
-	}
-	rec.Wait(topicAlert, 10*time.Second, func(m mosquittotest.Message) bool { return strings.Contains(m.Payload, `"proposal":`) })
-	before := vigilRules(t, cfg)
-	if len(before.Pending) != 1 || before.Pending[0].Name != "too_warm" {
-		t.Fatalf("pending after the check = %+v, want too_warm", before.Pending)
-	}
-	id := before.Pending[0].ID
-	quiet(t, rec, topicAlert, time.Second)
-	alerts := len(rec.On(topicAlert))
-
-	ok, msg, errText := waitResult(t, rec, "vigil/e2e/cmd/rule", "approve "+id)
-	if ok || !strings.Contains(errText, `not allowed: add "rule" to [manage] remote`) {
-		t.Errorf("cmd/rule approve %s without rule in [manage] remote: ok %v, %q %q; want refused, naming the verb", id, ok, msg, errText)
-	}
-	out, errOut, code := runVigil(t, "-c", cfg, "rule", "approve", "p404")
-	if code != 1 || !strings.Contains(errOut, "p404") {
-		t.Errorf("vigil rule approve p404: exit %d\n%s%s; want exit 1 naming p404", code, out, errOut)
-	}
-	after := vigilRules(t, cfg)
-	if b, a := fmt.Sprint(before), fmt.Sprint(after); a != b {
-		t.Errorf("vigil rules changed after two refused approvals:\nbefore %s\nafter  %s", b, a)
-	}
-	time.Sleep(time.Second)
-	if n := len(rec.On(topicAlert)); n != alerts {
-		t.Errorf("%d alerts after two refused approvals, want none: %v", n-alerts, rec.On(topicAlert)[alerts:])
-	}
-}
-
 // TestBadProposalsRefusedE2E: five proposals the model makes in one
 // heartbeat are each refused back to it as the tool's error, with the
 // parser's or the checker's message: an unknown sensor (with the "did you
 // mean"), a syntax error, a name that clashes with a config rule, a
 // 100 KB expression, and the repeat of a proposal a person rejected.
 // None reaches a person: the one proposal on MQTT and Telegram is the
-// first, good one.
+// first, good one. Before a person rejects that one, two approvals are
+// refused cleanly, changing nothing: one over MQTT (cmd/rule) while
+// [manage] remote lacks "rule", refused on cmd/result naming the verb to
+// add, and one on the command line of an ID that names no proposal.
 func TestBadProposalsRefusedE2E(t *testing.T) {
 	t.Parallel()
 	b := startMosquitto(t)
 	api := newBotAPI(t)
-	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicAlert)
+	rec := mosquittotest.Subscribe(t, b.URL(), topicStatus, topicAlert, topicResult)
 	big := "air.temperature > 34" + strings.Repeat(" || air.temperature > 34", 100<<10/24)
 	bad := []struct{ name, call, want string }{
 		{"unknown sensor", `{"name":"warm_a","when":"aier.temperature > 34","severity":"warning","message":"m","why":"w"}`, `unknown sensor "aier"`},
@@ -431,17 +387,44 @@ func TestBadProposalsRefusedE2E(t *testing.T) {
 	model := newModelScript(t, []string{proposeCall}, []string{`heartbeat_respond {"outcome":"ok","severity":"info","summary":"all fine"}`}, calls)
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, model.llmSection(dir, "Is the air fine?")+steadySensors+
-		mqttConfig(b.URL(), "homeassistant = false")+telegramConfig(botChat, api.srv.URL))
+		mqttConfig(b.URL(), "homeassistant = false", "commands = true")+telegramConfig(botChat, api.srv.URL)+
+		"\n[manage]\nremote = [\"status\", \"check\", \"ack\"]\n")
 	d := startDaemon(t, cfg, "VIGIL_TEST_KEY=sk-test", "VIGIL_E2E_TG_TOKEN="+botToken)
 	defer func() { d.logIfFailed(t) }()
 	rec.WaitPayloadN(topicStatus, "online", 1, 15*time.Second)
+	waitCommandsReady(t, rec)
 
-	// The good proposal, rejected by a person.
+	// The good proposal.
 	if out, errOut, code := runVigil(t, "-c", cfg, "check"); code != 0 {
 		t.Fatalf("vigil check: exit %d\n%s%s", code, out, errOut)
 	}
 	rec.Wait(topicAlert, 10*time.Second, func(m mosquittotest.Message) bool { return strings.Contains(m.Payload, `"proposal":`) })
 	api.waitSent(botChat, "too_warm", 10*time.Second)
+
+	// Two approvals refused, changing nothing.
+	before := vigilRules(t, cfg)
+	if len(before.Pending) != 1 || before.Pending[0].Name != "too_warm" {
+		t.Fatalf("pending after the check = %+v, want too_warm", before.Pending)
+	}
+	id := before.Pending[0].ID
+	quiet(t, rec, topicAlert, time.Second)
+	alerts := len(rec.On(topicAlert))
+	ok, msg, errText := waitResult(t, rec, "vigil/e2e/cmd/rule", "approve "+id)
+	if ok || !strings.Contains(errText, `not allowed: add "rule" to [manage] remote`) {
+		t.Errorf("cmd/rule approve %s without rule in [manage] remote: ok %v, %q %q; want refused, naming the verb", id, ok, msg, errText)
+	}
+	if out, errOut, code := runVigil(t, "-c", cfg, "rule", "approve", "p404"); code != 1 || !strings.Contains(errOut, "p404") {
+		t.Errorf("vigil rule approve p404: exit %d\n%s%s; want exit 1 naming p404", code, out, errOut)
+	}
+	if b, a := fmt.Sprint(before), fmt.Sprint(vigilRules(t, cfg)); a != b {
+		t.Errorf("vigil rules changed after two refused approvals:\nbefore %s\nafter  %s", b, a)
+	}
+	time.Sleep(time.Second)
+	if n := len(rec.On(topicAlert)); n != alerts {
+		t.Errorf("%d alerts after two refused approvals, want none: %v", n-alerts, rec.On(topicAlert)[alerts:])
+	}
+
+	// A person rejects it.
 	if out, errOut, code := runVigil(t, "-c", cfg, "rule", "reject", "too_warm"); code != 0 {
 		t.Fatalf("vigil rule reject too_warm: exit %d\n%s%s", code, out, errOut)
 	}
