@@ -25,6 +25,9 @@ const (
 // MaxProposedExpr bounds a proposed rule's when and clear, in bytes.
 const MaxProposedExpr = 500
 
+// MaxWhy bounds the model's reason for a proposal, in bytes.
+const MaxWhy = 300
+
 // Rules is what `vigil rules` lists: the rules in force with their origin
 // and the proposals (gated like status).
 func (c *Commander) Rules(ctx context.Context) (manage.RulesView, error) {
@@ -240,8 +243,11 @@ func (c *Commander) proposeRule(ctx context.Context, p alert.Proposal) (string, 
 			return "", fmt.Errorf("rule.%s.%s: %d bytes, more than the %d a proposed rule may have", p.Name, key, len(expr), MaxProposedExpr)
 		}
 	}
-	if strings.TrimSpace(p.Why) == "" {
+	switch n := len(p.Why); {
+	case strings.TrimSpace(p.Why) == "":
 		return "", fmt.Errorf("rule.%s: why is missing (one sentence for the person)", p.Name)
+	case n > MaxWhy:
+		return "", fmt.Errorf("rule.%s: why is %d bytes, more than %d: one sentence for the person", p.Name, n, MaxWhy)
 	}
 	if i := slices.IndexFunc(cfg.Rules, func(r config.Rule) bool { return r.Name == p.Name }); i >= 0 {
 		return "", fmt.Errorf("rule.%s.name: a rule of that name exists (%s): choose another name", p.Name, ruleOrigin(cfg, cfg.Rules[i]))

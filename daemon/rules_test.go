@@ -61,6 +61,7 @@ func TestProposeRuleRefused(t *testing.T) {
 		{"100 KB", proposal("warm", "air.temperature > 34"+strings.Repeat(" ", 100<<10)), "rule.warm.when: 102420 bytes, more than the 500 a proposed rule may have"},
 		{"rejected repeat", proposal("cold2", "air.temperature<5"), "rule.cold2: the same rule (cold: air.temperature < 5) was rejected by cli at "},
 		{"rejected name", proposal("cold", "air.temperature < 4"), "rule.cold: the same rule (cold: air.temperature < 5) was rejected by cli at "},
+		{"long why", alert.Proposal{Name: "warm", When: "air.temperature > 34", Severity: "warning", Why: strings.Repeat("w", 301)}, "rule.warm: why is 301 bytes, more than 300"},
 		{"bad for", alert.Proposal{Name: "warm", When: "air.temperature > 34", For: "soon", Severity: "warning", Why: "x"}, `rule.warm.for: must be a Go duration`},
 		{"bad severity", alert.Proposal{Name: "warm", When: "air.temperature > 34", Severity: "loud", Why: "x"}, `rule.warm.severity: must be info, warning or critical (got "loud")`},
 	} {
