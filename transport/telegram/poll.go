@@ -29,6 +29,7 @@ const help = `vigil commands:
 /logs [N] – the last N runs and commands (1..50, default 10)
 /notes – the model's notes; /notes clear drops them
 /ack [RULE|ID] – acknowledge a firing problem: no reminders until it resolves (or press Acknowledge on its message)
+/rule approve|reject ID – decide on a rule the model proposed (or press Approve or Reject on its message); /rule drop NAME removes it
 
 Which of these a chat may use is [manage] remote's to say.`
 
@@ -42,6 +43,7 @@ const (
 	usageLogs      = "usage: /logs [N] (N 1..50, default 10)"
 	usageNotes     = "usage: /notes, or /notes clear"
 	usageAck       = "usage: /ack [RULE|ID], e.g. /ack too_hot, /ack llm; /ack alone acknowledges the only problem firing"
+	usageRule      = "usage: /rule approve ID, /rule reject ID (a proposal, e.g. p7, or its name), /rule drop NAME (a run-time rule)"
 )
 
 // Limits of /logs.
@@ -384,6 +386,12 @@ func (b *Bot) execute(ctx context.Context, name, arg string) string {
 			return usageAck
 		}
 		out, err = b.cmds.Ack(ctx, arg)
+	case "rule":
+		op, target, _ := cutWord(arg)
+		if (op != transport.RuleApprove && op != transport.RuleReject && op != transport.RuleDrop) || !oneWord(target) {
+			return usageRule
+		}
+		out, err = b.cmds.RuleDecide(ctx, op, target)
 	case "start", "help":
 		return help
 	default:

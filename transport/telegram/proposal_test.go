@@ -132,3 +132,23 @@ func TestProposalPress(t *testing.T) {
 		t.Errorf("answer without rule in [manage] remote = %q", got)
 	}
 }
+
+// TestRuleCommand: /rule approve|reject ID and /rule drop NAME decide as
+// the buttons do; anything else is answered with the usage.
+func TestRuleCommand(t *testing.T) {
+	f := newFakeAPI(t)
+	cmds := &transporttest.Recorder{}
+	b := newTestBot(t, f, Config{AllowedChats: []int64{alertChat}}, nil, cmds, nil, nil)
+	runBot(t, b)
+	for i, text := range []string{"/rule approve p7", "/rule drop door_warm", "/rule show p7", "/rule approve", "/rule reject p7 p8"} {
+		f.addUpdate(int64(i+1), alertChat, text)
+	}
+	waitFor(t, "five replies", func() bool { return len(repliesTo(f, alertChat)) == 5 })
+	if got := cmds.Calls(); !slices.Equal(got, []string{"rule approve p7", "rule drop door_warm"}) {
+		t.Errorf("decisions = %q, want approve p7 and drop door_warm", got)
+	}
+	r := repliesTo(f, alertChat)
+	if r[0] != "approved p7" || r[1] != "dropped door_warm" || r[2] != usageRule || r[3] != usageRule || r[4] != usageRule {
+		t.Errorf("replies = %q", r)
+	}
+}

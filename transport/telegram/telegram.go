@@ -2,7 +2,7 @@
 // API and answers commands from the allowed chats by long polling
 // getUpdates: /status, /check, /pause, /resume and /sensors, and the
 // management verbs /get, /set, /unset, /toggle, /checklist, /logs and
-// /notes, and /ack, which [manage] remote gates (the daemon behind the bot
+// /notes, /ack and /rule, which [manage] remote gates (the daemon behind the bot
 // refuses what it does not allow, and the reply names the entry). A firing
 // problem's message carries an Acknowledge button; an ack, from any
 // channel, edits the problem's messages to say who acknowledged it
