@@ -83,7 +83,9 @@ func (e *env) cmdRule(ctx context.Context, args []string) error {
 	case "show":
 		return e.showRules(ctx, pos[1], false, asTOML)
 	case transport.RuleApprove, transport.RuleReject, transport.RuleDrop:
-		return e.changeSettings(ctx, change{req: control.Request{Cmd: "rule", Op: op, Target: pos[1]}})
+		return e.changeSettings(ctx, change{req: control.Request{Cmd: "rule", Op: op, Target: pos[1]}, precheck: func(*manage.Base) error {
+			return fmt.Errorf("rule %s %q: %w: there is no state file yet", op, pos[1], alert.ErrNoProposal) // and a refusal creates none
+		}})
 	}
 	return usageErr("rule: want approve, reject, drop or show, got %q (see 'vigil help rule')", pos[0])
 }
