@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -242,4 +243,48 @@ func hasRule(rules []config.Rule, name string) bool {
 
 func hasRuleView(rules []manage.RuleView, name string) bool {
 	return slices.ContainsFunc(rules, func(r manage.RuleView) bool { return r.Name == name })
+}
+
+// TestProposalBounds: the 17th pending proposal drops the oldest with a
+// notice; past 32 run-time rules a proposal is refused.
+func TestProposalBounds(t *testing.T) {
+	a := newOverlayApp(t, "")
+	ctx := context.Background()
+	cli := transport.WithSource(ctx, transport.Source{Channel: transport.ChannelCLI})
+	propose := func(i int) error {
+		_, err := a.modelSelf().ProposeRule(ctx, proposal(fmt.Sprintf("r%d", i), fmt.Sprintf("air.temperature > %d", i)))
+		return err
+	}
+	for i := range 17 {
+		if err := propose(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, _ := a.engine.Alerts(ctx, 2)
+	if !strings.Contains(all[1].Summary, "rule proposal p1 (r0) dropped unseen: 16 proposals wait for a person") {
+		t.Errorf("alert before the 17th proposal's notice: %q; want the drop's notice", all[1].Summary)
+	}
+	if _, err := a.Commander().RuleDecide(cli, RuleApprove, "r0"); !errors.Is(err, alert.ErrNoProposal) {
+		t.Errorf("approve of the dropped r0 = %v; want ErrNoProposal", err)
+	}
+	for i := 1; i < 33; i++ {
+		if i > 16 {
+			if err := propose(i + 100); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Commander().RuleDecide(cli, RuleApprove, fmt.Sprintf("r%d", i+100)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if _, err := a.Commander().RuleDecide(cli, RuleApprove, fmt.Sprintf("r%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := runRules(a.current()); n != manage.MaxRunRules {
+		t.Fatalf("%d run-time rules; want %d", n, manage.MaxRunRules)
+	}
+	if err := propose(999); err == nil || !strings.Contains(err.Error(), "already 32 run-time rules") {
+		t.Errorf("the 33rd = %v; want refused", err)
+	}
 }
