@@ -1,6 +1,6 @@
 // A rule the model proposed, on Telegram: the notice that brings it shows
 // the rule, the model's why, the backtest (with the word noisy when it
-// is) and the command that approves it; when the bot takes commands from
+// is) and the command that approves it (/rule approve ID); when the bot takes commands from
 // the alert chat it carries Approve and Reject buttons (callback_data
 // "rule:approve:" or "rule:reject:" and the proposal's ID). A press obeys
 // allowed_chats and allowed_users as the Acknowledge button does (ack.go);
@@ -43,7 +43,7 @@ func (b *Bot) decides(a alert.Alert) bool {
 // proposalText is what a proposal's notice says, instead of its summary.
 func proposalText(p *alert.Proposal, loc *time.Location) string {
 	return "The model proposes a rule (" + p.ID + ").\nrule: " + p.Name + ": " + transport.ProposedRule(*p) + "\nwhy: " + p.Why +
-		"\nbacktest: " + transport.BacktestText(p.Backtest, loc) + "\napprove with: vigil rule approve " + p.ID
+		"\nbacktest: " + transport.BacktestText(p.Backtest, loc) + "\nor send: /rule approve " + p.ID
 }
 
 // decide acts on a press of Approve or Reject (data after "rule:") in

@@ -59,7 +59,7 @@ func TestProposalNotice(t *testing.T) {
 	sent := f.Sent()
 	text := sent[0].Rendered
 	for _, want := range []string{"ℹ️ NOTICE · door_warm\nThe model proposes a rule (p7).\nrule: door_warm: air.temperature > 34 for 10s → warning: warm after the door",
-		"why: It climbs <0.3 °C> an hour after each door opening.", "backtest: would have fired 2 times over 48 h of history", "approve with: vigil rule approve p7"} {
+		"why: It climbs <0.3 °C> an hour after each door opening.", "backtest: would have fired 2 times over 48 h of history", "or send: /rule approve p7"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("proposal notice reads\n%s\nwant %q in it", text, want)
 		}
