@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/baseline"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/rule"
 )
@@ -26,7 +27,7 @@ func (e *Engine) Backtest(ctx context.Context, spec *rule.Spec, maxPerDay int) (
 	if err := ctx.Err(); err != nil {
 		return alert.Backtest{}, err
 	}
-	e.mu.Lock() // the baselines usual() reads
+	e.mu.Lock() // e.cfg, which a reload replaces
 	defer e.mu.Unlock()
 	return e.Replay(spec, snaps, maxPerDay), nil
 }
@@ -36,15 +37,21 @@ func (e *Engine) Backtest(ctx context.Context, spec *rule.Spec, maxPerDay int) (
 // delta() over the snapshots before it, stale() since the sensor's last
 // good read), and sums up what the rule would have done. The last
 // snapshot is the one that prompted the proposal: OnPrompt says the rule
-// fires on it, or would once its `for` has passed. Caller holds e.mu
-// when e is running (Replay reads its baselines).
+// fires on it, or would once its `for` has passed. Replay changes
+// nothing of e's; the caller holds e.mu when e is running (e.cfg).
 func (e *Engine) Replay(spec *rule.Spec, snaps []device.Snapshot, maxPerDay int) alert.Backtest {
 	var bt alert.Backtest
 	if len(snaps) == 0 {
 		return bt
 	}
-	r := &Engine{deps: Deps{Sensors: e.deps.Sensors}, hist: newHistory(e.cfg.MemHistory),
-		lastGood: map[string]time.Time{}, start: snaps[0].Time, base: e.base}
+	// The replay learns what is usual as it goes, from the replayed
+	// samples, as the loop learned it: judging an old reading against
+	// today's baselines, which learned from that very reading, would
+	// not be what the loop did.
+	r := &Engine{cfg: e.cfg, deps: Deps{Sensors: e.deps.Sensors}, hist: newHistory(e.cfg.MemHistory),
+		lastGood: map[string]time.Time{}, start: snaps[0].Time, floors: &floorTable{m: map[string]float64{}}}
+	r.base = baseline.New(e.cfg.Location, r.floors.get)
+	r.base.SetUnusual(e.cfg.Unusual)
 	var st rule.State
 	var since time.Time
 	for _, s := range snaps {
@@ -59,6 +66,7 @@ func (e *Engine) Replay(spec *rule.Spec, snaps []device.Snapshot, maxPerDay int)
 		case rule.Resolve:
 			bt.FiringS += s.Time.Sub(since).Seconds()
 		}
+		r.observe(s) // after the rules, as in the loop
 	}
 	bt.From, bt.To, bt.Samples = snaps[0].Time, snaps[len(snaps)-1].Time, len(snaps)
 	if st.Firing {

@@ -57,14 +57,16 @@ func runBench(ctx context.Context, args []string) error {
 	steady := fs.Duration("steady", 130*time.Second, "steady-state strace window (covers two 1-minute heartbeats)")
 	long := fs.Int("long", 540, "samples of the accelerated long run (1 s apart), run alongside the other measurements")
 	knobNames := fs.String("knobs", "shipped,runtime,gomemlimit,gogc50", "memory knobs to compare in the long run, one daemon each, side by side: "+knobList())
-	only := fs.String("only", "", `measure only this section and splice it into the existing report: "usual" (issue 30's baselines)`)
+	only := fs.String("only", "", `measure only this section and splice it into the existing report: "usual" (issue 30's baselines), "backtest" (issue 31's)`)
 	fs.Parse(args)
 	switch *only {
 	case "":
 	case "usual":
 		return spliceUsual(ctx, o.out)
+	case "backtest":
+		return spliceBacktest(ctx, o.out)
 	default:
-		return fmt.Errorf("bench -only %q: want \"usual\"", *only)
+		return fmt.Errorf("bench -only %q: want \"usual\" or \"backtest\"", *only)
 	}
 	knobs, err := pickKnobs(*knobNames)
 	if err != nil {
@@ -238,6 +240,11 @@ func runBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(os.Stderr, "bench: the backtest of a proposed rule (amd64, arm64 under qemu-user)")
+	backtest, err := measureBacktest(ctx)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(os.Stderr, "bench: waiting for the long runs")
 	lrs := make([]longResult, len(knobs))
 	for i := range knobs {
@@ -251,6 +258,7 @@ func runBench(ctx context.Context, args []string) error {
 		bptr(lr.mem.anonUnder(targetLongAnon)))
 
 	summary = append(summary, usual.usualSummary()...)
+	summary = append(summary, backtest.backtestSummary())
 
 	r.h(2, "Summary against the targets of issue 11")
 	r.table([]string{"figure", "measured", "target", "verdict"}, summary)
@@ -338,6 +346,7 @@ func runBench(ctx context.Context, args []string) error {
 	}()}})
 
 	usual.writeUsual(r, env0)
+	backtest.writeBacktest(r, env0)
 
 	r.h(2, "What the memory figures mean")
 	r.p("From `/proc/PID/status`: **RssAnon** is resident anonymous memory — the Go heap, goroutine stacks and the runtime's own data — the memory vigil owns and only vigil can give back, so the targets are on it. **RssFile** is resident pages of mapped files, here the binary's text and data and the state file: clean pages the kernel can drop under pressure and read again from disk. **VmRSS** is their sum (plus shared memory) and **VmHWM** its peak; a 10 MB VmRSS target counted the binary's text and said little about what vigil holds, so VmRSS is reported, not targeted.")
