@@ -119,6 +119,9 @@ func (p *printer) handle(e event) (failed bool) {
 		if e.Action == "output" && !strings.HasPrefix(e.Output, "=== ") && strings.TrimSpace(e.Output) != "PASS" {
 			p.printf("%s", e.Output)
 		}
+		if e.Action == "fail" {
+			p.unfinished()
+		}
 		return e.Action == "fail"
 	case e.Action == "run" && !sub:
 		p.running[top] = p.now()
@@ -143,6 +146,32 @@ func (p *printer) handle(e event) (failed bool) {
 	}
 	return failed
 }
+
+// unfinished prints, when the package failed, every test that never ended
+// (a -timeout panic ends the binary under them) with the tail of its
+// output, so a timeout says where each test was.
+func (p *printer) unfinished() {
+	names := make([]string, 0, len(p.running))
+	for n := range p.running {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p.printf("--- UNFINISHED: %s (ran %s)\n", n, p.now().Sub(p.running[n]).Round(time.Second))
+		out := p.output[n]
+		if len(out) > tail {
+			out = out[len(out)-tail:]
+		}
+		for _, l := range out {
+			if !strings.HasPrefix(l, "=== ") {
+				p.printf("%s", l)
+			}
+		}
+	}
+}
+
+// tail: how many of an unfinished test's last output lines to print.
+const tail = 20
 
 // tick says what is still running whenever nothing was printed for every.
 func (p *printer) tick(stop <-chan struct{}, every time.Duration) {

@@ -78,3 +78,30 @@ func TestTickNamesWhatRuns(t *testing.T) {
 		t.Errorf("tick printed %q, want the running test and its time", b.String())
 	}
 }
+
+// A -timeout panic ends the test binary under the tests still running:
+// their output is printed with the package's failure, so the log says
+// where each one was.
+func TestTimeoutNamesUnfinished(t *testing.T) {
+	const timedOut = `{"Action":"run","Package":"p","Test":"TestLong"}
+{"Action":"output","Package":"p","Test":"TestLong","Output":"=== RUN   TestLong\n"}
+{"Action":"output","Package":"p","Test":"TestLong","Output":"    long_test.go:5: waiting for the second heartbeat\n"}
+{"Action":"run","Package":"p","Test":"TestDone"}
+{"Action":"pass","Package":"p","Test":"TestDone","Elapsed":0.1}
+{"Action":"output","Package":"p","Output":"panic: test timed out after 10m0s\n"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t600.9s\n"}
+{"Action":"fail","Package":"p","Elapsed":600.9}
+`
+	var b bytes.Buffer
+	if !newPrinter(&b, time.Now).run(strings.NewReader(timedOut)) {
+		t.Fatal("a timed-out package reported as passed")
+	}
+	for _, want := range []string{"panic: test timed out", "--- UNFINISHED: TestLong", "waiting for the second heartbeat"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("printed:\n%s\nwant a line with %q", b.String(), want)
+		}
+	}
+	if strings.Contains(b.String(), "UNFINISHED: TestDone") {
+		t.Errorf("a finished test named unfinished:\n%s", b.String())
+	}
+}
