@@ -39,6 +39,7 @@ type Duration struct{ time.Duration }
 type Secret struct {
 	value string
 	from  string // where it came from: "$NAME" or a file path
+	err   error  // ResolveSecretsLater: why the file it names could not be read
 }
 
 // Device is the [device] section.

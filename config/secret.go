@@ -14,6 +14,11 @@ const redacted = "[redacted]"
 // Value returns the secret itself. It is the only way to get it.
 func (s Secret) Value() string { return s.value }
 
+// set reports whether the secret has a value, or names a file that
+// ResolveSecretsLater could not read (the daemon, with its credentials,
+// would have it).
+func (s Secret) set() bool { return s.value != "" || s.err != nil }
+
 // Source says where the secret came from: "$NAME", a file path, or "".
 func (s Secret) Source() string { return s.from }
 
@@ -57,24 +62,62 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 // LLMEnabled and TelegramEnabled); a file that cannot be read, or is empty,
 // is an *Error naming the key.
 func (c *Config) ResolveSecrets(getenv func(string) string, readFile func(string) ([]byte, error)) error {
+	c.resolveSecrets(getenv, readFile)
+	return c.SecretsErr()
+}
+
+// ResolveSecretsLater is ResolveSecrets for what needs to know only whether
+// a secret is set, not its value: the CLI's verbs that ask the daemon, read
+// the state file or the hardware, in a shell that does not have the
+// service's credentials. A file that cannot be read is no error here: its
+// secret counts as set (LLMEnabled, TelegramEnabled), and SecretsErr says
+// why it could not be read, for a verb that needs its value after all.
+func (c *Config) ResolveSecretsLater(getenv func(string) string, readFile func(string) ([]byte, error)) {
+	c.resolveSecrets(getenv, readFile)
+}
+
+// SecretsErr says why the secrets' files could not be read (an *Error for
+// each, naming the key), or nil.
+func (c *Config) SecretsErr() error {
 	var errs []error
+	for _, k := range c.secretKeys() {
+		if k.dst.err != nil {
+			errs = append(errs, k.dst.err)
+		}
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// credentialsHint says how to reach the service's credentials, for a
+// relative *_file name read without $CREDENTIALS_DIRECTORY.
+const credentialsHint = "a relative name is read from $CREDENTIALS_DIRECTORY, which systemd sets for the service alone; " +
+	"while it runs, run this as root with CREDENTIALS_DIRECTORY=/run/credentials/vigil.service"
+
+func (c *Config) resolveSecrets(getenv func(string) string, readFile func(string) ([]byte, error)) {
 	resolve := func(dst *Secret, section, stem, env, file string) {
 		*dst = Secret{}
 		switch {
 		case file != "":
-			path := file
-			if dir := getenv("CREDENTIALS_DIRECTORY"); dir != "" && !filepath.IsAbs(path) {
+			path, dir := file, getenv("CREDENTIALS_DIRECTORY")
+			if dir != "" && !filepath.IsAbs(path) {
 				path = filepath.Join(dir, path)
 			}
 			key := section + "." + stem + "_file"
 			b, err := readFile(path)
 			if err != nil {
-				errs = append(errs, &Error{File: c.file, Key: key, Line: c.lines[key], Err: fmt.Errorf("read secret: %w", err)})
+				err = fmt.Errorf("read secret: %w", err)
+				if dir == "" && !filepath.IsAbs(path) {
+					err = fmt.Errorf("%w (%s)", err, credentialsHint)
+				}
+				*dst = Secret{from: path, err: &Error{File: c.file, Key: key, Line: c.lines[key], Err: err}}
 				return
 			}
 			v := strings.TrimRight(string(b), "\r\n")
 			if v == "" {
-				errs = append(errs, &Error{File: c.file, Key: key, Line: c.lines[key], Err: fmt.Errorf("secret file %s is empty", path)})
+				*dst = Secret{from: path, err: &Error{File: c.file, Key: key, Line: c.lines[key], Err: fmt.Errorf("secret file %s is empty", path)}}
 				return
 			}
 			*dst = Secret{value: v, from: path}
@@ -85,10 +128,6 @@ func (c *Config) ResolveSecrets(getenv func(string) string, readFile func(string
 	for _, k := range c.secretKeys() {
 		resolve(k.dst, k.section, k.stem, k.env, k.file)
 	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
 }
 
 // secretKey is one secret of the config and the keys that name it.
@@ -132,7 +171,7 @@ func (c *Config) KeyError(key string, err error) error {
 // resolved, or the config names no key at all (an OpenAI-compatible local
 // server such as Ollama). Without it vigil runs rules-only.
 func (c *Config) LLMEnabled() bool {
-	if c.LLM.APIKey.value != "" {
+	if c.LLM.APIKey.set() {
 		return true
 	}
 	return c.LLM.Provider == "openai" && c.LLM.APIKeyEnv == "" && c.LLM.APIKeyFile == ""
@@ -174,7 +213,7 @@ func (m *MQTT) BrokerURLs() []string {
 
 // TelegramEnabled reports whether a bot token was resolved and a chat is set.
 func (c *Config) TelegramEnabled() bool {
-	return c.Telegram.Token.value != "" && c.Telegram.ChatID != 0
+	return c.Telegram.Token.set() && c.Telegram.ChatID != 0
 }
 
 // SetDefaultID sets Device.ID from the hostname when the file left it empty:

@@ -137,6 +137,29 @@ func TestResolveSecretsEmptyEnv(t *testing.T) {
 	}
 }
 
+// TestResolveSecretsLater: without the service's credentials, a secret
+// whose file cannot be read counts as set, and SecretsErr says how to
+// reach the credentials for a verb that needs the value.
+func TestResolveSecretsLater(t *testing.T) {
+	c := mustParse(t, secretsSrc)
+	c.ResolveSecretsLater(env(nil), files(nil))
+	if !c.TelegramEnabled() || c.Telegram.Token.Value() != "" || c.SecretValues() != nil {
+		t.Errorf("TelegramEnabled() = %v, token %q, SecretValues() = %q; want true, none, none", c.TelegramEnabled(), c.Telegram.Token.Value(), c.SecretValues())
+	}
+	want := "config.toml:7: mqtt.password_file: read secret: open mqtt.pass: file does not exist (" + credentialsHint + ")\n" +
+		"config.toml:10: telegram.token_file: read secret: open /etc/vigil/telegram.token: file does not exist"
+	if err := c.SecretsErr(); err == nil || err.Error() != want {
+		t.Errorf("SecretsErr() = %v, want %q", err, want)
+	}
+	if err := c.ResolveSecrets(env(nil), files(nil)); err == nil || err.Error() != want {
+		t.Errorf("ResolveSecrets() = %v, want %q", err, want)
+	}
+	c.ResolveSecretsLater(env(nil), files(map[string]string{"mqtt.pass": "pw", "/etc/vigil/telegram.token": "t"}))
+	if err := c.SecretsErr(); err != nil || c.Telegram.Token.Value() != "t" {
+		t.Errorf("with the files: SecretsErr() = %v, token %q", err, c.Telegram.Token.Value())
+	}
+}
+
 // TestResolveSecretsRealFile reads through os.ReadFile, as cmd does.
 func TestResolveSecretsRealFile(t *testing.T) {
 	dir := t.TempDir()

@@ -32,6 +32,10 @@ type Base struct {
 	Getenv   func(string) string          // the secrets' variables; nil: none set
 	ReadFile func(string) ([]byte, error) // the secrets' files; nil: none readable
 	Red      *redact.Redactor             // learns every secret Parse resolves; nil: none
+	// SecretsLater: a secret's file that cannot be read is no error
+	// (config.ResolveSecretsLater), for the CLI's verbs that need no
+	// secret's value; they call SecretsErr when they do after all.
+	SecretsLater bool
 
 	once       sync.Once
 	configured *config.Config
@@ -77,7 +81,9 @@ func (b *Base) Parse(overlay []store.Setting) (*config.Config, error) {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		}
 	}
-	if err := cfg.ResolveSecrets(getenv, readFile); err != nil {
+	if b.SecretsLater {
+		cfg.ResolveSecretsLater(getenv, readFile)
+	} else if err := cfg.ResolveSecrets(getenv, readFile); err != nil {
 		return nil, err
 	}
 	if b.Red != nil {

@@ -14,6 +14,7 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	if _, err := e.flags("config check", args, nil, 0); err != nil {
 		return err
 	}
+	e.secrets = true
 	base, cfg, err := e.load()
 	if err != nil {
 		return err

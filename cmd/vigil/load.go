@@ -55,7 +55,7 @@ func (e *env) readBase() (*manage.Base, error) {
 	}
 	host, _ := os.Hostname()
 	return &manage.Base{Name: e.config, Data: data, Env: config.EnvOverrides(os.Environ()), Options: parseOptions(),
-		Host: host, Getenv: os.Getenv, ReadFile: os.ReadFile, Red: e.redactor()}, nil
+		Host: host, Getenv: os.Getenv, ReadFile: os.ReadFile, Red: e.redactor(), SecretsLater: !e.secrets}, nil
 }
 
 // overlaid is cfg with the run-time overlay, as `vigil run` would apply

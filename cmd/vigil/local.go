@@ -84,6 +84,9 @@ func (e *env) localRules(ctx context.Context, cfg *config.Config, base *manage.B
 // run-time settings as `vigil run` would apply them (the model's
 // set_interval stores through base); a dry run writes nothing.
 func (e *env) localCheck(ctx context.Context, cfg *config.Config, base *manage.Base, dry bool) (control.CheckJSON, error) {
+	if err := cfg.SecretsErr(); err != nil {
+		return control.CheckJSON{}, fmt.Errorf("%w\nor start the daemon (systemctl start vigil): 'vigil check' asks it", err)
+	}
 	log := inZone(e.logger(), cfg.Device.Location)
 	mode := daemon.StoreWrite
 	sample := (*heartbeat.Engine).SampleOnce

@@ -162,6 +162,7 @@ type env struct {
 	// helpSink, when set, receives a command's flag set on --help instead
 	// of printing the help: the man page is generated from it.
 	helpSink **flag.FlagSet
+	secrets  bool // the verb needs the secrets' values: load fails when it cannot read them
 
 	redOnce sync.Once
 	red     *redact.Redactor // see redactor

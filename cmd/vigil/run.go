@@ -80,6 +80,7 @@ func (e *env) cmdRun(ctx context.Context, args []string) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	singleProc()
+	e.secrets = true
 	base, cfg, err := e.load()
 	if err != nil {
 		return err
