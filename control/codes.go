@@ -17,14 +17,15 @@ import (
 type Code string
 
 const (
-	CodeConfig     Code = "config"      // a *config.Error, such as a refused set: the CLI exits 78
-	CodeNotAllowed Code = "not_allowed" // alert.ErrNotAllowed
-	CodeNotFound   Code = "not_found"   // manage.ErrNotSet: an unset of a key the overlay does not hold
-	CodeUsage      Code = "usage"       // transport.ErrPauseRange: the CLI exits 2
-	CodeNotFiring  Code = "not_firing"  // heartbeat.ErrNotFiring: an ack of what is not firing
-	CodeNotice     Code = "notice"      // heartbeat.ErrNotice: an ack of a notice
-	CodeAmbiguous  Code = "ambiguous"   // heartbeat.ErrAmbiguous: an ack without a name, several firing
-	CodeNoProposal Code = "no_proposal" // alert.ErrNoProposal: a rule decision on an unknown ID or name
+	CodeConfig      Code = "config"       // a *config.Error, such as a refused set: the CLI exits 78
+	CodeNotAllowed  Code = "not_allowed"  // alert.ErrNotAllowed
+	CodeNotFound    Code = "not_found"    // manage.ErrNotSet: an unset of a key the overlay does not hold
+	CodeUsage       Code = "usage"        // transport.ErrPauseRange: the CLI exits 2
+	CodeNotFiring   Code = "not_firing"   // heartbeat.ErrNotFiring: an ack of what is not firing
+	CodeNotice      Code = "notice"       // heartbeat.ErrNotice: an ack of a notice
+	CodeAmbiguous   Code = "ambiguous"    // heartbeat.ErrAmbiguous: an ack without a name, several firing
+	CodeNoProposal  Code = "no_proposal"  // alert.ErrNoProposal: a rule decision on an unknown ID or name
+	CodeNoTransport Code = "no_transport" // transport.ErrNoTransport: the CLI exits 2
 )
 
 // sentinels are the errors each code but CodeConfig stands for: CodeOf
@@ -41,6 +42,7 @@ var sentinels = []struct {
 	{CodeNotice, heartbeat.ErrNotice},
 	{CodeAmbiguous, heartbeat.ErrAmbiguous},
 	{CodeNoProposal, alert.ErrNoProposal},
+	{CodeNoTransport, transport.ErrNoTransport},
 }
 
 // CodeOf is the code of err ("" for any other error).

@@ -147,7 +147,7 @@ func (c *Commander) testAlert(ctx context.Context, sev alert.Severity, only stri
 			if err != nil {
 				return "", err
 			}
-			return TestAlertText(a, "the daemon is delivering it"), nil
+			return TestAlertText(c.app.current(), a, "the daemon is delivering it"), nil
 		}})
 }
 

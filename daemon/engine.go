@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/schedule"
+	"github.com/vigil-iot/vigil/transport"
 )
 
 // EngineConfig converts the parsed config into the engine's settings
@@ -94,7 +95,7 @@ func CheckTransport(cfg *config.Config, name string) error {
 	if name == "" || slices.Contains(names, name) {
 		return nil
 	}
-	return fmt.Errorf("%q is not a configured transport (configured: %s)", name, strings.Join(names, ", "))
+	return fmt.Errorf("%q %w (configured: %s)", name, transport.ErrNoTransport, strings.Join(names, ", "))
 }
 
 // engineProblems is the App's engine as the MQTT client's ProblemSource:

@@ -6,10 +6,12 @@ package daemon
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"text/tabwriter"
 
 	"github.com/vigil-iot/vigil/alert"
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
 	"github.com/vigil-iot/vigil/transport"
@@ -43,11 +45,21 @@ func writeSnapshot(w io.Writer, s *device.Snapshot) {
 }
 
 // TestAlertText is the answer to a queued test alert; where says who
-// delivers it.
-func TestAlertText(a alert.Alert, where string) string {
+// delivers it. A note follows for each transport of cfg whose
+// min_severity keeps it from sending the alert.
+func TestAlertText(cfg *config.Config, a alert.Alert, where string) string {
 	to := "every transport"
 	if a.Transport != "" {
 		to = a.Transport + " only"
 	}
-	return fmt.Sprintf("test alert %s queued for %s (%s): %s", a.ID, to, where, a.Summary)
+	txt := fmt.Sprintf("test alert %s queued for %s (%s): %s", a.ID, to, where, a.Summary)
+	for _, t := range []struct{ name, min string }{{"mqtt", cfg.MQTT.MinSeverity}, {"telegram", cfg.Telegram.MinSeverity}} {
+		if (a.Transport != "" && a.Transport != t.name) || !slices.Contains(ConfiguredTransports(cfg), t.name) {
+			continue
+		}
+		if m, err := alert.ParseSeverity(t.min); err == nil && a.Severity < m {
+			txt += fmt.Sprintf("\nnote: %s.min_severity is %s, so %s will not send this %s alert; try --severity %s", t.name, m, t.name, a.Severity, m)
+		}
+	}
+	return txt
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -20,6 +21,11 @@ const (
 // ErrPauseRange is wrapped by CheckPause for a pause outside MinPause..MaxPause.
 var ErrPauseRange = fmt.Errorf("pause: minutes must be %d..%d (at most %s)",
 	int(MinPause/time.Minute), int(MaxPause/time.Minute), "24 h")
+
+// ErrNoTransport is wrapped for a transport a command names that the
+// config does not configure (`vigil test-alert --transport`): a usage
+// error, exit 2.
+var ErrNoTransport = errors.New("is not a configured transport")
 
 // CheckPause reports whether d is a pause a person may ask for.
 func CheckPause(d time.Duration) error {

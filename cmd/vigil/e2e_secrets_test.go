@@ -68,3 +68,30 @@ func TestVerbsWithoutCredentials(t *testing.T) {
 		t.Errorf("vigil check --dry-run with a daemon running, without the credentials: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestTestAlertAsksTheDaemon: the daemon's environment, not the shell's,
+// says which transports are configured. Its Telegram token comes from a
+// variable the shell does not have; `vigil test-alert --transport
+// telegram` is the daemon's to check and send, min_severity note and all.
+func TestTestAlertAsksTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, `
+[telegram]
+token_env = "E2E_TG_TOKEN"
+chat_id = 42
+api_url = "http://127.0.0.1:1"
+min_severity = "warning"
+`)
+	d := startDaemon(t, cfg, "E2E_TG_TOKEN=123456:token-e2e")
+	defer d.logIfFailed(t)
+	d.waitLog(t, regexp.MustCompile(`msg="vigil starting"`), 10*time.Second)
+	out, errOut, code := runIn(t, dir, []string{"E2E_TG_TOKEN="}, "-c", cfg, "test-alert", "--transport", "telegram")
+	if code != 0 || !strings.Contains(out, "queued for telegram only (the daemon is delivering it)") ||
+		!strings.Contains(out+errOut, "telegram.min_severity is warning") {
+		t.Errorf("test-alert --transport telegram, the token in the daemon's environment only: exit %d\n%s%s", code, out, errOut)
+	}
+	_, errOut, code = runIn(t, dir, nil, "-c", cfg, "test-alert", "--transport", "mqtt")
+	if code != 2 || !strings.Contains(errOut, `"mqtt" is not a configured transport (configured: log, telegram)`) {
+		t.Errorf("test-alert --transport mqtt, which the daemon does not have: exit %d, want 2\n%s", code, errOut)
+	}
+}

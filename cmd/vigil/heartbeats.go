@@ -6,13 +6,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/alert"
-	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/internal/termtext"
 )
@@ -99,13 +97,12 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkTransport(cfg, only); err != nil {
-		return usageErr("test-alert: --transport: %v", err)
-	}
-	for _, note := range belowMinSeverity(cfg, sev, only) {
-		fmt.Fprintln(e.stderr, note)
-	}
+	// The daemon checks the transport against its own config and
+	// environment; without one, this process does.
 	txt, err := e.answer(ctx, cfg, control.Request{Cmd: "test-alert", Severity: sev.String(), Transport: only}, 10*time.Second, func() (string, error) {
+		if err := checkTransport(cfg, only); err != nil {
+			return "", usageErr("test-alert: --transport: %v", err)
+		}
 		return e.localTestAlert(ctx, cfg, sev, only)
 	})
 	if err != nil {
@@ -113,19 +110,4 @@ func (e *env) cmdTestAlert(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, termtext.Text(txt))
 	return nil
-}
-
-// belowMinSeverity says which transports would not send an alert of sev
-// because of their min_severity.
-func belowMinSeverity(cfg *config.Config, sev alert.Severity, only string) []string {
-	var notes []string
-	for _, t := range []struct{ name, min string }{{"mqtt", cfg.MQTT.MinSeverity}, {"telegram", cfg.Telegram.MinSeverity}} {
-		if (only != "" && only != t.name) || !slices.Contains(configuredTransports(cfg), t.name) {
-			continue
-		}
-		if m, err := alert.ParseSeverity(t.min); err == nil && sev < m {
-			notes = append(notes, fmt.Sprintf("note: %s.min_severity is %s, so %s will not send this %s alert; try --severity %s", t.name, m, t.name, sev, m))
-		}
-	}
-	return notes
 }

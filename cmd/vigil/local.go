@@ -120,7 +120,7 @@ func (e *env) localTestAlert(ctx context.Context, cfg *config.Config, sev alert.
 	}
 	defer a.Close()
 	t, err := a.Engine().TestAlert(ctx, sev, only)
-	return daemon.TestAlertText(t, "no daemon running: it waits in "+daemon.DBPath(cfg)+" and is delivered when 'vigil run' starts"), err
+	return daemon.TestAlertText(cfg, t, "no daemon running: it waits in "+daemon.DBPath(cfg)+" and is delivered when 'vigil run' starts"), err
 }
 
 // localNotes lists the model's notes from the state file, read-only:
@@ -142,9 +142,6 @@ func localOverlay(cfg *config.Config) []store.Setting { return daemon.ReadOverla
 
 // checkTransport refuses a --transport that cfg does not configure.
 func checkTransport(cfg *config.Config, only string) error { return daemon.CheckTransport(cfg, only) }
-
-// configuredTransports names the transports cfg configures.
-func configuredTransports(cfg *config.Config) []string { return daemon.ConfiguredTransports(cfg) }
 
 // checkEngine checks what `vigil run` builds the engine from.
 func checkEngine(cfg *config.Config) error {

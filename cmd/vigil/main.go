@@ -119,7 +119,7 @@ func exitCode(err error, stderr io.Writer) int {
 		code = ee.code
 	case errors.As(err, &ce):
 		code = exitConfig
-	case errors.Is(err, transport.ErrPauseRange):
+	case errors.Is(err, transport.ErrPauseRange), errors.Is(err, transport.ErrNoTransport):
 		code = exitUsage
 	}
 	if !errors.Is(err, errSilent) {
