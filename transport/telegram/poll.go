@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +77,9 @@ func (b *Bot) Run(ctx context.Context) error {
 		b.log.Error("telegram read update offset", keyErr, err)
 	}
 	me := meRetry{backoff: minBackoff}
-	backoff, conflict := minBackoff, false
+	// An outage is one WARN when it starts (its retries are DEBUG) and
+	// one INFO when polling works again; a conflict is its own episode.
+	backoff, conflict, failed := minBackoff, false, 0
 	for {
 		b.whoami(ctx, &me)
 		next, err := b.poll(ctx, offset)
@@ -84,7 +87,10 @@ func (b *Bot) Run(ctx context.Context) error {
 			return nil
 		}
 		if err == nil {
-			offset, backoff, conflict = next, minBackoff, false
+			if failed > 0 && !conflict {
+				b.log.Info("telegram getUpdates works again", keyFailed, failed)
+			}
+			offset, backoff, conflict, failed = next, minBackoff, false, 0
 			continue
 		}
 		wait := backoff
@@ -96,12 +102,17 @@ func (b *Bot) Run(ctx context.Context) error {
 				b.log.Warn("telegram getUpdates conflict: another vigil or a webhook uses this bot token; commands are not received until it stops", keyErr, err)
 				conflict = true
 			}
-		case errors.As(err, &ae) && ae.RetryAfter > 0:
-			wait = max(wait, ae.RetryAfter)
-			b.log.Warn("telegram getUpdates", keyErr, err, keyRetryIn, wait)
 		default:
-			b.log.Warn("telegram getUpdates", keyErr, err, keyRetryIn, wait)
+			if errors.As(err, &ae) && ae.RetryAfter > 0 {
+				wait = max(wait, ae.RetryAfter)
+			}
+			level := slog.LevelWarn
+			if failed > 0 {
+				level = slog.LevelDebug
+			}
+			b.log.Log(ctx, level, "telegram getUpdates", keyErr, err, keyRetryIn, wait)
 		}
+		failed++
 		if b.sleep(ctx, wait) != nil {
 			return nil
 		}

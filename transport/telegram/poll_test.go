@@ -241,6 +241,40 @@ func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
 	}
 }
 
+// TestOutageWarnedOnce: getUpdates failing on every retry of an outage
+// is one WARN when it starts and one INFO when polling works again, not a
+// WARN per retry.
+func TestOutageWarnedOnce(t *testing.T) {
+	f := newFakeAPI(t)
+	f.pollHook = func(n int) (int, string) {
+		if n < 4 {
+			return apiErr(502, "Bad Gateway")
+		}
+		return 0, ""
+	}
+	clock := clockwork.NewFakeClock()
+	logs := &logBuffer{}
+	st := newFakeState()
+	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &transporttest.Recorder{}, clock, logs)
+	runBot(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := range 4 {
+		if err := clock.BlockUntilContext(ctx, 1); err != nil {
+			t.Fatalf("no backoff after failure %d: %v", i+1, err)
+		}
+		clock.Advance(minBackoff << i)
+	}
+	f.addUpdate(1, allowedChat, "/status")
+	waitFor(t, "polling to resume", func() bool { off, _ := st.Offset(); return off == 2 })
+	if n := strings.Count(logs.String(), "level=WARN msg=\"telegram getUpdates"); n != 1 {
+		t.Errorf("an outage of 4 failed polls logged %d WARNs, want one:\n%s", n, logs)
+	}
+	if n := strings.Count(logs.String(), "level=INFO msg=\"telegram getUpdates works again"); n != 1 {
+		t.Errorf("recovery logged %d times at INFO, want once:\n%s", n, logs)
+	}
+}
+
 func TestChatMigrationServiceMessage(t *testing.T) {
 	const newChat = -100777
 	f := newFakeAPI(t)

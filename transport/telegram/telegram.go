@@ -67,6 +67,7 @@ const (
 	keyRetryIn = "retry_in"
 	keyCommand = "command"
 	keyAlert   = "alert"
+	keyFailed  = "failed_polls"
 )
 
 // Sentinel errors, wrapped by Notify.
