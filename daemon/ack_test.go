@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-iot/vigil/control"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/logtest"
 	"github.com/vigil-iot/vigil/status"
 	"github.com/vigil-iot/vigil/transport"
 )
@@ -94,6 +95,29 @@ func TestAckOverTheSocket(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestRefusedAckLoggedAsRefused: an ack the engine refuses (a rule that
+// is not firing) is logged as refused, with why, not as accepted; one it
+// makes is logged as accepted.
+func TestRefusedAckLoggedAsRefused(t *testing.T) {
+	a := newFiringApp(t, "")
+	var log logtest.Buffer
+	a.log = log.Logger(slog.LevelInfo)
+	ctx := context.Background()
+	c := &control.Client{StateDir: a.cfg.Device.StateDir, Sockets: []string{serveControl(t, a)}}
+	if _, err := c.Call(ctx, control.Request{Cmd: "ack", Target: "too_hot"}, 10*time.Second); !errors.Is(err, heartbeat.ErrNotFiring) {
+		t.Fatalf("ack too_hot (not firing) = %v, want heartbeat.ErrNotFiring", err)
+	}
+	if got := log.String(); strings.Contains(got, "command accepted") || !strings.Contains(got, `msg="command refused" command="ack too_hot"`) {
+		t.Errorf("log after a refused ack:\n%s\nwant a command refused line and no command accepted", got)
+	}
+	if _, err := c.Call(ctx, control.Request{Cmd: "ack", Target: "humid"}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.String(); !strings.Contains(got, `msg="command accepted" command="ack humid"`) {
+		t.Errorf("log after an ack:\n%s\nwant a command accepted line", got)
 	}
 }
 

@@ -39,10 +39,14 @@ func (c *Commander) change(ctx context.Context, ch change) (string, error) {
 	if err := c.limitWrite(ctx, ch.name); err != nil {
 		return "", err
 	}
-	c.accept(ctx, ch.command, ch.listed)
 	out, err := ch.do(ctx)
-	if err == nil {
-		c.wrote(ctx)
+	if err != nil {
+		// Refused where it is made (an ack of what is not firing, a
+		// set the config refuses): not an accepted command.
+		c.refused(ctx, ch.command, err)
+		return out, err
 	}
+	c.accept(ctx, ch.command, ch.listed)
+	c.wrote(ctx)
 	return out, err
 }

@@ -40,6 +40,12 @@ func (c *Commander) accept(ctx context.Context, command string, listed bool) {
 	}
 }
 
+// refused logs a command that was refused where it is made, and why.
+func (c *Commander) refused(ctx context.Context, command string, err error) {
+	src := transport.SourceOf(ctx)
+	c.app.log.Log(ctx, logLevel(src), "command refused", append([]any{"command", command, "err", err}, src.LogAttrs()...)...)
+}
+
 // logLevel is the level a command or a change from src is logged at: INFO,
 // or DEBUG for the CLI working on the state file without a daemon, where
 // the person sees the answer.
