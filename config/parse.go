@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -506,8 +507,30 @@ func (p *parser) unknown(path []seg) {
 	err := errors.New("unknown key")
 	if stem, ok := secretKeys[path[len(path)-1].name]; ok {
 		err = fmt.Errorf("unknown key: secrets never go in the file; use %s_env or %s_file", stem, stem)
+	} else if near := closest(path[len(path)-1].name, keysIn(path[:len(path)-1])); near != "" {
+		err = fmt.Errorf("unknown key (did you mean %s?)", near) // as for a misspelt VIGIL_ variable
 	}
 	p.add(line, p.display(path), err)
+}
+
+// keysIn lists the keys the table at path may hold (the top level for an
+// empty path), or none when path leads to no table of Config.
+func keysIn(path []seg) []string {
+	t := reflect.TypeOf(Config{})
+	for _, s := range path {
+		i, ok := tomlFields(t)[s.name]
+		if !ok {
+			return nil
+		}
+		t = t.Field(i).Type
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+	}
+	return slices.Sorted(maps.Keys(tomlFields(t)))
 }
 
 // undecoded reports keys the decoder left alone (inside unknown tables), at
