@@ -423,3 +423,21 @@ func runOK(t *testing.T, dir string, args []string, wants ...string) string {
 	}
 	return out
 }
+
+// TestHelpPointsToDocs: `vigil help` says where the documentation is: the
+// man page and the directory the .deb installs the docs to.
+func TestHelpPointsToDocs(t *testing.T) {
+	nfpm, err := os.ReadFile(filepath.Join("..", "..", "packaging", "nfpm.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := runIn(t, t.TempDir(), nil, "help")
+	for _, want := range []string{"man vigil", "/usr/share/doc/vigil/", "docs/"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("vigil help does not point to %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(string(nfpm), "dst: /usr/share/doc/vigil/") {
+		t.Errorf("packaging/nfpm.yaml installs no docs in /usr/share/doc/vigil/, which vigil help names")
+	}
+}

@@ -116,7 +116,8 @@ func writeUsage(w io.Writer) {
 		rows[i] = [2]string{strings.TrimSpace(d.name + " " + d.args), d.summary}
 	}
 	writeTable(w, rows, 30)
-	fmt.Fprint(w, "\n"+globalFlagsHelp+"\nexit codes: 0 ok, 1 runtime failure, 2 usage, 78 config error\nrun 'vigil help COMMAND' for a command's flags and an example\n")
+	fmt.Fprint(w, "\n"+globalFlagsHelp+"\nexit codes: 0 ok, 1 runtime failure, 2 usage, 78 config error\nrun 'vigil help COMMAND' for a command's flags and an example\n"+
+		"docs: 'man vigil', /usr/share/doc/vigil/ (installed with the .deb),\n      or docs/ at https://github.com/vigil-iot/vigil\n")
 }
 
 // writeTable prints rows of a name and its text, indented by two: the texts
