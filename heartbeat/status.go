@@ -24,7 +24,7 @@ type Status struct {
 	ClockPlausible bool              `json:"clock_plausible"`
 	Uptime         time.Duration     `json:"uptime_ns"`
 	NextRun        time.Time         `json:"next_run,omitzero"`
-	HeartbeatsOff  string            `json:"heartbeats_off,omitempty"` // no interval, no schedule: the setting that turned them off (Config.Off)
+	HeartbeatsOff  string            `json:"heartbeats_off,omitempty"` // no interval, no schedule: the setting that turned them off (Config.Off); status.RulesOnly
 	PausedUntil    time.Time         `json:"paused_until,omitzero"`
 	Failures       int               `json:"consecutive_failures"`
 	LLMDown        bool              `json:"llm_down"`

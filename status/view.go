@@ -15,6 +15,9 @@ import (
 // as the sparklines of `vigil status` and carried by /api/status.
 const Window = time.Hour
 
+// RulesOnly is why a view in rules-only mode has no next run.
+const RulesOnly = "rules-only: no LLM to ask"
+
 // View is the status every surface shows: the engine's status with the
 // history since the window asked for (Window for status), and what changed
 // at run time (settings, checklist, notes). It is `vigil status --json`,
@@ -52,6 +55,11 @@ func Gather(ctx context.Context, src Source, rt RuntimeFunc, since time.Time) (V
 	series, err := src.History(ctx, since)
 	if err != nil {
 		return View{}, err
+	}
+	if st.Mode == "rules-only" && st.HeartbeatsOff == "" {
+		// No heartbeat asks anything without an LLM: a next run would
+		// promise one.
+		st.NextRun, st.HeartbeatsOff = time.Time{}, RulesOnly
 	}
 	v := View{Status: st, Series: series}
 	if rt != nil {

@@ -56,3 +56,33 @@ func TestGather(t *testing.T) {
 		t.Errorf("a view with a runtime in JSON = %s, read back as %+v; want device and settings side by side", b, back)
 	}
 }
+
+// TestGatherRulesOnlyHasNoNextRun: in rules-only mode no heartbeat asks
+// anything, so the view shows no next run (text, page and JSON read it)
+// and says why; in LLM mode the next run stays.
+func TestGatherRulesOnlyHasNoNextRun(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		mode    string
+		nextRun bool
+	}{{"rules-only", false}, {"llm", true}} {
+		src := &fakeSource{st: heartbeat.Status{Device: "d1", Mode: tt.mode, Now: now, NextRun: now.Add(time.Minute)}}
+		v, err := Gather(context.Background(), src, nil, now.Add(-Window))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		WriteStatus(&b, v, true, true)
+		js, _ := json.Marshal(v)
+		if got := !v.NextRun.IsZero(); got != tt.nextRun {
+			t.Errorf("%s: Gather next run %v, want one: %v", tt.mode, v.NextRun, tt.nextRun)
+		}
+		if tt.nextRun {
+			continue
+		}
+		if !strings.Contains(b.String(), "next run: heartbeats disabled (rules-only: no LLM to ask)\n") ||
+			strings.Contains(string(js), `"next_run"`) || !strings.Contains(string(js), `"heartbeats_off":"rules-only: no LLM to ask"`) {
+			t.Errorf("%s: status text\n%s\nJSON %s\nwant no next run, and why", tt.mode, b.String(), js)
+		}
+	}
+}
