@@ -23,6 +23,7 @@ func TestExitCodeOfDaemonErrors(t *testing.T) {
 		{fmt.Errorf("set: %w", &control.RemoteError{Code: control.CodeConfig, Msg: "x"}), exitConfig},
 		{&control.RemoteError{Code: control.CodeUsage, Msg: "pause: minutes must be 1..1440 (at most 24 h), got 0"}, exitUsage},
 		{transport.CheckPause(0), exitUsage},
+		{&control.RemoteError{Code: control.CodeNoTransport, Msg: `"telegram" is not a configured transport (configured: log)`}, exitUsage},
 		{&control.RemoteError{Code: control.CodeNotFound, Msg: "heartbeat.interval: not set at run time"}, exitFailure},
 		{&control.RemoteError{Msg: "pause: minutes must be 1..1440 (at most 24 h), got 0"}, exitFailure}, // the text alone means nothing
 	} {
