@@ -4,6 +4,10 @@
 #                            SHA256SUMS in dist/, one per TARGETS entry
 #   make deb                 .deb packages for arm64, armhf, riscv64, amd64
 #                            (nfpm, pinned in tools/go.mod)
+#   make release             the files a person downloads: every .deb and
+#                            every static binary in RELEASE_DIR (bin/release),
+#                            with a SHA256SUMS that `sha256sum -c` checks
+#                            there (docs/install.md starts from these files)
 #   make check-reproducible  build the binaries and .debs twice, from two
 #                            copies of the tree with two build caches, and
 #                            compare them byte for byte
@@ -80,7 +84,7 @@ DEB_VERSION := $(shell v='$(VERSION)'; \
 	printf '%s' "$$v" | tr -c 'A-Za-z0-9.+~' '+')
 endif
 
-.PHONY: dist deb check-reproducible test-dist test-systemd test-deb test-board
+.PHONY: dist deb release check-reproducible test-dist test-systemd test-deb test-board
 
 # GOAMD64/GOARM64/GORISCV64 are pinned to the defaults (empty), so a
 # developer's environment cannot change what the binaries need from the CPU.
@@ -117,6 +121,17 @@ deb: dist $(NFPM)
 		awk -v f="$$deb" -v s="$$size" -v b="$$name" 'BEGIN { printf "%-58s %9d bytes  %5.2f MB  (%s binary)\n", f, s, s / 1e6, b }'; \
 	done
 	@cd $(DIST_DIR) && sha256sum vigil-linux-* vigil_*.deb > SHA256SUMS
+
+# The release: `make deb` into a fresh RELEASE_DIR (so no file of an older
+# build lingers beside the new SHA256SUMS), without the gzipped man page
+# that only feeds nfpm, then proof that the sums check where they lie.
+RELEASE_DIR ?= bin/release
+release:
+	@rm -rf $(RELEASE_DIR)
+	@$(MAKE) --no-print-directory deb DIST_DIR=$(RELEASE_DIR)
+	@rm -f $(RELEASE_DIR)/vigil.1.gz
+	@cd $(RELEASE_DIR) && sha256sum -c --quiet SHA256SUMS
+	@echo "$(RELEASE_DIR): $$(wc -l <$(RELEASE_DIR)/SHA256SUMS) files; cd $(RELEASE_DIR) && sha256sum -c SHA256SUMS passes"
 
 # Two builds of one commit must be byte-identical. Both builds use a snapshot
 # of the working tree (tracked and untracked, not ignored), copied to two

@@ -249,24 +249,26 @@ func TestDocsSelfContained(t *testing.T) {
 
 // TestManPage: docs/vigil.1 (installed as vigil(1), generated from the
 // help text by `make man`) renders without a warning and has an entry for
-// every command in the README's table.
+// every command in the command tables of the README and docs/operations.md.
 func TestManPage(t *testing.T) {
 	src, err := os.ReadFile("../docs/vigil.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmds := regexp.MustCompile("(?m)^\\| `vigil ([a-z-]+)").FindAllSubmatch(readme, -1)
-	if len(cmds) < 5 {
-		t.Fatalf("found %d commands in the README's table", len(cmds))
-	}
-	for _, c := range cmds {
-		entry := regexp.MustCompile(`(?m)^\.B vigil ` + regexp.QuoteMeta(strings.ReplaceAll(string(c[1]), "-", `\-`)) + `\b`)
-		if !entry.Match(src) {
-			t.Errorf("vigil.1 has no entry for %q (in the README's command table)", c[1])
+	for _, doc := range []string{"../README.md", "../docs/operations.md"} {
+		readme, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds := regexp.MustCompile("(?m)^\\| `vigil ([a-z-]+)").FindAllSubmatch(readme, -1)
+		if len(cmds) < 5 {
+			t.Fatalf("found %d commands in %s's table", len(cmds), doc)
+		}
+		for _, c := range cmds {
+			entry := regexp.MustCompile(`(?m)^\.B vigil ` + regexp.QuoteMeta(strings.ReplaceAll(string(c[1]), "-", `\-`)) + `\b`)
+			if !entry.Match(src) {
+				t.Errorf("vigil.1 has no entry for %q (in %s's command table)", c[1], doc)
+			}
 		}
 	}
 	checkManSections(t, string(src))

@@ -42,6 +42,10 @@ expected='-rwxr-xr-x ./usr/bin/vigil
 -rw-r--r-- ./usr/share/doc/vigil/copyright
 -rw-r--r-- ./usr/share/doc/vigil/install.md
 -rw-r--r-- ./usr/share/doc/vigil/README.md
+-rw-r--r-- ./usr/share/doc/vigil/configuration.md
+-rw-r--r-- ./usr/share/doc/vigil/operations.md
+-rw-r--r-- ./usr/share/doc/vigil/llm.md
+-rw-r--r-- ./usr/share/doc/vigil/fleet.md
 -rw-r--r-- ./usr/share/doc/vigil/alerts.md
 -rw-r--r-- ./usr/share/doc/vigil/hardware.md
 -rw-r--r-- ./usr/share/doc/vigil/config.toml.example
@@ -70,7 +74,7 @@ for t in $DEB_TARGETS; do
 	# The man page is docs/vigil.1, gzipped; the docs are the repository's.
 	dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/man/man1/vigil.1.gz | gzip -dc | cmp -s - docs/vigil.1 ||
 		fail "$deb: /usr/share/man/man1/vigil.1.gz is not docs/vigil.1"
-	for d in README.md alerts.md hardware.md install.md; do
+	for d in README.md alerts.md hardware.md install.md configuration.md operations.md llm.md fleet.md; do
 		src=docs/$d
 		[ "$d" = README.md ] && src=README.md
 		dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./usr/share/doc/vigil/$d" | cmp -s - "$src" ||

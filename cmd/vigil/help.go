@@ -275,5 +275,5 @@ func writeMan(w io.Writer, commandFlagSet func(name string) *flag.FlagSet) {
 		".TP\n.I /var/lib/vigil/HEARTBEAT.md\nthe checklist set from afar (\\fBvigil checklist set\\fR, MQTT cmd/checklist, Telegram /checklist set), in the state directory: "+
 		"it overrides heartbeat.checklist until \\fBvigil checklist reset\\fR\n"+
 		".TP\n.I /run/vigil/vigil.sock\nthe control socket the commands reach the running daemon through: in $RUNTIME_DIRECTORY under systemd, else vigil.sock in the state directory\n")
-	fmt.Fprint(w, ".SH SEE ALSO\n/usr/share/doc/vigil/ (install.md, alerts.md, hardware.md)\n")
+	fmt.Fprint(w, ".SH SEE ALSO\n/usr/share/doc/vigil/ (README.md, install.md, configuration.md, operations.md, llm.md, alerts.md, hardware.md, fleet.md)\n")
 }
