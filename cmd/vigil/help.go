@@ -262,8 +262,8 @@ func writeMan(w io.Writer, commandFlagSet func(name string) *flag.FlagSet) {
 		".TP\n.B OPENAI_API_KEY, ANTHROPIC_API_KEY\nthe LLM's key (the second for provider anthropic), unless llm.api_key_env names another variable; "+
 		"mqtt.password_env and telegram.token_env name the variables holding the MQTT password and the bot token\n"+
 		".TP\n.B CREDENTIALS_DIRECTORY\nset by systemd (LoadCredential=): relative *_file paths (api_key_file, password_file, token_file) are read from it\n"+
-		".TP\n.B HTTPS_PROXY, HTTP_PROXY, NO_PROXY\n(either case) the proxy for the LLM's and Telegram's requests: http://, https:// or socks5:// (socks5h:// resolves names at the proxy); "+
-		"loopback never goes through a proxy, and MQTT never uses one\n"+
+		".TP\n.B HTTPS_PROXY, HTTP_PROXY, NO_PROXY\n(either case) the proxy for the LLM's and Telegram's requests and for ws:// and wss:// brokers: http://, https:// or socks5:// (socks5h:// resolves names at the proxy); "+
+		"loopback never goes through a proxy; plain and TLS MQTT use only a socks5:// ALL_PROXY\n"+
 		".TP\n.B NO_COLOR\nwhen set, \\fBvigil status\\fR prints no colour, even on a terminal\n"+
 		".TP\n.B RUNTIME_DIRECTORY\nset by systemd (RuntimeDirectory=): the control socket vigil.sock goes there (/run/vigil) instead of the state directory\n"+
 		".TP\n.B NOTIFY_SOCKET, WATCHDOG_USEC\nset by systemd (Type=notify, WatchdogSec=): vigil reports READY, STOPPING and its status, and pings the watchdog from the sample loop; without them it sends nothing\n"+
