@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/vigil-iot/vigil/board"
 )
 
 // The emulated bus's chips are read by the real drivers, periph.io's
@@ -75,5 +77,36 @@ func TestSimI2CSpec(t *testing.T) {
 	}
 	if _, err := b.I2C("3"); err == nil || !strings.Contains(err.Error(), "emulated by "+SimI2CEnv) {
 		t.Errorf("I2C(3) = %v, want not found, emulated by %s", err, SimI2CEnv)
+	}
+}
+
+// On the sim board with VIGIL_SIM_I2C, the machine's only bus is the
+// emulated one: `vigil scan` probes it and names each chip from its ID
+// register, the BME280 against the BMP280.
+func TestSimMachineScan(t *testing.T) {
+	sim, _ := board.Lookup("sim")
+	env := map[string]string{SimI2CEnv: "bme280@0x76,bmp280@0x77,tmp102@0x48"}
+	m := NewMachine(Host{Board: sim, Getenv: func(k string) string { return env[k] }})
+	var out strings.Builder
+	if err := ScanReport(bg(), &out, nil, sim, "", m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"scanning i2c bus 1, the only one here",
+		"  0x48  tmp102/ina219/ads1015/ads1115\n", // no ID register: the candidates, as before
+		"  0x76  bme280 (chip id 0x60 at register 0xd0)\n",
+		"  0x77  bmp280 (chip id 0x58 at register 0xd0)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("scan lacks %q:\n%s", want, out.String())
+		}
+	}
+	// Without the variable the sim board has no bus, and says how to get one.
+	m = NewMachine(Host{Board: sim})
+	if err := ScanReport(bg(), &out, nil, sim, "", m); err == nil || !strings.Contains(err.Error(), SimI2CEnv+"=bme280@0x76") {
+		t.Errorf("scan on the sim board without %s = %v, want how to emulate a bus", SimI2CEnv, err)
+	}
+	if _, err := m.I2C("1"); err == nil || !strings.Contains(err.Error(), "the sim board has no bus") {
+		t.Errorf("I2C(1) on the sim board without %s = %v", SimI2CEnv, err)
 	}
 }

@@ -210,27 +210,23 @@ func Survey(ctx context.Context, o SurveyOptions) (SurveyReport, error) {
 	prof := rep.Board
 	sim := prof.Name == "sim"
 
-	// The buses to scan.
+	// The buses to scan: the machine's, which on the sim board are the
+	// one VIGIL_SIM_I2C emulates or none.
 	buses := o.Buses
-	if buses == nil && sim {
-		sb, err := SimI2CFrom(o.Getenv)
-		if err != nil {
-			return rep, err
-		}
-		if sb == nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("the sim board has no I²C bus: its sensors are simulated (set %s=bme280@0x76,bmp280@0x77 to emulate a bus of chips)", SimI2CEnv))
-		} else {
-			buses = sb
-		}
-	}
-	if buses == nil && !sim {
-		m := NewMachine(Host{Board: prof, Init: o.Init, Now: o.Now, Sleep: o.Sleep})
+	if buses == nil {
+		m := NewMachine(Host{Board: prof, Init: o.Init, Now: o.Now, Sleep: o.Sleep, Getenv: o.Getenv})
 		defer m.Close()
 		buses = m
 	}
+	if sim {
+		if _, err := SimI2CFrom(o.Getenv); err != nil && o.Buses == nil {
+			return rep, err
+		}
+	}
 	var scanErr error
-	if buses != nil {
-		rep.I2C, scanErr = surveyI2C(ctx, buses, prof, o)
+	rep.I2C, scanErr = surveyI2C(ctx, buses, prof, o)
+	if sim && len(rep.I2C) == 0 && len(o.OnlyBuses) == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the sim board has no I²C bus: its sensors are simulated (set %s=bme280@0x76,bmp280@0x77 to emulate a bus of chips)", SimI2CEnv))
 	}
 	for _, p := range rep.I2C {
 		for _, id := range p.Chips {
@@ -269,7 +265,7 @@ func surveyI2C(ctx context.Context, buses I2CBuses, prof board.Profile, o Survey
 		return []Port{{Kind: "i2c", Name: prof.I2CBus, Err: err}}, nil
 	}
 	note := ""
-	if _, ok := buses.(*SimI2C); ok {
+	if _, ok := buses.(*SimI2C); ok || prof.Name == "sim" {
 		note = "emulated by " + SimI2CEnv
 	}
 	var out []Port
