@@ -193,7 +193,10 @@ func identifySensirion(ctx context.Context, bus i2c.Bus, addr uint16, sleep Slee
 		return Identity{Driver: "sht4x", Chip: "SHT4x", How: fmt.Sprintf("serial number 0x%04x%04x (command 0x89)", w[0], w[1])}
 	}
 	if sht3x {
-		if w, err := sensirionRead(ctx, bus, addr, sleep, sht3xReadStatus, 1); err == nil {
+		// Bits 14, 12, 3 and 2 of the status are reserved zeros (§4.11,
+		// Table 17): another chip's answer that passes the CRC by chance
+		// is still not taken for an SHT3x's.
+		if w, err := sensirionRead(ctx, bus, addr, sleep, sht3xReadStatus, 1); err == nil && w[0]&0x500C == 0 {
 			return Identity{Driver: "sht3x", Chip: "SHT3x", How: fmt.Sprintf("status 0x%04x (command 0xf32d)", w[0])}
 		}
 	}

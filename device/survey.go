@@ -225,8 +225,12 @@ func Survey(ctx context.Context, o SurveyOptions) (SurveyReport, error) {
 	}
 	var scanErr error
 	rep.I2C, scanErr = surveyI2C(ctx, buses, prof, o)
-	if sim && len(rep.I2C) == 0 && len(o.OnlyBuses) == 0 {
+	switch {
+	case len(rep.I2C) > 0 || len(o.OnlyBuses) > 0:
+	case sim:
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the sim board has no I²C bus: its sensors are simulated (set %s=bme280@0x76,bmp280@0x77 to emulate a bus of chips)", SimI2CEnv))
+	default: // a profile with no default bus (generic), and none here
+		rep.Notes = append(rep.Notes, "this machine has no I²C bus (no /dev/i2c-*); to enable I²C: "+prof.EnableI2C)
 	}
 	for _, p := range rep.I2C {
 		for _, id := range p.Chips {
@@ -374,9 +378,24 @@ func surveyW1(root string, prof board.Profile) ([]Port, []Found) {
 	return out, found
 }
 
-// boardOwn are hwmon devices that are the board's or the computer's own,
-// not a sensor someone wired: listed, not proposed.
-var boardOwn = []string{"cpu_thermal", "soc_thermal", "gpu_thermal", "rpi_volt", "acpitz", "coretemp", "k10temp", "nvme", "pch_", "iwlwifi", "bat", "ac", "cpu", "thermal"}
+// boardOwn are prefixes of the names of kernel devices that are the
+// board's or the computer's own, not a sensor someone wired: the SoC's
+// thermal zones and ADCs, the Raspberry Pi's voltage monitor, a PC's CPU,
+// disk, Wi-Fi and graphics sensors. They are listed, not proposed.
+var boardOwn = []string{"cpu_thermal", "soc_thermal", "gpu_thermal", "ddr_thermal", "rpi_volt", "rp1_adc", "pwmfan", "gpio_fan",
+	"acpitz", "coretemp", "k10temp", "zenpower", "nvme", "pch_", "iwlwifi", "amdgpu", "nouveau", "radeon", "bat", "thinkpad", "dell_smm"}
+
+// ownDevice reports whether a kernel device is the board's own (boardOwn,
+// or an IIO ADC of the SoC such as "rockchip-saradc").
+func ownDevice(name string) bool {
+	n := strings.ToLower(name)
+	for _, p := range boardOwn {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return strings.Contains(n, "saradc") || strings.Contains(n, "gpadc") || strings.HasSuffix(n, "-adc") || strings.HasSuffix(n, "_thermal")
+}
 
 // surveyKernel lists the devices the kernel drives through IIO and hwmon.
 func surveyKernel(root string) []Found {
@@ -397,14 +416,8 @@ func surveyKernel(root string) []Found {
 			}
 			n := strings.TrimSpace(string(b))
 			names[n]++
-			own := false
-			for _, p := range boardOwn {
-				if c.driver == "hwmon" && strings.HasPrefix(strings.ToLower(n), p) {
-					own = true
-				}
-			}
 			devs = append(devs, Found{Spec: Spec{Driver: c.driver, Device: n, Path: "/" + dir},
-				Identity: Identity{Chip: n, How: "the kernel drives it: /" + dir}, Suggest: !own})
+				Identity: Identity{Chip: n, How: "the kernel drives it: /" + dir}, Suggest: !ownDevice(n)})
 		}
 		for _, d := range devs {
 			if names[d.Spec.Device] == 1 {
@@ -485,14 +498,20 @@ func nameFound(found []Found, taken []string) {
 	for _, t := range taken {
 		used[t] = true
 	}
-	for i := range found {
-		base := proposeBase(found[i])
-		name := base
-		for n := 2; used[name]; n++ {
-			name = base + strconv.Itoa(n)
+	// Those proposed first, so that they are numbered without gaps.
+	for _, suggested := range []bool{true, false} {
+		for i := range found {
+			if found[i].Suggest != suggested {
+				continue
+			}
+			base := proposeBase(found[i])
+			name := base
+			for n := 2; used[name]; n++ {
+				name = base + strconv.Itoa(n)
+			}
+			used[name] = true
+			found[i].Spec.Name = name
 		}
-		used[name] = true
-		found[i].Spec.Name = name
 	}
 }
 

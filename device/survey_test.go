@@ -127,6 +127,13 @@ func TestSurveyOff(t *testing.T) {
 	}
 }
 
+func TestSurveyGenericNoBus(t *testing.T) {
+	rep, err := Survey(bg(), SurveyOptions{Root: t.TempDir(), Buses: &fakeBuses{}})
+	if err != nil || rep.Board.Name != "generic" || len(rep.I2C) != 0 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "modprobe i2c-dev") {
+		t.Errorf("Survey on a machine with no bus: %+v, %v; want the generic board and a note on enabling I²C", rep, err)
+	}
+}
+
 func TestSurveyNoSuchBus(t *testing.T) {
 	bus, _ := NewSimI2C("bme280@0x76")
 	_, err := Survey(bg(), SurveyOptions{Board: "rpi4", Root: t.TempDir(), Buses: bus, OnlyBuses: []string{"3"}})
@@ -156,5 +163,26 @@ func TestSurveySim(t *testing.T) {
 	env[SimI2CEnv] = "bme280"
 	if _, err := Survey(bg(), SurveyOptions{Board: "sim", Getenv: func(k string) string { return env[k] }}); err == nil {
 		t.Errorf("Survey with %s=bme280: err = nil, want CHIP@ADDRESS", SimI2CEnv)
+	}
+}
+
+// Proposed names number the sensors proposed first, without gaps, and
+// avoid the names taken and "board".
+func TestNameFound(t *testing.T) {
+	temp := []Reading{{Quantity: "temperature", Unit: Celsius}}
+	found := []Found{
+		{Spec: Spec{Driver: "hwmon", Device: "cpu_thermal"}, Readings: temp},
+		{Spec: Spec{Driver: "tmp102"}, Suggest: true},
+		{Spec: Spec{Driver: "mcp9808"}, Suggest: true},
+		{Spec: Spec{Driver: "iio", Device: "Board"}, Suggest: true},
+		{Spec: Spec{Driver: "sht4x"}, Suggest: true},
+	}
+	nameFound(found, []string{"air"})
+	var got []string
+	for _, f := range found {
+		got = append(got, f.Spec.Name)
+	}
+	if want := []string{"temp3", "temp", "temp2", "board2", "air2"}; !slices.Equal(got, want) {
+		t.Errorf("names = %q, want %q", got, want)
 	}
 }
