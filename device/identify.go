@@ -43,6 +43,11 @@ type Identity struct {
 	// or an unknown chip: vigil's drivers first, then parts it has none
 	// for.
 	Others []string
+	// Unverified marks a guess from the address alone, where a chip
+	// vigil has no driver for may sit (an INA219's address is a PCA9685
+	// PWM controller's): opening the driver would write to it, so Survey
+	// does not read it.
+	Unverified bool
 	// Err is the bus error that kept the chip from being identified (a
 	// NACK); Driver is then "".
 	Err error
@@ -294,11 +299,12 @@ func identifyINA219(bus i2c.Bus, addr uint16) Identity {
 	if err != nil {
 		return Identity{How: "did not answer the read of register 0x00", Err: err}
 	}
-	how := "a guess: no ID register"
 	if c == ina219ConfigReset {
-		how += "; its configuration register holds the INA219's reset value 0x399f"
+		return Identity{Driver: "ina219", Chip: "INA219", Guess: true,
+			How: "a guess: no ID register; its configuration register holds the INA219's reset value 0x399f"}
 	}
-	return Identity{Driver: "ina219", Chip: "INA219", Guess: true, How: how}
+	return Identity{Driver: "ina219", Chip: "INA219", Guess: true, Unverified: true,
+		How: fmt.Sprintf("a guess from the address alone: no ID register, and register 0x00 reads 0x%04x, not the INA219's reset value 0x399f", c)}
 }
 
 // reg16 reads a big-endian 16-bit register after writing its pointer.

@@ -42,6 +42,8 @@ func TestIdentify(t *testing.T) {
 		how    string // in How
 		others []string
 		err    bool
+		// unverified: a guess from the address alone
+		unverified bool
 	}{
 		{name: "bme280 at 0x76", addr: 0x76, ops: []i2ctest.IO{{Addr: 0x76, W: []byte{0xD0}, R: []byte{0x60}}},
 			driver: "bme280", how: "chip id 0x60"},
@@ -78,7 +80,7 @@ func TestIdentify(t *testing.T) {
 			nack: []int{0, 1}, driver: "ina219", guess: true, how: "reset value 0x399f", others: []string{"sht3x", "sht4x"}},
 		{name: "sht4x-only address, no answer", addr: 0x46,
 			ops: []i2ctest.IO{{Addr: 0x46, W: []byte{0x89}}, reg16Read(0x46, 0, 0x1234)}, nack: []int{0},
-			driver: "ina219", guess: true, how: "a guess: no ID register; no SHT3x or SHT4x"},
+			driver: "ina219", guess: true, unverified: true, how: "a guess from the address alone: no ID register, and register 0x00 reads 0x1234"},
 		{name: "tmp102 at power-up", addr: 0x48, ops: tiRegs(0x48, 0x1900, 0x60A0, 0x4B00, 0x5000),
 			driver: "tmp102", guess: true, how: "a guess: no ID register", others: []string{"ina219", "ads1015", "ads1115"}},
 		{name: "tmp102 after its driver ran", addr: 0x49, ops: tiRegs(0x49, 0x1900, 0x60A0|0x0010, 0x4B00, 0x5000),
@@ -93,6 +95,8 @@ func TestIdentify(t *testing.T) {
 			how: "matches neither a TMP102, an ADS1x15 nor an INA219, not guessing", others: []string{"ina219", "tmp102", "ads1015", "ads1115"}},
 		{name: "ina219 at 0x40", addr: 0x40, ops: []i2ctest.IO{reg16Read(0x40, 0, 0x399F)},
 			driver: "ina219", guess: true, others: []string{"si7021/htu21d/pca9685"}},
+		{name: "ina219 or a pca9685 at 0x40", addr: 0x40, ops: []i2ctest.IO{reg16Read(0x40, 0, 0x1100)},
+			driver: "ina219", guess: true, unverified: true, how: "register 0x00 reads 0x1100"},
 		{name: "aht20: no id register", addr: 0x38, driver: "aht20", guess: true, how: "a guess: no ID register", others: []string{"aht10"}},
 		{name: "bh1750 at 0x5c", addr: 0x5C, driver: "bh1750", guess: true, others: []string{"am2320"}},
 		{name: "scd4x serial number", addr: 0x62,
@@ -115,6 +119,9 @@ func TestIdentify(t *testing.T) {
 			id := Identify(bg(), bus, tt.addr, sleep)
 			if id.Addr != tt.addr || id.Driver != tt.driver || id.Guess != tt.guess || (id.Err != nil) != tt.err {
 				t.Errorf("Identify(0x%02x) = %+v, want driver %q, guess %v, err %v", tt.addr, id, tt.driver, tt.guess, tt.err)
+			}
+			if id.Unverified != tt.unverified {
+				t.Errorf("Identify(0x%02x).Unverified = %v, want %v", tt.addr, id.Unverified, tt.unverified)
 			}
 			if !strings.Contains(id.How, tt.how) {
 				t.Errorf("Identify(0x%02x).How = %q, want it to say %q", tt.addr, id.How, tt.how)

@@ -7,7 +7,9 @@ package device
 // Policy: the survey only looks. It reads each found chip's ID registers
 // (identify.go: reads and register-pointer writes only) and reads each
 // sensor once through its driver, as `vigil sensors` would; it never
-// changes a bus, a file or the board. Trouble is data, not an error: a bus
+// changes a bus, a file or the board. A chip guessed from its address
+// alone (Identity.Unverified) is listed but not read: its driver would
+// write to what may be another chip. Trouble is data, not an error: a bus
 // that is off is listed with the dtparam/dtoverlay line that turns it on,
 // a chip that does not answer or cannot be read carries its error, and
 // Survey fails only for what the person asked for and cannot have (an
@@ -239,7 +241,7 @@ func Survey(ctx context.Context, o SurveyOptions) (SurveyReport, error) {
 			}
 			rep.Sensors = append(rep.Sensors, Found{
 				Spec:     Spec{Driver: id.Driver, Bus: p.Name, Address: id.Addr},
-				Identity: id, Suggest: true,
+				Identity: id, Suggest: !id.Unverified,
 			})
 		}
 	}
@@ -434,8 +436,13 @@ func surveyKernel(root string) []Found {
 // readFound reads a found sensor once, through its driver.
 func readFound(ctx context.Context, f *Found, buses I2CBuses, prof board.Profile, root string, o SurveyOptions) {
 	info, ok := LookupDriver(f.Spec.Driver)
-	if !ok {
+	switch {
+	case !ok:
 		f.Err = fmt.Errorf("%s: unknown driver", f.Spec.Driver)
+		return
+	case f.Identity.Unverified:
+		f.Err = fmt.Errorf("%s: i2c bus %s addr 0x%02x: not read: %s; opening its driver writes to the chip, so check what is wired there first (then 'vigil sensors' reads it)",
+			f.Spec.Driver, f.Spec.Bus, f.Spec.Address, f.Identity.How)
 		return
 	}
 	op := Opening{Spec: f.Spec, Board: prof, FS: os.DirFS(root), Now: o.Now, Sleep: o.Sleep}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"periph.io/x/conn/v3/i2c"
+	"periph.io/x/conn/v3/i2c/i2ctest"
 )
 
 // writeTree writes files (path under root -> content) into a new
@@ -186,3 +189,37 @@ func TestNameFound(t *testing.T) {
 		t.Errorf("names = %q, want %q", got, want)
 	}
 }
+
+// countBus counts the transactions on a bus.
+type countBus struct {
+	*i2ctest.Playback
+	n int
+}
+
+func (b *countBus) Tx(addr uint16, w, r []byte) error { b.n++; return b.Playback.Tx(addr, w, r) }
+
+// A guess from the address alone is listed, not proposed, and not read:
+// the INA219 driver would write to what may be a PCA9685.
+func TestSurveyDoesNotReadAnUnverifiedGuess(t *testing.T) {
+	bus := &countBus{Playback: playback(i2ctest.IO{Addr: 0x40, R: []byte{0}}, reg16Read(0x40, 0, 0x1100))}
+	buses := &fakeBuses{names: []string{"1"}, buses: map[string]*i2ctest.Playback{}}
+	rep, err := Survey(bg(), SurveyOptions{Board: "rpi4", Root: t.TempDir(), Buses: busesOf{buses, bus}, Now: fixedNow, Sleep: noSleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sensors) != 1 || rep.Sensors[0].Suggest || rep.Sensors[0].Err == nil || !strings.Contains(rep.Sensors[0].Err.Error(), "not read") {
+		t.Fatalf("sensors = %+v, want the ina219 listed, not proposed, not read", rep.Sensors)
+	}
+	if want := 0x78 - 0x08 + 1; bus.n != want { // the scan's reads and one ID read
+		t.Errorf("%d transactions, want %d: the survey touched the chip after identifying it", bus.n, want)
+	}
+	mustConsume(t, bus.Playback)
+}
+
+// busesOf is one bus under the names a fakeBuses lists.
+type busesOf struct {
+	*fakeBuses
+	bus i2c.Bus
+}
+
+func (b busesOf) I2C(string) (i2c.Bus, error) { return b.bus, nil }
