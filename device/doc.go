@@ -23,7 +23,21 @@
 // (Spec, Opening); open.go opens the configured sensors on the board's
 // buses, shares a bus between chips, re-opens a sensor that failed and
 // says how to fix what it cannot open (its failure policy is at its top);
-// scan.go probes an I²C bus for `vigil scan`; table.go is the table
-// `vigil sensors` prints; sim.go is the simulated board `make run` uses.
+// scan.go probes an I²C bus for `vigil scan`; identify.go tells apart the
+// chips that share an address by their ID registers (reads only);
+// survey.go is the hardware survey `vigil init` shows (the board, its
+// buses and what answers on them, each sensor read once, a proposed name
+// and [[sensor]] block for each) and starter.go the [[rule]] blocks it
+// offers; table.go is the table `vigil sensors` prints; sim.go is the
+// simulated board `make run` uses, and simi2c.go its emulated I²C bus.
 // Drivers do not log; their errors start with the chip ("bme280: ...").
+//
+// The sim board's emulated I²C bus: with device.board = "sim" (or `vigil
+// init --board sim`) and the environment variable VIGIL_SIM_I2C set to a
+// list of CHIP@ADDRESS, as in VIGIL_SIM_I2C=bme280@0x76,bmp280@0x77, the
+// machine has one I²C bus, "1", on which those chips answer. They are
+// register-map emulations (bme280, bmp280, tmp102) built from the drivers'
+// test fixtures, read by the real drivers: `vigil scan` and `vigil init`
+// probe, identify and read them as on a board. The daemon's sensors stay
+// simulated on the sim board (sim.go), whatever the variable says.
 package device

@@ -65,6 +65,9 @@ type Host struct {
 	Now      func() time.Time
 	Sleep    Sleep  // for drivers that wait out a conversion
 	StateDir string // where the health sensor measures free disk
+	// Getenv reads SimI2CEnv: on the sim board, the machine's only I²C
+	// bus is the one it emulates (simi2c.go). Nil: the sim board has none.
+	Getenv func(string) string
 }
 
 // OpenProblem is a sensor, or a bus and its sensors, that could not be
@@ -172,6 +175,22 @@ type Machine struct {
 	closers  []func() error
 	failures []*busFailure // missing buses, in the order sensors named them
 	problems []OpenProblem // sensors that could not be opened for another reason, in config order
+	simBus   *SimI2C       // the sim board's emulated bus, once read from Getenv
+	simErr   error
+	simDone  bool
+}
+
+// sim returns the sim board's emulated I²C bus: nil, nil on another board
+// or when SimI2CEnv is not set.
+func (m *Machine) sim() (*SimI2C, error) {
+	if m.host.Board.Name != "sim" {
+		return nil, nil
+	}
+	if !m.simDone {
+		m.simDone = true
+		m.simBus, m.simErr = SimI2CFrom(m.host.Getenv)
+	}
+	return m.simBus, m.simErr
 }
 
 // busFailure is a bus that could not be opened and the sensors on it.
@@ -226,6 +245,13 @@ func (m *Machine) Close() error {
 func (m *Machine) I2CBuses() ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.host.Board.Name == "sim" {
+		sb, err := m.sim()
+		if sb == nil || err != nil {
+			return nil, err
+		}
+		return sb.I2CBuses()
+	}
 	if err := m.init(); err != nil {
 		return nil, err
 	}
@@ -337,6 +363,16 @@ func I2CBusKey(name string) string {
 func (m *Machine) I2C(name string) (i2c.Bus, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.host.Board.Name == "sim" {
+		sb, err := m.sim()
+		switch {
+		case err != nil:
+			return nil, err
+		case sb == nil:
+			return nil, fmt.Errorf("i2c bus %s: the sim board has no bus (set %s=bme280@0x76 to emulate one)", name, SimI2CEnv)
+		}
+		return sb.I2C(name)
+	}
 	return m.i2cBusLocked(name, false)
 }
 

@@ -50,15 +50,15 @@ func ScanReport(ctx context.Context, stdout io.Writer, specs []Spec, prof board.
 		name = prof.I2CBus
 	}
 	if name == "" {
-		if prof.Name == "sim" {
-			return fmt.Errorf("scan: the sim board has no bus; pick a real one with --bus N")
-		}
 		have, err := buses.I2CBuses()
 		if err != nil {
 			return err
 		}
 		switch len(have) {
 		case 0:
+			if prof.Name == "sim" {
+				return fmt.Errorf("scan: the sim board has no bus; set %s=bme280@0x76 to emulate one", SimI2CEnv)
+			}
 			return fmt.Errorf("scan: this machine has no I²C bus (no /dev/i2c-*)")
 		case 1: // nothing to choose between: the bus run gives its sensors that name none
 			name, only = have[0], have[0]
@@ -73,7 +73,17 @@ func ScanReport(ctx context.Context, stdout io.Writer, specs []Spec, prof board.
 	}
 	key := I2CBusKey(name)
 	found := Scan(bus, 0x08, 0x77)
-	writeScan(stdout, key, found)
+	// Name the chips whose ID registers say what they are (identify.go:
+	// reads only); the SHT3x/SHT4x commands need the machine's sleep.
+	var sleep Sleep
+	if m, ok := buses.(*Machine); ok {
+		sleep = m.host.Sleep
+	}
+	ids := map[uint16]Identity{}
+	for _, a := range found {
+		ids[a] = Identify(ctx, bus, a, sleep)
+	}
+	writeScan(stdout, key, found, ids)
 
 	// Say which configured sensors on this bus did not answer.
 	for _, s := range specs {
@@ -103,8 +113,9 @@ func ScanReport(ctx context.Context, stdout io.Writer, specs []Spec, prof board.
 }
 
 // writeScan prints an i2cdetect-style grid and the list of answering
-// addresses with the chips that may be there.
-func writeScan(w io.Writer, bus string, found []uint16) {
+// addresses with the chip its ID registers name (ids), or else the chips
+// that may be there.
+func writeScan(w io.Writer, bus string, found []uint16, ids map[uint16]Identity) {
 	fmt.Fprintln(w, "     0  1  2  3  4  5  6  7  8  9  a  b  c  d  e  f")
 	for row := uint16(0); row < 0x80; row += 0x10 {
 		fmt.Fprintf(w, "%02x:", row)
@@ -128,6 +139,14 @@ func writeScan(w io.Writer, bus string, found []uint16) {
 	}
 	fmt.Fprintf(w, "%d device(s) answered on i2c bus %s:\n", len(found), bus)
 	for _, a := range found {
+		if id, ok := ids[a]; ok && !id.Guess && id.Err == nil && id.Chip != "" {
+			if id.Driver != "" {
+				fmt.Fprintf(w, "  0x%02x  %s (%s)\n", a, id.Driver, id.How)
+			} else {
+				fmt.Fprintf(w, "  0x%02x  %s, no vigil driver (%s)\n", a, id.Chip, id.How)
+			}
+			continue
+		}
 		var drivers, others []string
 		for _, c := range ChipsAt(a) {
 			if _, ok := LookupDriver(c); ok {

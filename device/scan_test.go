@@ -83,7 +83,7 @@ func TestScanTheOnlyBus(t *testing.T) {
 // addresses.
 func TestScanNamesSHT(t *testing.T) {
 	var b bytes.Buffer
-	writeScan(&b, "1", []uint16{0x44, 0x45, 0x46})
+	writeScan(&b, "1", []uint16{0x44, 0x45, 0x46}, nil)
 	for _, want := range []string{"  0x44  sht3x/sht4x/ina219\n", "  0x45  sht3x/sht4x/ina219\n", "  0x46  sht4x/ina219\n", "40: -- -- -- -- 44 45 46"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("writeScan does not show %q:\n%s", want, b.String())

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"periph.io/x/conn/v3/driver/driverreg"
@@ -80,6 +81,7 @@ func host(cfg *config.Config, prof board.Profile, now func() time.Time) device.H
 		Now:      now,
 		Sleep:    sleepCtx,
 		StateDir: cfg.Device.StateDir,
+		Getenv:   os.Getenv, // VIGIL_SIM_I2C: the sim board's emulated bus
 	}
 }
 
