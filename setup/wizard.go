@@ -133,6 +133,16 @@ func (w *Wizard) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if !change["sensor"] {
+		// The kept sensors' starter rules, by the names they have.
+		for _, m := range nameKey.FindAllStringSubmatch(plan.Keep["sensor"], -1) {
+			for _, r := range sv.Rules {
+				if r.Sensor == m[1] {
+					plan.sensorRules = append(plan.sensorRules, r)
+				}
+			}
+		}
+	}
 	if change["rule"] {
 		fmt.Fprintln(w.Out, "\n3 Rules")
 		if err := w.rules(sv, plan); err != nil {
@@ -230,6 +240,8 @@ func (w *Wizard) sensors(sv *Survey, plan *Plan) error {
 	}
 	return nil
 }
+
+var nameKey = regexp.MustCompile(`(?m)^\s*name\s*=\s*"([^"]+)"`)
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
