@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/manage"
 )
 
 // Surveyor finds out what the board is and what is wired to it.
@@ -56,9 +57,24 @@ type AlertResult struct {
 	Err     error
 }
 
-// Checker validates config data as `vigil config check` does, reading
-// secrets with getenv and readFile, and returns the config.
-type Checker func(data []byte, getenv func(string) string, readFile func(string) ([]byte, error)) (*config.Config, error)
+// Checker validates config data as `vigil config check` does: it parses it
+// with Options (the drivers' quantities, the boards), reading the secrets
+// with getenv and readFile, then Validate checks what `run` would build
+// from it.
+type Checker struct {
+	Options  config.Options
+	Validate func(*config.Config) error // nil: parsing only
+}
+
+// Check returns data's config, or why it is not valid.
+func (c Checker) Check(name string, data []byte, getenv func(string) string, readFile func(string) ([]byte, error)) (*config.Config, error) {
+	b := &manage.Base{Name: name, Data: data, Options: c.Options, Getenv: getenv, ReadFile: readFile}
+	cfg, err := b.Configured()
+	if err == nil && c.Validate != nil {
+		err = c.Validate(cfg)
+	}
+	return cfg, err
+}
 
 // Systemd enables and restarts vigil.service.
 type Systemd interface {
@@ -77,15 +93,31 @@ type Wizard struct {
 	Channels    Channels
 	Check       Checker
 	Systemd     Systemd
+	Getenv      func(string) string          // VIGIL_INIT_*; nil: Opts is finished already
 	Now         func() time.Time             // the backup's name
 	ReadFile    func(string) ([]byte, error) // the --*-file flags and the credstore
 
 	p *prompter
 }
 
+// New returns the wizard of a real run on stdin and out: it asks when
+// stdin is a terminal and o has no --yes, and restarts vigil.service.
+// The answers not given as flags come from getenv (VIGIL_INIT_*); now
+// names the backup.
+func New(o *Options, stdin *os.File, out io.Writer, getenv func(string) string, now func() time.Time, s Surveyor, c Channels) *Wizard {
+	in := bufio.NewReader(stdin)
+	return &Wizard{Opts: o, In: in, Out: out, Interactive: !o.Yes && IsTerminal(stdin), Hidden: HiddenReader(stdin, in),
+		Getenv: getenv, Survey: s, Channels: c, Systemd: Unit{}, Now: now, ReadFile: os.ReadFile}
+}
+
 // Run runs the wizard. Its error is an *Error with the exit code.
 func (w *Wizard) Run(ctx context.Context) error {
 	o := w.Opts
+	if w.Getenv != nil {
+		if err := o.Finish(w.Getenv); err != nil {
+			return err
+		}
+	}
 	if w.ReadFile == nil {
 		w.ReadFile = os.ReadFile
 	}
@@ -531,7 +563,7 @@ func (w *Wizard) write(ctx context.Context, plan *Plan, exists bool) error {
 		}
 		return w.ReadFile(path)
 	}
-	cfg, err := w.Check(data, getenv, readFile)
+	cfg, err := w.Check.Check(o.Config, data, getenv, readFile)
 	if err != nil {
 		return &Error{CodeConfig, fmt.Errorf("the config vigil init made does not validate, so nothing was written: %w", err)}
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/manage"
 )
 
 // fakeSurvey is a board with the sensors it lists.
@@ -74,6 +73,10 @@ func (f *fakeChannels) TestAlert(_ context.Context, cfg *config.Config) []AlertR
 // check is the parse half of config check (the engine and board checks
 // live in cmd/vigil, which the e2e test runs).
 func check(data []byte, getenv func(string) string, readFile func(string) ([]byte, error)) (*config.Config, error) {
+	return testChecker().Check("config.toml", data, getenv, readFile)
+}
+
+func testChecker() Checker {
 	names := func(rs []device.Reading) []string {
 		var out []string
 		for _, r := range rs {
@@ -85,14 +88,13 @@ func check(data []byte, getenv func(string) string, readFile func(string) ([]byt
 	for _, p := range board.Profiles() {
 		boards = append(boards, p.Name)
 	}
-	b := &manage.Base{Name: "config.toml", Data: data, Getenv: getenv, ReadFile: readFile, Options: config.Options{
+	return Checker{Options: config.Options{
 		Quantities: func(s config.Sensor) ([]string, bool) {
 			rs, ok := s.Spec().Readings()
 			return names(rs), ok
 		},
 		Board: names(device.HealthQuantities()), Boards: boards,
 	}}
-	return b.Configured()
 }
 
 type run struct {
@@ -133,7 +135,7 @@ func airSurvey() Survey {
 
 func (r *run) wizard() (*Wizard, error) {
 	in := bufio.NewReader(strings.NewReader(r.in))
-	w := &Wizard{Opts: r.opts, In: in, Out: &r.out, Interactive: r.tty, Survey: r.sv, Channels: r.ch, Check: check,
+	w := &Wizard{Opts: r.opts, In: in, Out: &r.out, Interactive: r.tty, Survey: r.sv, Channels: r.ch, Check: testChecker(),
 		Now:    func() time.Time { return time.Date(2026, 11, 28, 20, 0, 0, 0, time.UTC) },
 		Hidden: func() (string, error) { return in.ReadString('\n') }}
 	return w, w.Run(context.Background())

@@ -21,12 +21,8 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	if cfg, err = e.overlaid(ctx, base, cfg); err != nil {
 		return err
 	}
-	notes, err := validate(cfg, e.logger())
-	if err != nil {
+	if err := e.validate(cfg); err != nil {
 		return err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(e.stderr, n)
 	}
 	if path, over := manage.InForce(cfg); over || manage.FileExists(path) {
 		_, empty, err := manage.ChecklistFunc(cfg)()
@@ -56,29 +52,31 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	return nil
 }
 
-// validate is what `config check` (and `init`, before it writes) checks
-// beyond parsing: the engine, the board profile and the files the config
-// names, and returns the notes to show.
-func validate(cfg *config.Config, log *slog.Logger) ([]string, error) {
+// validate is what config check and init check beyond parsing: the
+// engine, the board profile and the files the config names.
+func (e *env) validate(cfg *config.Config) error {
 	if err := checkEngine(cfg); err != nil {
-		return nil, err
+		return err
 	}
-	prof, err := profile(cfg, log, slog.LevelDebug)
+	prof, err := profile(cfg, e.logger(), slog.LevelDebug)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// An I²C sensor with no bus on a profile with no default: config does
 	// no IO, so the machine's buses come from here.
 	notes, err := checkI2CDefault(cfg, prof, listI2C(cfg, prof))
 	if err != nil {
-		return nil, configErr(err)
+		return configErr(err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(e.stderr, n)
 	}
 	if cfg.MQTTEnabled() {
 		if _, err := mqttTLS(cfg); err != nil {
-			return nil, configErr(err)
+			return configErr(err)
 		}
 	}
-	return notes, nil
+	return nil
 }
 
 // writeOverrides lists, as TOML comments above the resolved config, the
