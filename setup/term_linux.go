@@ -27,7 +27,7 @@ func HiddenReader(f *os.File, r *bufio.Reader) func() (string, error) {
 		}
 		noEcho := *old
 		noEcho.Lflag &^= unix.ECHO
-		noEcho.Lflag |= unix.ICANON | unix.ECHONL
+		noEcho.Lflag |= unix.ICANON
 		if err := unix.IoctlSetTermios(fd, unix.TCSETS, &noEcho); err != nil {
 			return "", fmt.Errorf("read secret: turn echo off: %w", err)
 		}

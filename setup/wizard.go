@@ -68,7 +68,8 @@ type Checker struct {
 
 // Check returns data's config, or why it is not valid.
 func (c Checker) Check(name string, data []byte, getenv func(string) string, readFile func(string) ([]byte, error)) (*config.Config, error) {
-	b := &manage.Base{Name: name, Data: data, Options: c.Options, Getenv: getenv, ReadFile: readFile}
+	host, _ := os.Hostname() // the default device.id, as `vigil run` takes it
+	b := &manage.Base{Name: name, Data: data, Options: c.Options, Host: host, Getenv: getenv, ReadFile: readFile}
 	cfg, err := b.Configured()
 	if err == nil && c.Validate != nil {
 		err = c.Validate(cfg)
