@@ -10,6 +10,7 @@ package board
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,7 @@ type Profile struct {
 
 	EnableI2C string // how to enable I²C on this board, shown when the bus is missing
 	EnableSPI string // how to enable SPI on this board
+	EnableW1  string // how to enable the kernel's 1-Wire bus (DS18B20) on this board
 	// Overlays: the firmware loads device-tree overlays named by
 	// dtoverlay= in /boot/firmware/config.txt (the Raspberry Pis), which is
 	// how a sensor the kernel drives is enabled.
@@ -59,8 +61,11 @@ const (
 	duoEnableI2C = "set the pin mux with 'duo-pinmux -w GP4/IIC1_SCL' and 'duo-pinmux -w GP5/IIC1_SDA' (or in the board's device tree), then check /dev/i2c-1"
 	duoEnableSPI = "set the pin mux for SPI2 with duo-pinmux (GP6-GP9) and check /dev/spidev0.0"
 
+	piEnableW1 = "add 'dtoverlay=w1-gpio' to /boot/firmware/config.txt (DATA on GPIO4, a 4.7 kΩ pull-up to 3.3 V) and reboot"
+
 	genericEnableI2C = "load the i2c-dev module ('modprobe i2c-dev') and enable the bus in the device tree; 'ls /dev/i2c-*' lists the buses"
 	genericEnableSPI = "enable a spidev node in the device tree; 'ls /dev/spidev*' lists the ports"
+	genericEnableW1  = "enable a w1-gpio node in the device tree (a 4.7 kΩ pull-up on DATA) and 'modprobe w1-gpio w1-therm'; 'ls /sys/bus/w1/devices' lists the sensors"
 )
 
 func pi(name, desc, goarch, goarm string, models ...string) Profile {
@@ -69,7 +74,7 @@ func pi(name, desc, goarch, goarm string, models ...string) Profile {
 		I2CBus: "1", SPIPorts: []string{"0.0", "0.1"},
 		ThermalZone: zone0, ThrottlePath: piThrottle, W1Dir: w1Dir,
 		GOARCH: goarch, GOARM: goarm,
-		EnableI2C: piEnableI2C, EnableSPI: piEnableSPI, Overlays: true,
+		EnableI2C: piEnableI2C, EnableSPI: piEnableSPI, EnableW1: piEnableW1, Overlays: true,
 	}
 }
 
@@ -93,24 +98,24 @@ func profiles() []Profile {
 			Name: "visionfive2", Description: "StarFive VisionFive 2 (JH7110)",
 			Models: []string{"StarFive VisionFive 2", "StarFive VisionFive V2"},
 			I2CBus: "0", SPIPorts: []string{"1.0"}, ThermalZone: zone0, W1Dir: w1Dir,
-			GOARCH: "riscv64", EnableI2C: jhEnableI2C, EnableSPI: jhEnableSPI,
+			GOARCH: "riscv64", EnableI2C: jhEnableI2C, EnableSPI: jhEnableSPI, EnableW1: genericEnableW1,
 		},
 		{
 			Name: "milkv-mars", Description: "Milk-V Mars (JH7110)",
 			Models: []string{"Milk-V Mars"},
 			I2CBus: "0", SPIPorts: []string{"1.0"}, ThermalZone: zone0, W1Dir: w1Dir,
-			GOARCH: "riscv64", EnableI2C: jhEnableI2C, EnableSPI: jhEnableSPI,
+			GOARCH: "riscv64", EnableI2C: jhEnableI2C, EnableSPI: jhEnableSPI, EnableW1: genericEnableW1,
 		},
 		{
 			Name: "milkv-duo", Description: "Milk-V Duo, Duo 256M, Duo S (CV1800B/SG200x, RISC-V)",
 			Models: []string{"Milk-V Duo"},
 			I2CBus: "1", SPIPorts: []string{"0.0"}, ThermalZone: zone0, W1Dir: w1Dir,
-			GOARCH: "riscv64", EnableI2C: duoEnableI2C, EnableSPI: duoEnableSPI,
+			GOARCH: "riscv64", EnableI2C: duoEnableI2C, EnableSPI: duoEnableSPI, EnableW1: genericEnableW1,
 		},
 		{
 			Name: "generic", Description: "any other Linux machine (set bus per sensor)",
 			ThermalZone: zone0, W1Dir: w1Dir,
-			EnableI2C: genericEnableI2C, EnableSPI: genericEnableSPI,
+			EnableI2C: genericEnableI2C, EnableSPI: genericEnableSPI, EnableW1: genericEnableW1,
 		},
 		{
 			Name: "sim", Description: "simulated sensors and board health, for development and demos",
@@ -159,6 +164,25 @@ func Detect(root string) (Profile, bool) {
 		}
 	}
 	return Generic(), false
+}
+
+// Detected is Detect that also says how the profile was picked, for
+// `vigil init` to show: the file it matched and the model it read there,
+// or that neither names a known board.
+func Detected(root string) (Profile, string) {
+	for _, f := range []struct{ file, what string }{
+		{"proc/device-tree/model", "device-tree model"},
+		{"sys/class/dmi/id/product_name", "DMI product name"},
+	} {
+		m := readString(filepath.Join(root, f.file))
+		if p, ok := match(m); ok {
+			return p, fmt.Sprintf("%s %q (/%s)", f.what, m, f.file)
+		}
+	}
+	if m := Model(root); m != "" {
+		return Generic(), fmt.Sprintf("model %q is not a board vigil knows: the generic Linux profile (set device.board to name one)", m)
+	}
+	return Generic(), "no device-tree model or DMI product name: the generic Linux profile (set device.board to name one)"
 }
 
 // match returns the first profile one of whose model prefixes starts model.

@@ -140,3 +140,30 @@ func TestProfilesAreCopies(t *testing.T) {
 		t.Errorf("Lookup returned the table's own slices: %v %v", q.SPIPorts, q.Models)
 	}
 }
+
+func TestDetected(t *testing.T) {
+	tests := []struct{ tree, want, how string }{
+		{"rpi4", "rpi4", `device-tree model "Raspberry Pi 4 Model B Rev 1.4" (/proc/device-tree/model)`},
+		{"rpi4-uefi", "rpi4", `DMI product name "Raspberry Pi 4 Model B"`},
+		{"rockpro64", "generic", "is not a board vigil knows: the generic Linux profile"},
+		{"empty", "generic", "no device-tree model or DMI product name"},
+	}
+	for _, tt := range tests {
+		p, how := Detected(filepath.Join("testdata", tt.tree))
+		if p.Name != tt.want || !strings.Contains(how, tt.how) {
+			t.Errorf("Detected(%q) = %q, %q, want %q, %q", tt.tree, p.Name, how, tt.want, tt.how)
+		}
+	}
+}
+
+// Every board with a 1-Wire directory says how to turn 1-Wire on.
+func TestEnableW1(t *testing.T) {
+	for _, p := range Profiles() {
+		if p.W1Dir != "" && p.EnableW1 == "" {
+			t.Errorf("profile %s has a W1Dir but no EnableW1", p.Name)
+		}
+	}
+	if p, _ := Lookup("rpi4"); !strings.Contains(p.EnableW1, "dtoverlay=w1-gpio") {
+		t.Errorf("rpi4 EnableW1 = %q, want dtoverlay=w1-gpio", p.EnableW1)
+	}
+}

@@ -2,57 +2,12 @@ package device
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 
 	"periph.io/x/conn/v3/conntest"
 	"periph.io/x/conn/v3/i2c/i2ctest"
 	"periph.io/x/conn/v3/spi/spitest"
 )
-
-// bmeCal is a BME280 calibration set (datasheet §4.2.2).
-type bmeCal struct {
-	T1                             uint16
-	T2, T3                         int16
-	P1                             uint16
-	P2, P3, P4, P5, P6, P7, P8, P9 int16
-	H1                             uint8
-	H2                             int16
-	H3                             uint8
-	H4, H5                         int16
-	H6                             int8
-}
-
-// datasheetCal is the worked example of the BMP280 datasheet §3.12 (the
-// BME280 uses the same temperature and pressure compensation); the humidity
-// trimming is a typical BME280's.
-var datasheetCal = bmeCal{
-	T1: 27504, T2: 26435, T3: -1000,
-	P1: 36477, P2: -10685, P3: 3024, P4: 2855, P5: 140, P6: -7, P7: 15500, P8: -14600, P9: 6000,
-	H1: 75, H2: 362, H3: 0, H4: 313, H5: 50, H6: 30,
-}
-
-// regs returns the calibration registers 0x88..0xA1 and 0xE1..0xE7 as the
-// chip lays them out.
-func (c bmeCal) regs() (tp [26]byte, h [7]byte) {
-	le := binary.LittleEndian
-	le.PutUint16(tp[0:], c.T1)
-	for i, v := range []int16{c.T2, c.T3} {
-		le.PutUint16(tp[2+2*i:], uint16(v))
-	}
-	le.PutUint16(tp[6:], c.P1)
-	for i, v := range []int16{c.P2, c.P3, c.P4, c.P5, c.P6, c.P7, c.P8, c.P9} {
-		le.PutUint16(tp[8+2*i:], uint16(v))
-	}
-	tp[25] = c.H1
-	le.PutUint16(h[0:], uint16(c.H2))
-	h[2] = c.H3
-	h[3] = byte(c.H4 >> 4)
-	h[4] = byte(c.H4&0xF) | byte(c.H5&0xF)<<4
-	h[5] = byte(c.H5 >> 4)
-	h[6] = byte(c.H6)
-	return tp, h
-}
 
 // compensate is the datasheet's double-precision compensation (BME280
 // datasheet §8.1), an independent reference for periph.io's integer code.
@@ -80,15 +35,6 @@ func (c bmeCal) compensate(adcT, adcP, adcH float64) (t, p, h float64) {
 	h *= 1 - float64(c.H1)*h/524288
 	h = min(max(h, 0), 100)
 	return t, p / 100, h
-}
-
-// data returns the burst-read registers 0xF7..0xFE for raw ADC values.
-func data(adcT, adcP uint32, adcH uint16) []byte {
-	return []byte{
-		byte(adcP >> 12), byte(adcP >> 4), byte(adcP << 4),
-		byte(adcT >> 12), byte(adcT >> 4), byte(adcT << 4),
-		byte(adcH >> 8), byte(adcH),
-	}
 }
 
 // The register traffic of periph.io's bmxx80 with DefaultOpts (4×
@@ -131,7 +77,7 @@ func TestBME280Datasheet(t *testing.T) {
 	if wantH < 30 || wantH > 70 {
 		t.Fatalf("reference humidity %v: pick a more typical adc_H", wantH)
 	}
-	bus := playback(append(bmeOpen(0x76, 0x60, datasheetCal), bmeRead(0x76, data(adcT, adcP, adcH))...)...)
+	bus := playback(append(bmeOpen(0x76, 0x60, datasheetCal), bmeRead(0x76, bmeData(adcT, adcP, adcH))...)...)
 	d, err := NewBME280(bus, "1", 0x76)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +107,7 @@ func TestBME280Reference(t *testing.T) {
 		{450000, 350000, 0x8800},
 	} {
 		wantT, wantP, wantH := datasheetCal.compensate(float64(raw.t), float64(raw.p), float64(raw.h))
-		bus := playback(append(bmeOpen(0x77, 0x60, datasheetCal), bmeRead(0x77, data(raw.t, raw.p, raw.h))...)...)
+		bus := playback(append(bmeOpen(0x77, 0x60, datasheetCal), bmeRead(0x77, bmeData(raw.t, raw.p, raw.h))...)...)
 		d, err := NewBME280(bus, "1", 0x77)
 		if err != nil {
 			t.Fatal(err)
@@ -190,7 +136,7 @@ func TestBME280SPI(t *testing.T) {
 		{W: []byte{0x74, 0x6C, 0x72, 0x03, 0x75, 0xA0, 0x74, 0x6C}},
 		{W: []byte{0x74, 0x6D}},
 		{W: []byte{0xF3, 0}, R: []byte{0, 0}},
-		{W: append([]byte{0xF7}, make([]byte, 8)...), R: append([]byte{0}, data(519888, 415148, 0x6A50)...)},
+		{W: append([]byte{0xF7}, make([]byte, 8)...), R: append([]byte{0}, bmeData(519888, 415148, 0x6A50)...)},
 	}}}
 	d, err := NewBME280SPI(port, "0.0")
 	if err != nil {
@@ -207,7 +153,7 @@ func TestBME280SPI(t *testing.T) {
 }
 
 func TestBMP280(t *testing.T) {
-	regs := data(519888, 415148, 0)[:6] // no humidity registers on a BMP280
+	regs := bmeData(519888, 415148, 0)[:6] // no humidity registers on a BMP280
 	bus := playback(append(bmeOpen(0x76, 0x58, datasheetCal), bmeRead(0x76, regs)...)...)
 	d, err := NewBMP280(bus, "1", 0x76)
 	if err != nil {
@@ -263,13 +209,13 @@ func TestBME280Errors(t *testing.T) {
 		},
 		{
 			name:   "all ones: implausible temperature",
-			bus:    newNACKBus(append(open, bmeRead(0x76, data(0xFFFFF, 0xFFFFF, 0xFFFF))...)...),
+			bus:    newNACKBus(append(open, bmeRead(0x76, bmeData(0xFFFFF, 0xFFFFF, 0xFFFF))...)...),
 			driver: func(b *nackBus) (*BME280, error) { return NewBME280(b, "1", 0x76) },
 			prefix: "bme280: i2c bus 1 addr 0x76: implausible temperature 187.6 °C", contains: []string{"-40 to 85"},
 		},
 		{
 			name:   "implausible pressure",
-			bus:    newNACKBus(append(open, bmeRead(0x76, data(519888, 0xFFFF0, 0x6A50))...)...),
+			bus:    newNACKBus(append(open, bmeRead(0x76, bmeData(519888, 0xFFFF0, 0x6A50))...)...),
 			driver: func(b *nackBus) (*BME280, error) { return NewBME280(b, "1", 0x76) },
 			prefix: "bme280: i2c bus 1 addr 0x76: implausible pressure", contains: []string{"300 to 1100 hPa"},
 		},

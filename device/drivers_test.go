@@ -19,10 +19,10 @@ import (
 func TestDriversMatchQuantities(t *testing.T) {
 	open := map[string]func() (Sensor, error){
 		"bme280": func() (Sensor, error) {
-			return NewBME280(playback(append(bmeOpen(0x76, 0x60, datasheetCal), bmeRead(0x76, data(519888, 415148, 0x6A50))...)...), "1", 0x76)
+			return NewBME280(playback(append(bmeOpen(0x76, 0x60, datasheetCal), bmeRead(0x76, bmeData(519888, 415148, 0x6A50))...)...), "1", 0x76)
 		},
 		"bmp280": func() (Sensor, error) {
-			return NewBMP280(playback(append(bmeOpen(0x76, 0x58, datasheetCal), bmeRead(0x76, data(519888, 415148, 0)[:6])...)...), "1", 0x76)
+			return NewBMP280(playback(append(bmeOpen(0x76, 0x58, datasheetCal), bmeRead(0x76, bmeData(519888, 415148, 0)[:6])...)...), "1", 0x76)
 		},
 		"aht20": func() (Sensor, error) {
 			return NewAHT20(playback(i2ctest.IO{Addr: 0x38, W: aht20Status, R: []byte{0x18}}, i2ctest.IO{Addr: 0x38, W: aht20Trigger},
