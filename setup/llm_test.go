@@ -15,10 +15,10 @@ import (
 
 const llmKey = "sk-test-0123456789abcdefghij"
 
-// fakeLLM answers chat completions (OpenAI's protocol, as Ollama and
+// fakeLLMServer answers chat completions (OpenAI's protocol, as Ollama and
 // OpenRouter speak it) and messages (Anthropic's) with text, checking
 // the key; handler, when set, answers instead.
-func fakeLLM(t *testing.T, text string, handler http.HandlerFunc) *httptest.Server {
+func fakeLLMServer(t *testing.T, text string, handler http.HandlerFunc) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if handler != nil {
 			handler(w, r)
@@ -59,7 +59,7 @@ func fakeLLM(t *testing.T, text string, handler http.HandlerFunc) *httptest.Serv
 }
 
 func TestCheckModel(t *testing.T) {
-	srv := fakeLLM(t, "  Hello, I am watching your board.\nA second line the check leaves out.", nil)
+	srv := fakeLLMServer(t, "  Hello, I am watching your board.\nA second line the check leaves out.", nil)
 	for _, p := range []string{"openai", "anthropic"} {
 		t.Run(p, func(t *testing.T) {
 			got, err := CheckModel(context.Background(), ModelAPI{Provider: p, BaseURL: srv.URL + "/v1", Model: "tiny", Key: llmKey})
@@ -76,7 +76,7 @@ func TestCheckModel(t *testing.T) {
 // The answer is redacted before it is cut: the key never shows, whole or
 // in part.
 func TestCheckModelAnswerRedacted(t *testing.T) {
-	srv := fakeLLM(t, strings.Repeat("x", 190)+" "+llmKey+" and more", nil)
+	srv := fakeLLMServer(t, strings.Repeat("x", 190)+" "+llmKey+" and more", nil)
 	got, err := CheckModel(context.Background(), ModelAPI{Provider: "openai", BaseURL: srv.URL + "/v1", Model: "tiny", Key: llmKey})
 	if err != nil {
 		t.Fatal(err)
@@ -96,16 +96,16 @@ func TestCheckModelRulesOnly(t *testing.T) {
 }
 
 func TestCheckModelFailures(t *testing.T) {
-	ok := fakeLLM(t, "hi", nil)
+	ok := fakeLLMServer(t, "hi", nil)
 	release := make(chan struct{})
-	slow := fakeLLM(t, "", func(w http.ResponseWriter, r *http.Request) {
+	slow := fakeLLMServer(t, "", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-release:
 		}
 	})
 	t.Cleanup(func() { close(release) }) // before the server closes
-	down := "http://127.0.0.1:" + itoa(mosquittotest.FreePort(t)) + "/v1"
+	down := "http://127.0.0.1:" + portString(mosquittotest.FreePort(t)) + "/v1"
 	for _, tc := range []struct {
 		name string
 		api  ModelAPI

@@ -15,8 +15,8 @@ import (
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 )
 
-// passwordBroker starts a mosquitto that takes only user with password.
-func passwordBroker(t *testing.T, user_, password string) *mosquittotest.Broker {
+// mosquittoWithPassword starts a mosquitto that takes only user with password.
+func mosquittoWithPassword(t *testing.T, user_, password string) *mosquittotest.Broker {
 	t.Helper()
 	mosquittotest.Bin(t)
 	passwd, err := exec.LookPath("mosquitto_passwd")
@@ -55,7 +55,7 @@ func TestCheckBroker(t *testing.T) {
 // or none, is refused with CONNACK 5 and the fix, never the password.
 func TestCheckBrokerPassword(t *testing.T) {
 	t.Parallel()
-	b := passwordBroker(t, "vigil", "s3cret-pass")
+	b := mosquittoWithPassword(t, "vigil", "s3cret-pass")
 	url := "mqtt://" + b.Addr()
 	if _, err := CheckBroker(context.Background(), Broker{URL: url, Username: "vigil", Password: "s3cret-pass"}); err != nil {
 		t.Fatalf("the right password: %v", err)
@@ -103,7 +103,7 @@ func TestCheckBrokerNoAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name, addr, want string
 	}{
-		{"refused", net.JoinHostPort("127.0.0.1", itoa(closed)), "nothing listens at 127.0.0.1:" + itoa(closed) + " (connection refused): is the broker running"},
+		{"refused", net.JoinHostPort("127.0.0.1", portString(closed)), "nothing listens at 127.0.0.1:" + portString(closed) + " (connection refused): is the broker running"},
 		{"silent", silent.Addr().String(), "the broker at " + silent.Addr().String() + " did not answer within 500ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,4 +130,4 @@ func TestCheckBrokerBadURL(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+func portString(n int) string { return strconv.Itoa(n) }

@@ -18,9 +18,9 @@ import (
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 )
 
-// initConfig parses a config as vigil init writes it: the secrets are
+// parseInitConfig parses a config as vigil init writes it: the secrets are
 // credential names, and the credential store holds vigil.NAME files.
-func initConfig(t *testing.T, botURL, broker, extra string) *config.Config {
+func parseInitConfig(t *testing.T, botURL, broker, extra string) *config.Config {
 	t.Helper()
 	text := fmt.Sprintf(`
 [device]
@@ -47,8 +47,8 @@ homeassistant = true
 	return cfg
 }
 
-// credstore writes the secrets as vigil init does: dir/vigil.NAME, 0600.
-func credstore(t *testing.T, secrets map[string]string) string {
+// writeCredstore writes the secrets as vigil init does: dir/vigil.NAME, 0600.
+func writeCredstore(t *testing.T, secrets map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, v := range secrets {
@@ -64,12 +64,12 @@ func credstore(t *testing.T, secrets map[string]string) string {
 // alert's JSON on vigil/pi/alert.
 func TestSendTestAlerts(t *testing.T) {
 	t.Parallel()
-	bot := newFakeBot(t)
-	b := passwordBroker(t, "vigil", "s3cret-pass")
+	bot := newFakeBotAPI(t)
+	b := mosquittoWithPassword(t, "vigil", "s3cret-pass")
 	sub := mosquittotest.SubscribeWith(t, "tcp://"+b.Addr(), mosquittotest.SubscriberOptions{
 		Configure: func(o *paho.ClientOptions) { o.SetUsername("vigil").SetPassword("s3cret-pass") }}, "vigil/#")
-	cfg := initConfig(t, bot.srv.URL, "mqtt://"+b.Addr(), "")
-	dir := credstore(t, map[string]string{"telegram_token": goodToken, "mqtt_password": "s3cret-pass"})
+	cfg := parseInitConfig(t, bot.srv.URL, "mqtt://"+b.Addr(), "")
+	dir := writeCredstore(t, map[string]string{"telegram_token": goodToken, "mqtt_password": "s3cret-pass"})
 
 	got := SendTestAlerts(context.Background(), cfg, TestAlertOptions{CredDir: dir})
 	if len(got) != 2 || got[0].Channel != ChannelTelegram || got[1].Channel != ChannelMQTT {
@@ -107,10 +107,10 @@ func TestSendTestAlerts(t *testing.T) {
 // Each channel fails on its own, says why, and shows no secret.
 func TestSendTestAlertsFailures(t *testing.T) {
 	t.Parallel()
-	bot := newFakeBot(t)
-	b := passwordBroker(t, "vigil", "s3cret-pass")
-	cfg := initConfig(t, bot.srv.URL, "mqtt://"+b.Addr(), "min_severity = \"warning\"\n")
-	dir := credstore(t, map[string]string{"telegram_token": badToken, "mqtt_password": "wrong-password-99"})
+	bot := newFakeBotAPI(t)
+	b := mosquittoWithPassword(t, "vigil", "s3cret-pass")
+	cfg := parseInitConfig(t, bot.srv.URL, "mqtt://"+b.Addr(), "min_severity = \"warning\"\n")
+	dir := writeCredstore(t, map[string]string{"telegram_token": badToken, "mqtt_password": "wrong-password-99"})
 
 	got := SendTestAlerts(context.Background(), cfg, TestAlertOptions{CredDir: dir})
 	if len(got) != 2 {
@@ -155,4 +155,15 @@ func TestSendTestAlertsNone(t *testing.T) {
 	if got := SendTestAlerts(context.Background(), cfg, TestAlertOptions{}); len(got) != 0 {
 		t.Errorf("SendTestAlerts = %v, want none", got)
 	}
+}
+
+// What the wizard prints for each channel after the test alert.
+func ExampleDelivery_String() {
+	fmt.Println(Delivery{Channel: ChannelTelegram, Latency: 420 * time.Millisecond})
+	fmt.Println(Delivery{Channel: ChannelMQTT, Latency: 12 * time.Millisecond})
+	fmt.Println(Delivery{Channel: ChannelMQTT, Err: fmt.Errorf("mqtt mqtt://10.0.0.2:1883: %w (CONNACK 5 not authorized)", ErrBrokerRefused)})
+	// Output:
+	// telegram: delivered (0.4 s)
+	// mqtt: delivered, PUBACK in 12 ms
+	// mqtt: not delivered: mqtt mqtt://10.0.0.2:1883: the broker refused the user name or password (CONNACK 5 not authorized)
 }
