@@ -30,7 +30,8 @@ type Found struct {
 	Addr    uint16 // I²C address; 0: none
 	Extra   []KV   // further keys of its block (device = "bme680"), values as TOML
 	Reading string // one reading, as shown: "21.4 °C, 48 %RH, 1012 hPa"
-	Note    string // how sure: "ID register 0xD0 = 0x60", "a guess: no ID register"
+	Note    string // how sure: "chip id 0x60 at register 0xd0", "a guess: no ID register"
+	Comment string // the block's comment: what the chip is
 	Err     error  // the reading failed
 }
 
@@ -125,6 +126,9 @@ func (p *Plan) TOML() []byte {
 		w("\n%s", t)
 	} else {
 		for _, s := range p.Sensors {
+			if s.Comment != "" {
+				w("\n# %s", s.Comment)
+			}
 			w("\n[[sensor]]\nname = %s\ndriver = %s\n", strconv.Quote(s.Name), strconv.Quote(s.Driver))
 			if s.Bus != "" {
 				w("bus = %s\n", strconv.Quote(s.Bus))
@@ -206,17 +210,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(k)
 	return k
-}
-
-// healthRules are the starter rules on the board's own health, there on
-// every board (a reading the board does not have stays unknown).
-func healthRules() []Rule {
-	return []Rule{
-		{Name: "board_hot", When: "board.soc_temperature > 80", Clear: "board.soc_temperature < 75", For: "2m",
-			Severity: "warning", Message: "SoC at {board.soc_temperature}"},
-		{Name: "disk_low", When: "board.disk_free < 200", For: "5m",
-			Severity: "warning", Message: "only {board.disk_free} MB left for the state file"},
-		{Name: "undervoltage", When: "board.undervoltage == 1", For: "1m",
-			Severity: "warning", Message: "the power supply is too weak (under-voltage)"},
-	}
 }

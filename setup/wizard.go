@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/manage"
 )
 
@@ -27,11 +29,12 @@ type Surveyor interface {
 
 // Survey is what Surveyor found.
 type Survey struct {
-	Board string   // the profile
-	How   string   // how it was detected: "device tree model \"Raspberry Pi 4 Model B\""
-	Lines []string // each bus, SPI port and 1-Wire/IIO device, with the hint for one that is off
-	Found []Found
-	Rules []Rule // starter rules for Found, by their proposed names (Rule.Sensor)
+	Board  string   // the profile
+	How    string   // how it was detected: "device tree model \"Raspberry Pi 4 Model B\""
+	Lines  []string // each bus, SPI port and 1-Wire/IIO device, with the hint for one that is off
+	Found  []Found
+	Rules  []Rule // starter rules for Found, by their proposed names (Rule.Sensor)
+	Health []Rule // starter rules on the board's own health, which every config gets
 }
 
 // Channels checks each alert channel once and sends the test alert.
@@ -147,6 +150,9 @@ func (w *Wizard) Run(ctx context.Context) error {
 
 	fmt.Fprintln(w.Out, "\n1 Board")
 	sv, err := w.Survey.Survey(ctx, o.Board, o.Buses)
+	if errors.Is(err, device.ErrNoBus) {
+		return failed(fmt.Errorf("survey: %w: leave --bus out to scan every bus there is, or turn the bus on (the board's dtparam/dtoverlay line; 'vigil scan' lists the buses)", err))
+	}
 	if err != nil {
 		return failed(fmt.Errorf("survey: %w", err))
 	}
@@ -338,7 +344,7 @@ func (w *Wizard) rules(sv *Survey, plan *Plan) error {
 		fmt.Fprintln(w.Out, "  --rules none: no starter rules")
 		return nil
 	}
-	offer := append(healthRules(), plan.sensorRules...)
+	offer := append(slices.Clone(sv.Health), plan.sensorRules...)
 	if w.Interactive {
 		fmt.Fprintln(w.Out, "  Enter keeps a rule, - skips it, or type a new condition.")
 	}
@@ -397,7 +403,7 @@ func (w *Wizard) secretFrom(file, env, question string) (string, error) {
 
 func (w *Wizard) telegram(ctx context.Context, plan *Plan) error {
 	o := w.Opts
-	token, err := w.secretFrom(o.TelegramTokenFile, o.TelegramToken, "  Telegram bot token from @BotFather (Enter: no Telegram)")
+	token, err := w.secretFrom(o.TelegramTokenFile, o.TelegramToken, "  Telegram bot token from @BotFather, or Enter for none")
 	if err != nil {
 		return err
 	}
@@ -411,10 +417,10 @@ func (w *Wizard) telegram(ctx context.Context, plan *Plan) error {
 			fmt.Fprintf(w.Out, "  Telegram: the token is good: bot @%s\n", bot)
 			t := &TelegramPlan{Token: token, Chat: o.TelegramChat, User: o.TelegramUser, API: o.TelegramAPI}
 			if t.Chat == 0 {
-				fmt.Fprintf(w.Out, "  Send /start to @%s on Telegram now (waiting up to %s) ...\n", bot, o.TelegramWait)
+				fmt.Fprintf(w.Out, "  Send /start to @%s on Telegram now (waiting up to %s) ...\n", bot, durText(o.TelegramWait))
 				chat, user, err := w.Channels.TelegramStart(ctx, o.TelegramAPI, token, o.TelegramWait)
 				if err != nil {
-					return failed(fmt.Errorf("telegram: no /start came: %w; send /start to @%s and run vigil init again, or give --telegram-chat ID", err, bot))
+					return failed(err)
 				}
 				t.Chat = chat
 				if t.User == 0 {
@@ -425,12 +431,11 @@ func (w *Wizard) telegram(ctx context.Context, plan *Plan) error {
 			plan.Telegram = t
 			return nil
 		}
-		msg := fmt.Errorf("telegram: %w: check the token @BotFather gave (123456789:AA...), with no space or quote", err)
 		if !w.Interactive || o.TelegramTokenFile != "" || o.TelegramToken != "" {
-			return failed(msg)
+			return failed(err)
 		}
-		fmt.Fprintf(w.Out, "  %v\n", msg)
-		if token, err = w.p.secret("  Telegram bot token (Enter: no Telegram)"); err != nil {
+		fmt.Fprintf(w.Out, "  %v\n", err)
+		if token, err = w.p.secret("  Telegram bot token, or Enter for none"); err != nil {
 			return err
 		}
 	}
@@ -441,11 +446,11 @@ func (w *Wizard) mqtt(ctx context.Context, plan *Plan) error {
 	broker, user := o.MQTT, o.MQTTUser
 	var err error
 	if w.Interactive && !o.given("mqtt") {
-		if broker, err = w.p.ask("  MQTT broker URL, as in mqtt://192.168.1.2:1883 (Enter: no MQTT)", ""); err != nil {
+		if broker, err = w.p.ask("  MQTT broker URL, as in mqtt://192.168.1.2:1883, or Enter for none", ""); err != nil {
 			return err
 		}
 		if broker != "" && !o.given("mqtt-user") {
-			if user, err = w.p.ask("  MQTT user (Enter: none)", ""); err != nil {
+			if user, err = w.p.ask("  MQTT user, or Enter for none", ""); err != nil {
 				return err
 			}
 		}
@@ -463,7 +468,7 @@ func (w *Wizard) mqtt(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	if err := w.Channels.MQTTConnect(ctx, broker, user, pw); err != nil {
-		return failed(fmt.Errorf("mqtt: %s: %w: check the URL, the user and the password (mosquitto_sub -h HOST -u USER -P ... -t '#' tries them), then run vigil init again", broker, err))
+		return failed(err)
 	}
 	fmt.Fprintf(w.Out, "  MQTT: connected to %s\n", broker)
 	ha := o.HADiscovery != "no"
@@ -527,7 +532,7 @@ func (w *Wizard) llm(ctx context.Context, plan *Plan) error {
 	}
 	answer, err := w.Channels.LLMAsk(ctx, pv.Provider, url, model, key)
 	if err != nil {
-		return failed(fmt.Errorf("llm: %s at %s: %w: check --llm-url (is the server up and reachable from here?) and the key, or choose --llm none for rules-only", name, url, err))
+		return failed(fmt.Errorf("%w (or --llm none: rules-only)", err))
 	}
 	fmt.Fprintf(w.Out, "  LLM: %s answered: %s\n", model, oneLine(answer))
 	plan.LLM = &LLMPlan{Name: name, Provider: pv.Provider, URL: url, Model: model, Key: key}
@@ -614,13 +619,15 @@ func (w *Wizard) write(ctx context.Context, plan *Plan, exists bool) error {
 	var bad []string
 	if !o.NoTestAlert {
 		fmt.Fprintln(w.Out, "\n6 Test alert")
-		for _, r := range w.Channels.TestAlert(ctx, cfg) {
+		results := w.Channels.TestAlert(ctx, cfg)
+		if len(results) == 0 {
+			fmt.Fprintln(w.Out, "  no channel to send it to")
+		}
+		for _, r := range results {
 			if r.Err != nil {
 				bad = append(bad, r.Channel)
-				fmt.Fprintf(w.Out, "  %s: FAILED: %v\n", r.Channel, r.Err)
-				continue
 			}
-			fmt.Fprintf(w.Out, "  %s: %s\n", r.Channel, r.Detail)
+			fmt.Fprintf(w.Out, "  %s\n", r.Detail)
 		}
 	}
 	fmt.Fprintln(w.Out, "\nNext:")

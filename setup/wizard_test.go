@@ -63,9 +63,9 @@ func (f *fakeChannels) LLMAsk(_ context.Context, _, _, _, key string) (string, e
 }
 func (f *fakeChannels) TestAlert(_ context.Context, cfg *config.Config) []AlertResult {
 	f.alerts = append(f.alerts, cfg)
-	out := []AlertResult{{Channel: "log", Detail: "written"}}
+	var out []AlertResult
 	if cfg.TelegramEnabled() {
-		out = append(out, AlertResult{Channel: "telegram", Detail: "delivered"})
+		out = append(out, AlertResult{Channel: "telegram", Detail: "telegram: delivered"})
 	}
 	return out
 }
@@ -129,8 +129,9 @@ func newRun(t *testing.T, args []string, env map[string]string) *run {
 
 func airSurvey() Survey {
 	return Survey{Board: "rpi4", How: "device tree model", Lines: []string{"I²C bus 1: on"},
-		Found: []Found{{Name: "air", Driver: "bme280", Bus: "1", Addr: 0x76, Reading: "21.4 °C", Note: "ID register 0xD0 = 0x60"}},
-		Rules: []Rule{{Name: "air_hot", When: "air.temperature > 40", Clear: "air.temperature < 38", For: "5m", Severity: "warning", Message: "air at {air.temperature}", Sensor: "air"}}}
+		Found:  []Found{{Name: "air", Driver: "bme280", Bus: "1", Addr: 0x76, Reading: "21.4 °C", Note: "ID register 0xD0 = 0x60"}},
+		Health: rules(device.BoardRules(true)),
+		Rules:  []Rule{{Name: "air_hot", When: "air.temperature > 40", Clear: "air.temperature < 38", For: "5m", Severity: "warning", Message: "air at {air.temperature}", Sensor: "air"}}}
 }
 
 func (r *run) wizard() (*Wizard, error) {
@@ -156,7 +157,7 @@ func code(err error) int {
 
 func TestYesNothingFoundWritesHealthRules(t *testing.T) {
 	r := newRun(t, []string{"--yes"}, nil)
-	r.sv = fakeSurvey{sv: Survey{Board: "auto", How: "generic"}}
+	r.sv = fakeSurvey{sv: Survey{Board: "auto", How: "generic", Health: rules(device.BoardRules(true))}}
 	if err := r.run(); err != nil {
 		t.Fatalf("Run = %v\n%s", err, r.out.String())
 	}
@@ -231,16 +232,16 @@ func TestFailuresLeaveOldConfigUntouched(t *testing.T) {
 		setup func(*run)
 		want  []string
 	}{
-		{"telegram 401", []string{"--telegram-chat", "1"}, func(r *run) { r.ch.botErr = errors.New("401 Unauthorized") },
-			[]string{"telegram: 401 Unauthorized", "check the token @BotFather gave"}},
-		{"broker refuses", []string{"--mqtt", "mqtt://127.0.0.1:1883", "--mqtt-user", "u"}, func(r *run) { r.ch.mqttErr = errors.New("not authorized") },
-			[]string{"mqtt: mqtt://127.0.0.1:1883: not authorized", "check the URL, the user and the password"}},
-		{"llm silent", []string{"--llm", "ollama", "--llm-url", "http://127.0.0.1:9/v1"}, func(r *run) { r.ch.llmErr = errors.New("connection refused") },
-			[]string{"llm: ollama at http://127.0.0.1:9/v1: connection refused", "check --llm-url", "--llm none"}},
+		{"telegram 401", []string{"--telegram-chat", "1"}, func(r *run) { r.ch.botErr = errors.New("telegram: token refused (401)") },
+			[]string{"telegram: token refused (401)"}},
+		{"broker refuses", []string{"--mqtt", "mqtt://127.0.0.1:1883", "--mqtt-user", "u"}, func(r *run) { r.ch.mqttErr = errors.New("mqtt: not authorized") },
+			[]string{"mqtt: not authorized"}},
+		{"llm silent", []string{"--llm", "ollama", "--llm-url", "http://127.0.0.1:9/v1"}, func(r *run) { r.ch.llmErr = errors.New("llm: connection refused") },
+			[]string{"llm: connection refused", "--llm none"}},
 		{"no bus 9", []string{"--bus", "9"}, func(r *run) { r.sv.err = errors.New("i2c bus 9 does not exist (buses: 1)") },
 			[]string{"survey: i2c bus 9 does not exist (buses: 1)"}},
-		{"no /start", nil, func(r *run) { r.ch.startErr = errors.New("no /start within 5m0s") },
-			[]string{"no /start came", "--telegram-chat ID"}},
+		{"no /start", nil, func(r *run) { r.ch.startErr = errors.New("telegram: no /start") },
+			[]string{"telegram: no /start"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/setup"
+	"periph.io/x/conn/v3/driver/driverreg"
 )
 
 // cmdInit is `vigil init`: the wizard of package setup, wired here.
@@ -16,7 +17,7 @@ func (e *env) cmdInit(ctx context.Context, args []string) error {
 		return err
 	}
 	o.Config = e.config
-	w := setup.New(o, os.Stdin, e.stdout, os.Getenv, time.Now, setup.ProfileSurvey{Root: "/"}, setup.Checks{})
+	w := setup.New(o, os.Stdin, e.stdout, os.Getenv, time.Now, setup.DeviceSurvey{Init: func() error { _, err := driverreg.Init(); return err }, Getenv: os.Getenv, Now: time.Now, Sleep: sleepCtx}, setup.Checks{})
 	w.Check = setup.Checker{Options: parseOptions(), Validate: e.validate}
 	err := w.Run(ctx)
 	if se := (*setup.Error)(nil); errors.As(err, &se) {
