@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +33,23 @@ func HiddenReader(f *os.File, r *bufio.Reader) func() (string, error) {
 		if err := unix.IoctlSetTermios(fd, unix.TCSETS, &noEcho); err != nil {
 			return "", fmt.Errorf("read secret: turn echo off: %w", err)
 		}
-		defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
+		// Echo comes back however the read ends: a Ctrl-C or SIGTERM ends
+		// the process (cmd/vigil's stop deadline) before a defer would run.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() {
+			select {
+			case <-sigs:
+				_ = unix.IoctlSetTermios(fd, unix.TCSETS, old)
+			case <-done:
+			}
+		}()
+		defer func() {
+			signal.Stop(sigs)
+			close(done)
+			_ = unix.IoctlSetTermios(fd, unix.TCSETS, old)
+		}()
 		s, err := r.ReadString('\n')
 		if err != nil && s == "" {
 			return "", errEOF
