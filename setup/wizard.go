@@ -158,7 +158,7 @@ func (w *Wizard) Run(ctx context.Context) error {
 	}
 	how := ""
 	if sv.How != "" {
-		how = " (" + sv.How + ")"
+		how = " — " + sv.How
 	}
 	fmt.Fprintf(w.Out, "  board: %s%s\n", sv.Board, how)
 	for _, l := range sv.Lines {

@@ -461,3 +461,33 @@ func TestInitFailuresEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestInitYesNothingFound: `vigil -c PATH init --yes` with no answers, on
+// a machine with no sensor (the sim board without an emulated bus), writes
+// a valid rules-only config that watches the board's own health, and says
+// so.
+func TestInitYesNothingFound(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	// --board sim and --no-systemd keep the test off this machine's buses
+	// and units; nothing else is answered.
+	stdout, stderr, code := runIn(t, "", []string{"VIGIL_SIM_I2C="}, "-c", cfg, "init", "--yes", "--board", "sim", "--no-systemd")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"no sensor found: the config watches the board's own health", "LLM: none: rules-only", "no alert channel", "vigil config check: ok"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	data, _ := os.ReadFile(cfg)
+	if bytes.Contains(data, []byte("[[sensor]]")) || !bytes.Contains(data, []byte(`when = "board.soc_temperature > 80"`)) {
+		t.Errorf("want no sensor and the board's health rules:\n%s", data)
+	}
+	if o, e, code := runIn(t, "", nil, "-c", cfg, "config", "check"); code != 0 {
+		t.Errorf("config check: exit %d\n%s%s", code, o, e)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cred")); err == nil {
+		t.Error("a credstore was made with no secret")
+	}
+}
