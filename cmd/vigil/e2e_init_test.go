@@ -77,23 +77,44 @@ func (r *initRig) plumbing(out string) []string {
 }
 
 // sendStartWhenAsked adds the person's /start to the fake Bot API once
-// the output (read by text) asks for it.
-func (r *initRig) sendStartWhenAsked(t *testing.T, text func() string) {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+// the output (read by text) asks for it, until the run is done.
+func (r *initRig) sendStartWhenAsked(t *testing.T, text func() string, before int, done <-chan struct{}) {
+	for {
 		if strings.Contains(text(), "Send /start") {
-			r.start()
+			r.start(t, before)
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-done:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	t.Errorf("vigil init never asked for /start:\n%s", text())
 }
 
-// start is the person's /start, a little after the wizard asked for it
-// (its first getUpdates passes over what came before).
-func (r *initRig) start() {
-	time.Sleep(300 * time.Millisecond)
+// polls counts the wizard's first getUpdates of a wait for /start (offset
+// -1: it passes over whatever came before).
+func (r *initRig) polls() int {
+	r.bot.mu.Lock()
+	defer r.bot.mu.Unlock()
+	n := 0
+	for _, o := range r.bot.offsets {
+		if o == -1 {
+			n++
+		}
+	}
+	return n
+}
+
+// start is the person's /start, sent once the wizard (which polled before
+// times already) began to wait for it.
+func (r *initRig) start(t *testing.T, before int) {
+	for deadline := time.Now().Add(20 * time.Second); r.polls() <= before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("vigil init never began to wait for /start")
+			return
+		}
+	}
 	r.bot.mu.Lock()
 	id := int64(100 + len(r.bot.updates))
 	r.bot.mu.Unlock()
@@ -130,11 +151,18 @@ func (r *initRig) initYes(t *testing.T, out string) (string, int) {
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=", "VIGIL_CONFIG=", "NOTIFY_SOCKET=", "VIGIL_SIM_I2C="+initSimI2C)
 	var buf lockedBuffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
+	before := r.polls()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go r.sendStartWhenAsked(t, buf.String)
+	done, asked := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(asked)
+		r.sendStartWhenAsked(t, buf.String, before, done)
+	}()
 	err := cmd.Wait()
+	close(done)
+	<-asked
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -295,6 +323,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 		cmd.WriteString(" '" + a + "'")
 	}
 	cmd.WriteString("; echo \"[exit $?]\"; sleep 600")
+	before := r.polls()
 	m.tmux("new-session", "-d", "-x", "100", "-y", "40", "-s", m.session, cmd.String())
 	t.Cleanup(func() { exec.Command(bin, "-S", m.sock, "kill-server").Run() })
 
@@ -320,7 +349,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 		}
 		if !started && strings.Contains(strings.Join(lines, "\n"), "Send /start") {
 			started = true
-			r.start()
+			r.start(t, before)
 		}
 		if last <= answered || !strings.HasSuffix(lines[last], ": ") {
 			continue
