@@ -121,7 +121,7 @@ func (o *Options) Finish(getenv func(string) string) error {
 		}
 		for _, s := range vals {
 			if e := fs.Set(f.Name, strings.TrimSpace(s)); e != nil {
-				err = usage("%s=%q: %v", EnvName(f.Name), v, e)
+				err = usage("%s=%q: not a value --%s takes (%v): see 'vigil help init'", EnvName(f.Name), v, f.Name, e)
 				return
 			}
 		}
