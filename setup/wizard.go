@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -145,6 +146,10 @@ func (w *Wizard) Run(ctx context.Context) error {
 	case exists && w.Interactive && !o.Force:
 		if change, err = w.rerun(old, plan); err != nil {
 			return err
+		}
+		if !slices.Contains(slices.Collect(maps.Values(change)), true) {
+			fmt.Fprintf(w.Out, "Nothing to change: %s stays as it is.\n", o.Config)
+			return nil
 		}
 	}
 

@@ -436,3 +436,20 @@ func TestRerunChangesOnlyWhatIsAsked(t *testing.T) {
 		t.Errorf("Telegram was checked again though it was kept")
 	}
 }
+
+func TestRerunNothingChosenWritesNothing(t *testing.T) {
+	r := newRun(t, nil, nil)
+	r.tty = true
+	old := "[device]\nboard = \"rpi4\"\n"
+	os.WriteFile(r.opts.Config, []byte(old), 0o640)
+	r.in = strings.Repeat("\n", 6)
+	if err := r.run(); err != nil {
+		t.Fatalf("Run = %v\n%s", err, r.out.String())
+	}
+	if !strings.Contains(r.out.String(), "Nothing to change") {
+		t.Errorf("output:\n%s", r.out.String())
+	}
+	if ents, _ := os.ReadDir(r.dir); len(ents) != 1 {
+		t.Errorf("files written: %v", ents)
+	}
+}
