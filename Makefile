@@ -46,7 +46,8 @@ run: build
 
 # Test dependencies: a real mosquitto for the MQTT tests, qemu-user for the
 # cross-architecture runs, headless chromium for the status page test and
-# promtool (Debian's prometheus package) to check /metrics. Installed only
+# promtool (Debian's prometheus package) to check /metrics, tmux for the
+# interactive vigil init test. Installed only
 # when missing, by scripts/apt-install.sh (root or sudo, and apt; a failed
 # `apt-get update` is a warning, the install decides). Debian's
 # rabbitmq-server (3.10, with its MQTT plugin) is for the
@@ -58,6 +59,7 @@ test-deps:
 	command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$$missing qemu-user-static"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	if [ -n "$$missing" ]; then sh scripts/apt-install.sh $$missing; fi
 	@[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || sh scripts/apt-install.sh --no-install-recommends rabbitmq-server || \
 		echo "WARNING: rabbitmq-server could not be installed: the RabbitMQ cluster test will skip"

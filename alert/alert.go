@@ -62,6 +62,12 @@ func (s *Severity) UnmarshalText(b []byte) error {
 // SourceSystem and whose State is StateNotice.
 const RuleTest = "test"
 
+// TestSummary is the Summary of a test alert from device (vigil
+// test-alert, and the proof at the end of vigil init).
+func TestSummary(device string) string {
+	return fmt.Sprintf("Test alert from vigil on %s — if you can read this, delivery works", device)
+}
+
 // Rules of the notices that audit a change made at run time (vigil set,
 // unset, checklist, notes clear, a model's set_interval), whose Source is
 // SourceSystem and whose State is StateNotice.

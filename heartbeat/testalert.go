@@ -20,8 +20,7 @@ func (e *Engine) TestAlert(ctx context.Context, sev alert.Severity, only string)
 	e.mu.Lock() // Reconfigure replaces e.cfg under it
 	id := e.cfg.DeviceID
 	e.mu.Unlock()
-	summary := fmt.Sprintf("Test alert from vigil on %s — if you can read this, delivery works", id)
-	a, err := e.queueSystem(sev, alert.RuleTest, summary, only)
+	a, err := e.queueSystem(sev, alert.RuleTest, alert.TestSummary(id), only)
 	if err != nil {
 		return alert.Alert{}, fmt.Errorf("queue test alert: %w", err)
 	}

@@ -22,28 +22,8 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 	if cfg, err = e.overlaid(ctx, base, cfg); err != nil {
 		return err
 	}
-	if err := checkEngine(cfg); err != nil {
+	if err := e.validate(cfg); err != nil {
 		return err
-	}
-	// What `run` checks beyond the file itself: the board profile and the
-	// files the config names.
-	prof, err := profile(cfg, e.logger(), slog.LevelDebug)
-	if err != nil {
-		return err
-	}
-	// An I²C sensor with no bus on a profile with no default: config does
-	// no IO, so the machine's buses come from here.
-	notes, err := checkI2CDefault(cfg, prof, listI2C(cfg, prof))
-	if err != nil {
-		return configErr(err)
-	}
-	for _, n := range notes {
-		fmt.Fprintln(e.stderr, n)
-	}
-	if cfg.MQTTEnabled() {
-		if _, err := mqttTLS(cfg); err != nil {
-			return configErr(err)
-		}
 	}
 	if path, over := manage.InForce(cfg); over || manage.FileExists(path) {
 		_, empty, err := manage.ChecklistFunc(cfg)()
@@ -70,6 +50,33 @@ func (e *env) cmdConfigCheck(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "%s: ok\n", e.config)
+	return nil
+}
+
+// validate is what config check and init check beyond parsing: the
+// engine, the board profile and the files the config names.
+func (e *env) validate(cfg *config.Config) error {
+	if err := checkEngine(cfg); err != nil {
+		return err
+	}
+	prof, err := profile(cfg, e.logger(), slog.LevelDebug)
+	if err != nil {
+		return err
+	}
+	// An I²C sensor with no bus on a profile with no default: config does
+	// no IO, so the machine's buses come from here.
+	notes, err := checkI2CDefault(cfg, prof, listI2C(cfg, prof))
+	if err != nil {
+		return configErr(err)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(e.stderr, n)
+	}
+	if cfg.MQTTEnabled() {
+		if _, err := mqttTLS(cfg); err != nil {
+			return configErr(err)
+		}
+	}
 	return nil
 }
 

@@ -22,6 +22,9 @@ type cmdDoc struct {
 
 // commandDocs lists the commands in the order the usage shows them.
 var commandDocs = []cmdDoc{
+	{"init", "[--yes] [--force] [flags]", "set up this board: sensors, rules, alerts, then a test alert",
+		"Asks a few questions on a terminal (or, with --yes, takes every answer from its flags and VIGIL_INIT_<FLAG> variables): names the board and what its buses have (each sensor read once, the chip told by its ID register), offers starter rules, checks Telegram (getMe, then the chat of a /start), MQTT and the LLM once each, writes the secrets to the credential store (mode 0600) and -c's config.toml (mode 0640, atomically, an existing one kept as a backup) after validating it as 'config check' does, restarts vigil.service when systemd runs and sends a test alert to every channel. Run again, it shows what is there and changes only what you choose; with --yes it replaces an existing config only with --force. Exits 1 when a check fails (the old config untouched), 78 when the config would not validate (nothing written).",
+		"vigil -c /etc/vigil/config.toml init --yes --telegram-token-file token.txt --mqtt mqtt://192.168.1.2:1883"},
 	{"run", "", "the daemon: sensors, rules, heartbeats, delivery",
 		"Runs the sample loop (sensors and local rules, no network), the heartbeat loop (the checklist through the LLM, when there is something to think about), the transports and the control socket. SIGHUP reloads config.toml and the checklist; SIGINT and SIGTERM stop cleanly, publishing 'offline' first.",
 		"vigil -c /etc/vigil/config.toml run"},

@@ -260,6 +260,8 @@ func (e *env) dispatch(ctx context.Context, cmd string, rest []string) error {
 		return e.cmdVersion(rest)
 	case "fleet":
 		return e.cmdFleet(ctx, rest)
+	case "init":
+		return e.cmdInit(ctx, rest)
 	}
 	return usageErr("unknown command %q", cmd)
 }
