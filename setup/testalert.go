@@ -96,8 +96,8 @@ func short(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
-// TestAlert is the test alert vigil test-alert queues, from device at t.
-func TestAlert(device string, sev alert.Severity, t time.Time) alert.Alert {
+// NewTestAlert is the test alert vigil test-alert queues, from device at t.
+func NewTestAlert(device string, sev alert.Severity, t time.Time) alert.Alert {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return alert.Alert{
@@ -136,7 +136,7 @@ func SendTestAlerts(ctx context.Context, cfg *config.Config, o TestAlertOptions)
 		host, _ := os.Hostname()
 		c.SetDefaultID(host)
 	}
-	a := TestAlert(c.Device.ID, o.Severity, o.Clock.Now())
+	a := NewTestAlert(c.Device.ID, o.Severity, o.Clock.Now())
 	red := redact.New(c.SecretValues()...)
 
 	var out []Delivery
