@@ -72,15 +72,19 @@ type Delivery struct {
 
 // String is the line the wizard prints: "telegram: delivered (0.4 s)",
 // "mqtt: delivered, PUBACK in 12 ms", "mqtt: not delivered: …".
-func (d Delivery) String() string {
+func (d Delivery) String() string { return d.Channel + ": " + d.Detail() }
+
+// Detail is String without the channel: "delivered (0.4 s)", "delivered,
+// PUBACK in 12 ms", "not delivered: …", with the Note after it.
+func (d Delivery) Detail() string {
 	var s string
 	switch {
 	case d.Err != nil:
-		s = d.Channel + ": not delivered: " + d.Err.Error()
+		s = "not delivered: " + d.Err.Error()
 	case d.Channel == ChannelMQTT:
-		s = fmt.Sprintf("%s: delivered, PUBACK in %s", d.Channel, short(d.Latency))
+		s = "delivered, PUBACK in " + short(d.Latency)
 	default:
-		s = fmt.Sprintf("%s: delivered (%.1f s)", d.Channel, d.Latency.Seconds())
+		s = fmt.Sprintf("delivered (%.1f s)", d.Latency.Seconds())
 	}
 	if d.Note != "" {
 		s += " (" + d.Note + ")"

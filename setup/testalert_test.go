@@ -160,10 +160,12 @@ func TestSendTestAlertsNone(t *testing.T) {
 // What the wizard prints for each channel after the test alert.
 func ExampleDelivery_String() {
 	fmt.Println(Delivery{Channel: ChannelTelegram, Latency: 420 * time.Millisecond})
+	fmt.Println(Delivery{Channel: ChannelTelegram, Latency: 1260 * time.Millisecond, Note: "telegram.min_severity is warning: the daemon will not send info alerts such as this test"}.Detail())
 	fmt.Println(Delivery{Channel: ChannelMQTT, Latency: 12 * time.Millisecond})
 	fmt.Println(Delivery{Channel: ChannelMQTT, Err: fmt.Errorf("mqtt mqtt://10.0.0.2:1883: %w (CONNACK 5 not authorized)", ErrBrokerRefused)})
 	// Output:
 	// telegram: delivered (0.4 s)
+	// delivered (1.3 s) (telegram.min_severity is warning: the daemon will not send info alerts such as this test)
 	// mqtt: delivered, PUBACK in 12 ms
 	// mqtt: not delivered: mqtt mqtt://10.0.0.2:1883: the broker refused the user name or password (CONNACK 5 not authorized)
 }
