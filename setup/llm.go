@@ -85,6 +85,9 @@ func CheckModel(ctx context.Context, m ModelAPI) (ModelCheck, error) {
 	if RulesOnly(m.Provider) {
 		return ModelCheck{RulesOnly: true}, nil
 	}
+	if strings.TrimSpace(m.Model) == "" {
+		return ModelCheck{}, fmt.Errorf("llm %s: no model name: give one with --llm-model (e.g. gpt-4o-mini, qwen2.5:3b)", shownURL(m))
+	}
 	red := redact.New(m.Key)
 	timeout := m.Timeout
 	if timeout <= 0 {
@@ -97,7 +100,7 @@ func CheckModel(ctx context.Context, m ModelAPI) (ModelCheck, error) {
 	a, err := agent.New(agent.Config{Provider: m.Provider, BaseURL: m.BaseURL, Model: m.Model, APIKey: m.Key,
 		Timeout: timeout, MaxRetries: -1, UserAgent: "vigil-init", Redactor: red}, m.HTTP, clock, nil)
 	if err != nil {
-		return ModelCheck{}, fmt.Errorf("llm: %w", red.Error(err))
+		return ModelCheck{}, fmt.Errorf("llm %s: %w", shownURL(m), red.Error(err))
 	}
 	start := clock.Now()
 	answer, err := a.Probe(ctx, probeQuestion)
@@ -108,11 +111,19 @@ func CheckModel(ctx context.Context, m ModelAPI) (ModelCheck, error) {
 	return ModelCheck{Answer: red.Clip(strings.TrimSpace(line), maxAnswer), Latency: clock.Since(start)}, nil
 }
 
+// shownURL is the base URL as errors name it.
+func shownURL(m ModelAPI) string {
+	if m.BaseURL == "" {
+		return "(" + m.Provider + "'s default URL)"
+	}
+	return m.BaseURL
+}
+
 // modelError says what a failed request means and how to fix it: "llm
 // URL: what (the agent's error): the fix". err is the agent's, redacted
 // already.
 func modelError(ctx context.Context, m ModelAPI, err error) error {
-	url := m.BaseURL
+	url := shownURL(m)
 	var pe *agent.ProviderError
 	errors.As(err, &pe)
 	switch {

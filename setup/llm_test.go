@@ -139,3 +139,10 @@ func TestCheckModelFailures(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckModelNoModel(t *testing.T) {
+	_, err := CheckModel(context.Background(), ModelAPI{Provider: "openai", BaseURL: "http://127.0.0.1:1/v1"})
+	if err == nil || !strings.Contains(err.Error(), "no model name: give one with --llm-model") {
+		t.Errorf("CheckModel without a model = %v, want it to ask for --llm-model", err)
+	}
+}

@@ -117,7 +117,10 @@ func publishOnce(ctx context.Context, b Broker, topic string, payload []byte) (B
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := clock.Now()
-	if err := waitToken(ctx, cli.Connect()); err != nil {
+	tok := cli.Connect()
+	if err := waitToken(ctx, tok); err != nil {
+		// A connection that comes up after all is closed at once.
+		go func() { <-tok.Done(); cli.Disconnect(0) }()
 		return BrokerCheck{}, brokerError(b, timeout, err)
 	}
 	defer cli.Disconnect(250)

@@ -2,8 +2,16 @@ package setup
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"net"
+	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
@@ -13,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
+	"github.com/vigil-iot/vigil/transport/mqtt"
 )
 
 // mosquittoWithPassword starts a mosquitto that takes only user with password.
@@ -131,3 +140,83 @@ func TestCheckBrokerBadURL(t *testing.T) {
 }
 
 func portString(n int) string { return strconv.Itoa(n) }
+
+// testCA makes a CA and a server certificate for 127.0.0.1, as PEM.
+func testCA(t *testing.T) (ca, cert, key []byte) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vigil init test ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &k.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+// mqtts://: with the broker's CA the check connects; without it (the
+// system's CAs) it fails and names the fix.
+func TestCheckBrokerTLS(t *testing.T) {
+	t.Parallel()
+	ca, cert, key := testCA(t)
+	dir := t.TempDir()
+	files := map[string][]byte{"ca.pem": ca, "server.pem": cert, "server.key": key}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mosquittotest.Start(t, mosquittotest.Options{Config: "user " + me.Username + "\nlistener %d 127.0.0.1\nallow_anonymous true\n" +
+		"cafile " + filepath.Join(dir, "ca.pem") + "\ncertfile " + filepath.Join(dir, "server.pem") + "\nkeyfile " + filepath.Join(dir, "server.key") + "\n"})
+	tlsCfg, err := mqtt.TLSConfig(ca, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckBroker(context.Background(), Broker{URL: "mqtts://" + b.Addr(), TLS: tlsCfg}); err != nil {
+		t.Errorf("mqtts:// with the CA: %v", err)
+	}
+	_, err = CheckBroker(context.Background(), Broker{URL: "mqtts://" + b.Addr(), Timeout: 3 * time.Second})
+	if !errors.Is(err, ErrBrokerUnreachable) || !strings.Contains(err.Error(), "for a private CA set ca_file") {
+		t.Errorf("mqtts:// without the CA = %v, want ErrBrokerUnreachable naming ca_file", err)
+	}
+}
+
+// ws://: MQTT over WebSockets, as the daemon speaks it.
+func TestCheckBrokerWebSocket(t *testing.T) {
+	t.Parallel()
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	ws := mosquittotest.StartWSBridge(t, b.Addr(), nil)
+	if _, err := CheckBroker(context.Background(), Broker{URL: ws.URL()}); err != nil {
+		t.Errorf("%s: %v", ws.URL(), err)
+	}
+}

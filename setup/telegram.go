@@ -32,6 +32,9 @@ var (
 	ErrBotBusy = errors.New("another program receives this bot's messages")
 )
 
+// startReply is the bot's answer to the /start WaitStart waited for.
+const startReply = "vigil: got it. This chat will receive the alerts, and only you may command vigil here. Finish vigil init on the board; a test alert comes at its end."
+
 // BotAPI is how the wizard reaches a bot.
 type BotAPI struct {
 	URL   string // the Bot API base; "" is https://api.telegram.org
@@ -93,8 +96,8 @@ func CheckBot(ctx context.Context, api BotAPI) (BotInfo, error) {
 }
 
 // WaitStart checks the token (getMe, for "/start@name" in a group) and
-// waits up to wait for a person to send /start to the bot, then returns
-// the chat and the person. Only a /start sent after WaitStart began
+// waits up to wait for a person to send /start to the bot, answers it in
+// the chat, and returns the chat and the person. Only a /start sent after WaitStart began
 // counts; other messages are passed over. It returns ErrNoStart when the
 // wait ends, and ctx's error (a SIGTERM, Ctrl-C) when ctx ends first.
 func WaitStart(ctx context.Context, api BotAPI, wait time.Duration) (Started, error) {
@@ -111,6 +114,9 @@ func WaitStart(ctx context.Context, api BotAPI, wait time.Duration) (Started, er
 	s, err := b.WaitStart(wctx)
 	switch {
 	case err == nil:
+		// Best effort: the person sees at once that the /start was heard;
+		// the test alert at the end proves delivery.
+		_ = b.Say(ctx, s.ChatID, startReply)
 		return Started{ChatID: s.ChatID, ChatType: s.ChatType, UserID: s.UserID, User: s.User}, nil
 	case ctx.Err() != nil:
 		return Started{}, fmt.Errorf("telegram: waiting for /start: %w", ctx.Err())

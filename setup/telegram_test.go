@@ -115,6 +115,12 @@ func TestWaitStart(t *testing.T) {
 	if last := offsets[len(offsets)-1]; last != 106 {
 		t.Errorf("the last getUpdates offset is %d, want 106: the /start (105) confirmed", last)
 	}
+	f.mu.Lock()
+	sent := f.sent
+	f.mu.Unlock()
+	if len(sent) != 1 || sent[0]["chat_id"] != int64(-100777) || !strings.HasPrefix(sent[0]["text"].(string), "vigil: got it.") {
+		t.Errorf("the bot said %v, want one answer to chat -100777", sent)
+	}
 }
 
 // Nobody sends /start: the wait ends with ErrNoStart, naming the bot and

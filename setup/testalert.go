@@ -72,15 +72,19 @@ type Delivery struct {
 
 // String is the line the wizard prints: "telegram: delivered (0.4 s)",
 // "mqtt: delivered, PUBACK in 12 ms", "mqtt: not delivered: …".
-func (d Delivery) String() string {
+func (d Delivery) String() string { return d.Channel + ": " + d.Detail() }
+
+// Detail is String without the channel: "delivered (0.4 s)", "delivered,
+// PUBACK in 12 ms", "not delivered: …", with the Note after it.
+func (d Delivery) Detail() string {
 	var s string
 	switch {
 	case d.Err != nil:
-		s = d.Channel + ": not delivered: " + d.Err.Error()
+		s = "not delivered: " + d.Err.Error()
 	case d.Channel == ChannelMQTT:
-		s = fmt.Sprintf("%s: delivered, PUBACK in %s", d.Channel, short(d.Latency))
+		s = "delivered, PUBACK in " + short(d.Latency)
 	default:
-		s = fmt.Sprintf("%s: delivered (%.1f s)", d.Channel, d.Latency.Seconds())
+		s = fmt.Sprintf("delivered (%.1f s)", d.Latency.Seconds())
 	}
 	if d.Note != "" {
 		s += " (" + d.Note + ")"
@@ -96,8 +100,8 @@ func short(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
-// TestAlert is the test alert vigil test-alert queues, from device at t.
-func TestAlert(device string, sev alert.Severity, t time.Time) alert.Alert {
+// NewTestAlert is the test alert vigil test-alert queues, from device at t.
+func NewTestAlert(device string, sev alert.Severity, t time.Time) alert.Alert {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return alert.Alert{
@@ -110,7 +114,8 @@ func TestAlert(device string, sev alert.Severity, t time.Time) alert.Alert {
 // SendTestAlerts sends one test alert to every channel cfg configures
 // (Telegram, MQTT; none: an empty list), all at once, and returns what
 // happened on each, Telegram first. A secret it cannot read is that
-// channel's error. cfg is not changed.
+// channel's error, naming the key and the file. A channel's error shows
+// no secret of cfg's (redact). cfg is not changed.
 func SendTestAlerts(ctx context.Context, cfg *config.Config, o TestAlertOptions) []Delivery {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
@@ -136,7 +141,7 @@ func SendTestAlerts(ctx context.Context, cfg *config.Config, o TestAlertOptions)
 		host, _ := os.Hostname()
 		c.SetDefaultID(host)
 	}
-	a := TestAlert(c.Device.ID, o.Severity, o.Clock.Now())
+	a := NewTestAlert(c.Device.ID, o.Severity, o.Clock.Now())
 	red := redact.New(c.SecretValues()...)
 
 	var out []Delivery
@@ -160,10 +165,10 @@ func SendTestAlerts(ctx context.Context, cfg *config.Config, o TestAlertOptions)
 				err = sendTelegram(cctx, &c, a, secretErr, red, o)
 			case ChannelMQTT:
 				d.Note = belowMin(c.MQTT.MinSeverity, "mqtt", o.Severity)
-				err = sendMQTT(cctx, &c, a, secretErr, o)
+				err = sendMQTT(cctx, &c, a, secretErr, red, o)
 			}
 			d.Latency = o.Clock.Since(start)
-			d.Err = red.Error(err)
+			d.Err = err
 		})
 	}
 	wg.Wait()
@@ -193,13 +198,13 @@ func sendTelegram(ctx context.Context, c *config.Config, a alert.Alert, secretEr
 	b := telegram.New(telegram.Config{APIURL: tg.APIURL, Token: tg.Token.Value(), ChatID: tg.ChatID,
 		UserAgent: "vigil-init", Location: c.Device.Location, Redactor: red}, noState{}, nil, o.HTTP, o.Clock, o.Log)
 	if err := b.Notify(ctx, a); err != nil {
-		return botError(BotAPI{URL: tg.APIURL, Token: tg.Token.Value()}, "sendMessage", err)
+		return red.Error(botError(BotAPI{URL: tg.APIURL, Token: tg.Token.Value()}, "sendMessage", err))
 	}
 	return nil
 }
 
 // sendMQTT publishes a on <prefix>/<device>/alert and waits for the PUBACK.
-func sendMQTT(ctx context.Context, c *config.Config, a alert.Alert, secretErr error, o TestAlertOptions) error {
+func sendMQTT(ctx context.Context, c *config.Config, a alert.Alert, secretErr error, red *redact.Redactor, o TestAlertOptions) error {
 	m := c.MQTT
 	if err := sectionErr(secretErr, "mqtt."); err != nil && m.Password.Value() == "" {
 		return err
@@ -220,7 +225,7 @@ func sendMQTT(ctx context.Context, c *config.Config, a alert.Alert, secretErr er
 	b := Broker{URL: urls[0], urls: urls, Username: m.Username, Password: m.Password.Value(), TLS: tlsCfg, Clock: o.Clock}
 	b.Timeout = o.Timeout
 	_, err = publishOnce(ctx, b, prefix+"/"+c.Device.ID+"/alert", payload)
-	return err
+	return red.Error(err)
 }
 
 // sectionErr returns the first error of err about a key starting with
@@ -274,11 +279,16 @@ func credEnv(dir string, getenv func(string) string) func(string) string {
 // exists, else as named.
 func credFiles(dir string, readFile func(string) ([]byte, error)) func(string) ([]byte, error) {
 	return func(path string) ([]byte, error) {
-		if dir != "" && filepath.Dir(path) == filepath.Clean(dir) {
-			if b, err := readFile(filepath.Join(dir, "vigil."+filepath.Base(path))); err == nil {
-				return b, nil
-			}
+		if dir == "" || filepath.Dir(path) != filepath.Clean(dir) {
+			return readFile(path)
 		}
-		return readFile(path)
+		b, err := readFile(filepath.Join(dir, "vigil."+filepath.Base(path)))
+		if err == nil {
+			return b, nil
+		}
+		if b, err2 := readFile(path); err2 == nil {
+			return b, nil
+		}
+		return nil, err // the file vigil init writes is the one to name
 	}
 }

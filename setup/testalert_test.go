@@ -137,11 +137,15 @@ func TestSendTestAlertsFailures(t *testing.T) {
 		}
 	}
 
-	// A credential that is not there names its key.
-	got = SendTestAlerts(context.Background(), cfg, TestAlertOptions{CredDir: t.TempDir()})
+	// A credential that is not there names its key and the file vigil
+	// init writes.
+	empty := t.TempDir()
+	got = SendTestAlerts(context.Background(), cfg, TestAlertOptions{CredDir: empty})
 	for _, d := range got {
-		if d.Err == nil || !strings.Contains(d.Err.Error(), d.Channel+".") || !strings.Contains(d.Err.Error(), "read secret") {
-			t.Errorf("%s: want the missing credential's key", d)
+		want := map[string]string{ChannelTelegram: "telegram.token_file: read secret: open " + filepath.Join(empty, "vigil.telegram_token"),
+			ChannelMQTT: "mqtt.password_file: read secret: open " + filepath.Join(empty, "vigil.mqtt_password")}[d.Channel]
+		if d.Err == nil || !strings.Contains(d.Err.Error(), want) {
+			t.Errorf("%s: want it to say %q", d, want)
 		}
 	}
 }
@@ -160,10 +164,41 @@ func TestSendTestAlertsNone(t *testing.T) {
 // What the wizard prints for each channel after the test alert.
 func ExampleDelivery_String() {
 	fmt.Println(Delivery{Channel: ChannelTelegram, Latency: 420 * time.Millisecond})
+	fmt.Println(Delivery{Channel: ChannelTelegram, Latency: 1260 * time.Millisecond, Note: "telegram.min_severity is warning: the daemon will not send info alerts such as this test"}.Detail())
 	fmt.Println(Delivery{Channel: ChannelMQTT, Latency: 12 * time.Millisecond})
 	fmt.Println(Delivery{Channel: ChannelMQTT, Err: fmt.Errorf("mqtt mqtt://10.0.0.2:1883: %w (CONNACK 5 not authorized)", ErrBrokerRefused)})
 	// Output:
 	// telegram: delivered (0.4 s)
+	// delivered (1.3 s) (telegram.min_severity is warning: the daemon will not send info alerts such as this test)
 	// mqtt: delivered, PUBACK in 12 ms
 	// mqtt: not delivered: mqtt mqtt://10.0.0.2:1883: the broker refused the user name or password (CONNACK 5 not authorized)
+}
+
+// As the wizard calls it: the config's secrets resolved already (it read
+// them from the credstore when it validated the file), no CredDir.
+func TestSendTestAlertsResolved(t *testing.T) {
+	t.Parallel()
+	bot := newFakeBotAPI(t)
+	b := mosquittoWithPassword(t, "vigil", "s3cret-pass")
+	cfg := parseInitConfig(t, bot.srv.URL, "mqtt://"+b.Addr(), "")
+	secrets := map[string]string{"telegram_token": goodToken, "mqtt_password": "s3cret-pass"}
+	err := cfg.ResolveSecrets(func(string) string { return "/run/credentials/vigil.service" }, func(path string) ([]byte, error) {
+		if v, ok := secrets[filepath.Base(path)]; ok {
+			return []byte(v), nil
+		}
+		return nil, os.ErrNotExist
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range SendTestAlerts(context.Background(), cfg, TestAlertOptions{}) {
+		if d.Err != nil {
+			t.Errorf("%s", d)
+		}
+	}
+	bot.mu.Lock()
+	defer bot.mu.Unlock()
+	if len(bot.sent) != 1 {
+		t.Errorf("Telegram got %v, want the test alert", bot.sent)
+	}
 }

@@ -113,3 +113,12 @@ func startOf(u update, username string) (Start, bool) {
 	}
 	return Start{UpdateID: u.UpdateID, ChatID: m.Chat.ID, ChatType: m.Chat.Type, UserID: m.From.ID, User: m.From.name()}, true
 }
+
+// Say sends text, plain, to chat: the wizard's answer to a /start. It
+// waits out a 429 as alerts do.
+func (b *Bot) Say(ctx context.Context, chat int64, text string) error {
+	if _, _, err := b.send(ctx, sendMessage{ChatID: chat, Text: truncate16(text, maxText)}, false); err != nil {
+		return fmt.Errorf("telegram: %w", err)
+	}
+	return nil
+}
