@@ -47,7 +47,8 @@ run: build
 # Test dependencies: a real mosquitto for the MQTT tests, qemu-user for the
 # cross-architecture runs, headless chromium for the status page test and
 # promtool (Debian's prometheus package) to check /metrics, tmux for the
-# interactive vigil init test. Installed only
+# interactive vigil init test, tzdata for the zone names the tests use (the
+# binary reads the system's zone database). Installed only
 # when missing, by scripts/apt-install.sh (root or sudo, and apt; a failed
 # `apt-get update` is a warning, the install decides). Debian's
 # rabbitmq-server (3.10, with its MQTT plugin) is for the
@@ -60,6 +61,7 @@ test-deps:
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	[ -d /usr/share/zoneinfo ] || missing="$$missing tzdata"; \
 	if [ -n "$$missing" ]; then sh scripts/apt-install.sh $$missing; fi
 	@[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || sh scripts/apt-install.sh --no-install-recommends rabbitmq-server || \
 		echo "WARNING: rabbitmq-server could not be installed: the RabbitMQ cluster test will skip"

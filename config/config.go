@@ -2,7 +2,6 @@ package config
 
 import (
 	"time"
-	_ "time/tzdata" // timezone names must resolve on boards without /usr/share/zoneinfo
 
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/schedule"

@@ -240,9 +240,9 @@ func (p *parser) validateDevice() {
 		p.bad(k("timezone"), `"Local" is whatever the machine's clock is set to, not an IANA name: give one like "Europe/Berlin", or "UTC"`)
 		return
 	}
-	loc, err := time.LoadLocation(d.Timezone)
+	loc, err := loadLocation(d.Timezone)
 	if err != nil || strings.ContainsAny(d.Timezone, "\x00") {
-		p.bad(k("timezone"), "unknown time zone %q (want an IANA name like \"Europe/Berlin\")", d.Timezone)
+		p.bad(k("timezone"), "%s", zoneError(d.Timezone))
 		return
 	}
 	d.Location = loc
@@ -1153,4 +1153,21 @@ func (c *Config) RuleSpec(r Rule) (*rule.Spec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// loadLocation is time.LoadLocation; a test swaps it for a machine with
+// no zone database.
+var loadLocation = time.LoadLocation
+
+// zoneError says why a zone name did not load. The names come from the
+// system's zone database (/usr/share/zoneinfo, the tzdata package, which
+// apt keeps current when a country changes its clocks; the .deb depends
+// on it), not from a copy compiled into the binary, which would be 400 KB
+// that goes stale. On a machine without the database every name but UTC
+// fails, and the error says that rather than blaming the name.
+func zoneError(name string) string {
+	if _, err := loadLocation("Etc/UTC"); err != nil {
+		return fmt.Sprintf("time zone %q: this system has no time zone database (/usr/share/zoneinfo): install it (apt install tzdata) or point $ZONEINFO at one, or remove the key for UTC", name)
+	}
+	return fmt.Sprintf("unknown time zone %q (want an IANA name like \"Europe/Berlin\")", name)
 }

@@ -99,7 +99,7 @@ TimeoutStartSec=infinity
 
 [Install]
 WantedBy=multi-user.target'
-packages=systemd,systemd-sysv,udev,dbus,mosquitto,mosquitto-clients,linux-image-arm64,initramfs-tools,ca-certificates,kmod
+packages=systemd,systemd-sysv,udev,dbus,mosquitto,mosquitto-clients,linux-image-arm64,initramfs-tools,ca-certificates,tzdata,kmod
 # The initramfs needs only what mounts a virtio-mmio disk (the -device
 # virtio-blk-device below) with ext4: with the
 # default MODULES=most, mkinitramfs under qemu-user takes half an hour.

@@ -71,6 +71,8 @@ for t in $DEB_TARGETS; do
 	# HTTPS (LLM, Telegram, mqtts://, wss://) needs the CA bundle.
 	dpkg-deb --info "$deb" | grep -Eq '^ Depends: (.*, )?ca-certificates(,|$| )' ||
 		fail "$deb: dpkg-deb -I shows no Depends: ca-certificates: $(dpkg-deb --info "$deb" | grep Depends || echo none)"
+	dpkg-deb --info "$deb" | grep -Eq '^ Depends: (.*, )?tzdata(,|$| )' ||
+		fail "$deb: dpkg-deb -I shows no Depends: tzdata: $(dpkg-deb --info "$deb" | grep Depends || echo none)"
 	# The man page is docs/vigil.1, gzipped; the docs are the repository's.
 	dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/man/man1/vigil.1.gz | gzip -dc | cmp -s - docs/vigil.1 ||
 		fail "$deb: /usr/share/man/man1/vigil.1.gz is not docs/vigil.1"
@@ -158,7 +160,7 @@ called() { calls | grep -qx "$1" || fail "$step: the scripts did not run '$1'; t
 not_called() { ! calls | grep -Eq "$1" || fail "$step: the scripts ran '$(calls | grep -E "$1")'"; }
 
 # Without ca-certificates dpkg refuses to configure vigil (HTTPS needs the
-# CA bundle); a status entry stands in for the real package afterwards.
+# CA bundle); status entries stand in for it and tzdata afterwards.
 step="install without ca-certificates"
 if PATH=/usr/sbin:/usr/bin:/sbin:/bin dpkg --root="$root" --force-bad-path -i "$deb" >"$tmp/dpkg.out" 2>&1; then
 	fail "$step: dpkg configured vigil: $(cat "$tmp/dpkg.out")"
@@ -167,6 +169,8 @@ grep -q 'vigil depends on ca-certificates' "$tmp/dpkg.out" || fail "$step: $(cat
 PATH=/usr/sbin:/usr/bin:/sbin:/bin dpkg --root="$root" --force-bad-path -P vigil >/dev/null 2>&1 || true
 rm -f "$root/calls.log"
 printf 'Package: ca-certificates\nStatus: install ok installed\nPriority: optional\nMaintainer: stand-in\nArchitecture: all\nVersion: 20230311\nDescription: stand-in for the dependency\n\n' \
+	>>"$root/var/lib/dpkg/status"
+printf 'Package: tzdata\nStatus: install ok installed\nPriority: optional\nMaintainer: stand-in\nArchitecture: all\nVersion: 2024a-0+deb12u1\nDescription: stand-in for the dependency\n\n' \
 	>>"$root/var/lib/dpkg/status"
 
 step="install"

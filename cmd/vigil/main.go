@@ -20,7 +20,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	_ "time/tzdata" // IANA zones for boards without /usr/share/zoneinfo
 
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/internal/tlshint"
