@@ -48,7 +48,7 @@ func (e *Engine) Replay(spec *rule.Spec, snaps []device.Snapshot, maxPerDay int)
 	// samples, as the loop learned it: judging an old reading against
 	// today's baselines, which learned from that very reading, would
 	// not be what the loop did.
-	r := &Engine{cfg: e.cfg, deps: Deps{Sensors: e.deps.Sensors}, hist: newHistory(e.cfg.MemHistory),
+	r := &Engine{id: e.id, cfg: e.cfg, deps: Deps{Sensors: e.deps.Sensors}, hist: newHistory(e.cfg.MemHistory),
 		lastGood: map[string]time.Time{}, start: snaps[0].Time, floors: &floorTable{m: map[string]float64{}}}
 	r.base = baseline.New(e.cfg.Location, r.floors.get)
 	r.base.SetUnusual(e.cfg.Unusual)

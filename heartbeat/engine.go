@@ -112,6 +112,7 @@ type Deps struct {
 
 // Engine runs the loops. Construct with New, start with Run.
 type Engine struct {
+	id   string // cfg.DeviceID, fixed at New: read without e.mu (Reconfigure replaces cfg under it)
 	cfg  Config
 	deps Deps
 	log  *slog.Logger
@@ -196,7 +197,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		cfg.Checklist = func() (string, bool, error) { return "", true, nil }
 	}
 	e := &Engine{
-		cfg: cfg, deps: deps, log: deps.Log,
+		id: cfg.DeviceID, cfg: cfg, deps: deps, log: deps.Log,
 		wake:         map[string]chan struct{}{},
 		rules:        map[string]*ruleRun{},
 		lastGood:     map[string]time.Time{},
@@ -293,8 +294,8 @@ func (e *Engine) newAlert(sev alert.Severity, source, ruleName, state, summary s
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return alert.Alert{
-		ID:       e.cfg.DeviceID + "-" + hex.EncodeToString(b[:]),
-		Device:   e.cfg.DeviceID,
+		ID:       e.id + "-" + hex.EncodeToString(b[:]),
+		Device:   e.id,
 		Time:     e.deps.Wall().UTC().Round(time.Millisecond),
 		Severity: sev,
 		Source:   source,

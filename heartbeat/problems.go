@@ -47,7 +47,7 @@ func (e *Engine) problems() (ps, logged []alert.Alert, err error) {
 	for name, rr := range e.rules {
 		if rr.state.Firing {
 			since := wallOf(e, rr.state.Since)
-			a := alert.Alert{ID: rr.alertID, Device: e.cfg.DeviceID, Time: since, Severity: rr.rule.Severity,
+			a := alert.Alert{ID: rr.alertID, Device: e.id, Time: since, Severity: rr.rule.Severity,
 				Source: alert.SourceRule, Rule: name, State: alert.StateFiring,
 				Summary: fmt.Sprintf("rule %s firing since %s", name, since.Format(time.RFC3339))}
 			open[a.Key()] = a
@@ -61,7 +61,7 @@ func (e *Engine) problems() (ps, logged []alert.Alert, err error) {
 	}{{e.state.LLMDown, ruleLLMUnreachable, "LLM unreachable"}, {e.state.FailureAlerted, ruleHeartbeatFailed, "heartbeats failing"}} {
 		if f.on {
 			// Made up: the time of the last failed call, which kept it open.
-			a := alert.Alert{Device: e.cfg.DeviceID, Time: e.state.LastLLMCall, Severity: alert.Warning,
+			a := alert.Alert{Device: e.id, Time: e.state.LastLLMCall, Severity: alert.Warning,
 				Source: alert.SourceSystem, Rule: f.rule, State: alert.StateFiring, Summary: f.text}
 			open[a.Key()] = a
 		}

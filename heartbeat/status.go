@@ -78,7 +78,7 @@ type RuleStatus struct {
 
 // Status reports the engine's state for `vigil status`.
 func (e *Engine) Status(ctx context.Context) (Status, error) {
-	st := Status{Device: e.cfg.DeviceID, Mode: "rules-only", Outbox: map[string]int{}}
+	st := Status{Device: e.id, Mode: "rules-only", Outbox: map[string]int{}}
 	loc := e.cfg.Location
 	if until, ok := e.PausedUntil(); ok {
 		st.PausedUntil = until.In(loc).Round(time.Second)

@@ -17,10 +17,7 @@ import (
 // the next `vigil run`. The caller checks that only names a configured
 // transport: an engine without a daemon's transports cannot.
 func (e *Engine) TestAlert(ctx context.Context, sev alert.Severity, only string) (alert.Alert, error) {
-	e.mu.Lock() // Reconfigure replaces e.cfg under it
-	id := e.cfg.DeviceID
-	e.mu.Unlock()
-	a, err := e.queueSystem(sev, alert.RuleTest, alert.TestSummary(id), only)
+	a, err := e.queueSystem(sev, alert.RuleTest, alert.TestSummary(e.id), only)
 	if err != nil {
 		return alert.Alert{}, fmt.Errorf("queue test alert: %w", err)
 	}

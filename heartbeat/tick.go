@@ -98,7 +98,7 @@ func (e *Engine) intervalLoop(ctx context.Context) {
 		}
 		if cur := e.cfg.Interval; cur != interval {
 			interval = cur
-			sched = e.deps.Clock.Now().Add(Phase(e.cfg.DeviceID, interval))
+			sched = e.deps.Clock.Now().Add(Phase(e.id, interval))
 			next = sched
 		}
 		reconf := e.reconf
