@@ -9,14 +9,19 @@ import (
 	"github.com/vigil-iot/vigil/fleet"
 )
 
-// cmdFleet is `vigil fleet`: package fleet has it all; here the line is
-// parsed and its errors get their exit codes.
+// cmdFleet is `vigil fleet` and `vigil fleet do`: package fleet has it
+// all; here the line is parsed and its errors get their exit codes.
 func (e *env) cmdFleet(ctx context.Context, args []string) error {
 	c := &fleet.Command{Stdout: e.stdout, Stderr: e.stderr, Terminal: isTerminal(e.stdout), Log: e.logger()}
-	if _, err := e.flags("fleet", args, c.Define, 0); err != nil {
+	name, define, run := "fleet", c.Define, c.Run
+	if len(args) > 0 && args[0] == "do" {
+		name, define, run, args = "fleet do", c.DefineDo, c.RunDo, args[1:]
+	}
+	pos, err := e.flags(name, args, define, -1)
+	if err != nil {
 		return err
 	}
-	err := c.Run(ctx)
+	err = run(ctx, pos)
 	var ue *fleet.UsageError
 	var ce *fleet.ConfigError
 	switch {
