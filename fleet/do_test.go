@@ -41,7 +41,7 @@ type fakeDevice struct {
 
 func (d *fakeDevice) start(t *testing.T, url string) {
 	t.Helper()
-	opts := paho.NewClientOptions().AddBroker(url).SetClientID("fake-" + d.id).SetCleanSession(true).
+	opts := paho.NewClientOptions().AddBroker(url).SetClientID("fake-"+d.id).SetCleanSession(true).
 		SetWill("vigil/"+d.id+"/status", "offline", 1, true)
 	d.cli = paho.NewClient(opts)
 	if tok := d.cli.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
