@@ -87,6 +87,8 @@ type Config struct {
 	Board           string          // the board profile, published on <p>/<id>/info
 	Interval        time.Duration   // the heartbeat interval, published on <p>/<id>/info
 	SampleInterval  time.Duration   // the sample interval, published on <p>/<id>/info
+	Tags            []string        // [device] tags, published on <p>/<id>/info
+	ConfigDigest    string          // config.Digest of the config in force, published on <p>/<id>/info
 	Clock           clockwork.Clock // paces the first connection's retries; default the real clock
 	// Problems, when set, is asked after every connection what is firing
 	// now, and the problem sensor is rebuilt from its answer: a retained
@@ -132,6 +134,7 @@ type Client struct {
 	conns, sensorsVer, annConn, annVer int
 
 	announceMu sync.Mutex // one discovery message at a time, newest last
+	infoMu     sync.Mutex // one retained info at a time, newest last
 	// problemMu orders the changes of active with their publishing, so
 	// the last problem state published is the newest (a rebuild reading
 	// its source while an alert resolves cannot put it back).
@@ -583,24 +586,31 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 	return nil
 }
 
-// Info is the retained payload of <p>/<id>/info, published once after every
-// connect: what a fleet view needs to know about a device that its other
-// topics do not say. Time is when this connection came up, so a status of
-// "online" is online since Time; Interval lets a subscriber tell a silent
-// device (no heartbeat for 3× Interval) from a quiet one.
+// Info is the retained payload of <p>/<id>/info, published after every
+// connect and again after every change of what it says: what a fleet view
+// needs to know about a device that its other topics do not say. Time is
+// when this connection came up, so a status of "online" is online since
+// Time; Interval lets a subscriber tell a silent device (no heartbeat for
+// 3× Interval) from a quiet one; Tags are what a view selects by; Config
+// tells devices that run the same settings and checklist from those that
+// do not (config.Digest: the first 12 hex digits of a SHA-256, never of a
+// secret).
 type Info struct {
 	Time           time.Time `json:"time"`
 	Board          string    `json:"board,omitempty"`
 	Version        string    `json:"version,omitempty"`
 	Interval       string    `json:"interval,omitempty"`        // heartbeat interval, a Go duration; "0s" when heartbeats are off
 	SampleInterval string    `json:"sample_interval,omitempty"` // a Go duration
+	Tags           []string  `json:"tags,omitempty"`            // [device] tags
+	Config         string    `json:"config,omitempty"`          // digest of the config in force, 12 lowercase hex digits
 }
 
 // infoPayload is the Info of the current connection.
 func (c *Client) infoPayload() ([]byte, error) {
 	c.mu.Lock()
 	info := Info{Time: c.connAt, Board: c.cfg.Board, Version: c.cfg.Version,
-		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String()}
+		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String(),
+		Tags: slices.Clone(c.cfg.Tags), Config: c.cfg.ConfigDigest}
 	c.mu.Unlock()
 	payload, err := json.Marshal(info)
 	if err != nil {
@@ -609,8 +619,12 @@ func (c *Client) infoPayload() ([]byte, error) {
 	return payload, nil
 }
 
-// publishInfo publishes Info, retained, on <p>/<id>/info.
+// publishInfo publishes Info, retained, on <p>/<id>/info. Two at once go
+// out one after the other, each with the state of its time, so the last
+// retained is the newest.
 func (c *Client) publishInfo(ctx context.Context) error {
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
 	payload, err := c.infoPayload()
 	if err != nil {
 		return err
@@ -618,15 +632,21 @@ func (c *Client) publishInfo(ctx context.Context) error {
 	return c.publish(ctx, c.topic("info"), true, payload)
 }
 
-// SetIntervals changes the intervals Info announces (a run-time `vigil set
-// heartbeat.interval`) and republishes Info when connected; while
-// disconnected the next connection announces them.
-func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duration) error {
+// SetInfo changes what Info announces (after a run-time `vigil set`, a
+// checklist set, a reload) and republishes Info at once when connected and
+// something changed; while disconnected the next connection announces it.
+func (c *Client) SetInfo(ctx context.Context, in transport.DeviceInfo) error {
 	c.mu.Lock()
-	c.cfg.Interval, c.cfg.SampleInterval = interval, sample
+	same := c.cfg.Interval == in.Interval && c.cfg.SampleInterval == in.SampleInterval &&
+		slices.Equal(c.cfg.Tags, in.Tags) && c.cfg.ConfigDigest == in.Config
+	c.cfg.Interval, c.cfg.SampleInterval = in.Interval, in.SampleInterval
+	c.cfg.Tags, c.cfg.ConfigDigest = slices.Clone(in.Tags), in.Config
 	c.mu.Unlock()
+	if same {
+		return nil
+	}
 	if err := c.publishInfo(ctx); err != nil && !errors.Is(err, ErrNotConnected) {
-		return err
+		return fmt.Errorf("mqtt: publish info: %w", err)
 	}
 	return nil
 }
