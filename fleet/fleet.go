@@ -145,20 +145,12 @@ type entry struct {
 	id        string
 	status    string
 	statusAt  time.Time // when a live status arrived; zero for a retained one
-	info      *info
+	info      *mqtt.Info
 	interval  time.Duration
 	hb        *transport.Heartbeat
 	firing    map[string]Firing // by source/rule
 	lastAlert *alert.Alert
 	lastSeen  time.Time
-}
-
-// info is the payload of <p>/<id>/info: mqtt.Info, with the tags and the
-// config digest a newer vigil adds.
-type info struct {
-	mqtt.Info
-	Tags   []string `json:"tags,omitempty"`
-	Config string   `json:"config,omitempty"`
 }
 
 // New returns an empty view of the devices under prefix (e.g. "vigil").
@@ -214,7 +206,7 @@ func (v *View) Handle(topic string, payload []byte, retained bool) error {
 		}
 		e.status = p
 	case "info":
-		var in info
+		var in mqtt.Info
 		if err := json.Unmarshal(payload, &in); err != nil {
 			return fmt.Errorf("%s: read info: %w", topic, err)
 		}
