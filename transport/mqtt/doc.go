@@ -19,7 +19,8 @@
 //	<p>/<id>/cmd/result         QoS 1: the answer to a command as JSON
 //	<p>/fleet/rollcall          inbound, always: answered by publishing status,
 //	                            info, heartbeat and problem state again, not
-//	                            retained, at most once per RollCallLimit
+//	                            retained, at most once per RollCallLimit (the
+//	                            roll calls within it: once, at its end)
 //
 // Info (retained on <p>/<id>/info, and again in a roll call's answer):
 //

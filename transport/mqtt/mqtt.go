@@ -112,8 +112,8 @@ type Client struct {
 	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
 	rollCall  chan struct{} // one pending roll call
 	cmdq      chan inbound
-	rollLimit rollCallLimiter // used by loop only
-	haLimit   onceEvery       // Home Assistant births; used by loop only
+	roll      rollCaller // used by loop only
+	haLimit   onceEvery  // Home Assistant births; used by loop only
 	// cmdDropped counts the commands that found cmdq full since the last
 	// result that said so.
 	cmdDropped atomic.Int64
@@ -432,15 +432,20 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// loop does the work that follows a connection or a Home Assistant
-// restart, outside paho's goroutines so it may block on acknowledgements.
+// loop does the work that follows a connection, a Home Assistant restart
+// or a roll call, outside paho's goroutines so it may block on
+// acknowledgements.
 func (c *Client) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			if c.roll.timer != nil {
+				c.roll.timer.Stop()
+			}
 			return
 		case <-c.connected:
 			c.afterConnect(ctx)
+			c.answerRollCall(ctx) // one owed from before the reconnect
 		case <-c.haOnline:
 			if !c.haLimit.allow(c.clock.Now(), ReannounceLimit) {
 				c.log.Debug("mqtt home assistant birth: not re-announced", "reason", "re-announced less than "+ReannounceLimit.String()+" ago")
@@ -448,6 +453,10 @@ func (c *Client) loop(ctx context.Context) {
 			}
 			c.announceLogged(ctx, true)
 		case <-c.rollCall:
+			c.roll.owed = true
+			c.answerRollCall(ctx)
+		case <-c.roll.due():
+			c.roll.timer = nil
 			c.answerRollCall(ctx)
 		}
 	}
