@@ -9,8 +9,8 @@ package fleet
 // device echoes in <p>/<id>/cmd/result; the CLI waits up to --timeout
 // after its last publish and reports one line per device: ok, refused
 // (the device's policy: [manage] remote lacks the verb, its rate limit),
-// error, no answer; an offline or missing device is reported and never
-// sent to. Publishes are spread (--rate, 50 a second) so a thousand
+// error, no answer; an offline or missing device is reported as no
+// answer and never sent to. Publishes are spread (--rate, 50 a second) so a thousand
 // devices do not answer at once. Exit: 0 only when every selected device
 // said ok; 1 otherwise, and when the selector matches nobody; 2 for a
 // bad verb, argument or selector (UsageError), naming it.
@@ -72,9 +72,9 @@ const (
 	ResultOK       = "ok"
 	ResultRefused  = "refused"
 	ResultError    = "error"
-	ResultNoAnswer = "no answer"
-	ResultNotSent  = "not sent" // offline or missing
+	ResultNoAnswer = "no answer" // also an offline or missing device, never sent to
 	ResultDryRun   = "would send"
+	ResultSkip     = "would not send" // dry run: offline or missing
 )
 
 // action is what `fleet do` sends: the verb (cmd/<Verb>) and its payload
@@ -277,7 +277,7 @@ func (s Selector) Match(d Device) bool {
 type Outcome struct {
 	ID      string `json:"id"`
 	State   string `json:"state"`
-	Result  string `json:"result"`            // ok | refused | error | no answer | not sent | would send
+	Result  string `json:"result"`            // ok | refused | error | no answer | would send | would not send
 	Message string `json:"message,omitempty"` // the device's error or answer, or why nothing was sent
 	Sent    int    `json:"sent"`              // commands sent (ack without a target: one per problem)
 }
@@ -338,7 +338,7 @@ func (c *Command) RunDo(ctx context.Context, args []string) error {
 		for _, d := range picked {
 			o := Outcome{ID: d.ID, State: d.State, Result: ResultDryRun, Sent: len(a.payloads(d))}
 			if reason := notSent(d); reason != "" {
-				o.Result, o.Message, o.Sent = ResultNotSent, reason, 0
+				o.Result, o.Message, o.Sent = ResultSkip, reason, 0
 			}
 			rep.Devices = append(rep.Devices, o)
 			rep.Counts[o.Result]++
@@ -365,12 +365,12 @@ func (c *Command) RunDo(ctx context.Context, args []string) error {
 func notSent(d Device) string {
 	switch d.State {
 	case Offline:
-		return "offline"
+		return "offline, not sent"
 	case Missing:
 		if d.LastSeen.IsZero() {
-			return "missing"
+			return "missing, not sent"
 		}
-		return "missing (last seen " + d.LastSeen.UTC().Format(time.RFC3339) + ")"
+		return "missing (last seen " + d.LastSeen.UTC().Format(time.RFC3339) + "), not sent"
 	}
 	return ""
 }
@@ -408,7 +408,7 @@ func (c *Command) send(ctx context.Context, s *session, w *waiter, a action, pic
 	for i, d := range picked {
 		outcomes[i] = Outcome{ID: d.ID, State: d.State}
 		if reason := notSent(d); reason != "" {
-			outcomes[i].Result, outcomes[i].Message = ResultNotSent, reason
+			outcomes[i].Result, outcomes[i].Message = ResultNoAnswer, reason
 			continue
 		}
 		for _, p := range a.payloads(d) {
@@ -614,8 +614,10 @@ func (c *Command) writeReport(rep Report) error {
 	for _, o := range rep.Devices {
 		res := o.Result
 		switch {
-		case o.Result == ResultRefused || o.Result == ResultError || o.Result == ResultNotSent:
+		case o.Result == ResultRefused || o.Result == ResultError:
 			res += ": " + cmp.Or(o.Message, "no reason given")
+		case (o.Result == ResultNoAnswer || o.Result == ResultSkip) && o.Message != "":
+			res += " (" + o.Message + ")"
 		case o.Result == ResultDryRun && o.Sent != 1:
 			res += fmt.Sprintf(" %d", o.Sent)
 		}
@@ -623,7 +625,7 @@ func (c *Command) writeReport(rep Report) error {
 	}
 	writeColumns(&b, rows)
 	var counts []string
-	for _, r := range []string{ResultOK, ResultRefused, ResultError, ResultNoAnswer, ResultNotSent, ResultDryRun} {
+	for _, r := range []string{ResultOK, ResultRefused, ResultError, ResultNoAnswer, ResultDryRun, ResultSkip} {
 		if k := rep.Counts[r]; k > 0 {
 			counts = append(counts, fmt.Sprintf("%d %s", k, r))
 		}
