@@ -352,6 +352,7 @@ func (s *session) saveRoster(devs []Device) {
 func (s *session) devices() []Device {
 	devs := s.view.Devices()
 	if s.roster != nil {
+		s.roster.Fill(devs)
 		devs = append(devs, s.roster.Missing(devs, s.clock.Now())...)
 		slices.SortFunc(devs, Compare)
 	}

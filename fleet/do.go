@@ -365,12 +365,12 @@ func (c *Command) RunDo(ctx context.Context, args []string) error {
 func notSent(d Device) string {
 	switch d.State {
 	case Offline:
-		return "offline, not sent"
+		return "offline"
 	case Missing:
 		if d.LastSeen.IsZero() {
-			return "missing, not sent"
+			return "missing"
 		}
-		return "missing (last seen " + d.LastSeen.UTC().Format(time.RFC3339) + "), not sent"
+		return "missing, last seen " + d.LastSeen.UTC().Format(time.RFC3339)
 	}
 	return ""
 }
@@ -408,7 +408,7 @@ func (c *Command) send(ctx context.Context, s *session, w *waiter, a action, pic
 	for i, d := range picked {
 		outcomes[i] = Outcome{ID: d.ID, State: d.State}
 		if reason := notSent(d); reason != "" {
-			outcomes[i].Result, outcomes[i].Message = ResultNoAnswer, reason
+			outcomes[i].Result, outcomes[i].Message = ResultNoAnswer, reason+", not sent"
 			continue
 		}
 		for _, p := range a.payloads(d) {

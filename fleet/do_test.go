@@ -316,6 +316,13 @@ func TestRosterShowsMissing(t *testing.T) {
 	if json.Unmarshal([]byte(out), &snap) != nil || len(snap.Devices) != 1 || snap.Devices[0].State != Missing || snap.Devices[0].LastSeen.IsZero() || snap.Summary.Missing != 1 {
 		t.Errorf("--json --offline: %+v\n%s", snap, out)
 	}
+	// Its Will, and nothing else of it: offline, with what the roster
+	// knew of it.
+	pub.Publish("vigil/z/status", true, "offline")
+	out, _ = runFleet(t, cache, false, "--broker", b.URL(), "--once", "--json", "--offline")
+	if json.Unmarshal([]byte(out), &snap) != nil || len(snap.Devices) != 1 || snap.Devices[0].State != Offline || snap.Devices[0].Version != "v0" {
+		t.Errorf("a device with only its Will: %+v\n%s", snap.Devices, out)
+	}
 }
 
 // TestOnceNobodyWaitsTheWindow: with no device at all, --once waits the

@@ -118,6 +118,17 @@ func (r *Roster) Missing(devs []Device, now time.Time) []Device {
 	return out
 }
 
+// Fill gives the devices of devs that have said nothing of themselves
+// (only a status: a retained Will, with their info gone or never
+// delivered) the version, config and tags the roster knows.
+func (r *Roster) Fill(devs []Device) {
+	for i, d := range devs {
+		if e, ok := r.Devices[d.ID]; ok && d.Version == "" && len(d.Tags) == 0 {
+			devs[i].Version, devs[i].Config, devs[i].Tags = e.Version, e.Config, slices.Clone(e.Tags)
+		}
+	}
+}
+
 // Save merges the roster with the file at path (another viewer may have
 // written it meanwhile), keeps the RosterMax devices seen last and none
 // older than RosterKeep, and writes it atomically.
