@@ -383,8 +383,7 @@ func (s *session) gather(ctx context.Context) ([]Device, error) {
 			quiet.Reset(quietFor)
 			continue
 		case <-quiet.C:
-			devs := s.view.Devices()
-			in = len(devs) > 0 && (s.roster == nil || len(s.roster.Missing(devs, s.clock.Now())) == 0)
+			in = s.in()
 			if !in {
 				quiet.Reset(quietFor)
 			}
@@ -400,6 +399,30 @@ func (s *session) gather(ctx context.Context) ([]Device, error) {
 	}
 	s.saveRoster(s.view.Devices())
 	return devs, nil
+}
+
+// in reports whether the fleet is in: some device came, and every device
+// on the roster has said online or offline (its sensors alone, published
+// live every few seconds, do not count: the answer to the roll call may
+// still be on its way).
+func (s *session) in() bool {
+	devs := s.view.Devices()
+	if len(devs) == 0 {
+		return false
+	}
+	if s.roster == nil {
+		return true
+	}
+	state := make(map[string]string, len(devs))
+	for _, d := range devs {
+		state[d.ID] = d.State
+	}
+	for id := range s.roster.Devices {
+		if st, ok := state[id]; !ok || st == Unknown {
+			return false
+		}
+	}
+	return true
 }
 
 // live redraws until ctx ends, calling the roll every c.rollCall.

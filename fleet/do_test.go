@@ -340,3 +340,43 @@ func TestOnceNobodyWaitsTheWindow(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestOnceWaitsForTheAnswerNotSensors: a device on the roster whose
+// sensors arrive live (every second, as a daemon publishes them) but whose
+// answer to the roll call comes at the end of its window is waited for:
+// --once shows it online, not unknown.
+func TestOnceWaitsForTheAnswerNotSensors(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	cache := t.TempDir()
+	path := RosterPath(cache, []string{b.URL()}, "vigil")
+	r, _ := LoadRoster(path, []string{b.URL()}, "vigil")
+	r.Note([]Device{{ID: "s", State: Online, LastSeen: time.Now()}}, time.Now())
+	if err := r.Save(path, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	pub := mosquittotest.Subscribe(t, b.URL())
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			pub.Publish("vigil/s/sensors", false, `{"time":"2026-11-26T11:00:00Z"}`)
+			if i == 12 { // the answer, 1.2 s in
+				pub.Publish("vigil/s/status", false, "online")
+				pub.Publish("vigil/s/info", false, `{"time":"2026-11-26T11:00:00Z","version":"v1"}`)
+			}
+		}
+	}()
+	out, err := runFleet(t, cache, false, "--broker", b.URL(), "--once", "--json")
+	close(stop)
+	<-done
+	var snap Snapshot
+	if err != nil || json.Unmarshal([]byte(out), &snap) != nil || len(snap.Devices) != 1 || snap.Devices[0].State != Online {
+		t.Errorf("--once: err %v, devices %+v; want s online", err, snap.Devices)
+	}
+}
