@@ -400,17 +400,22 @@ func TestFleetFiftyDaemons(t *testing.T) {
 func TestFleetNobody(t *testing.T) {
 	t.Parallel()
 	b := mosquittotest.Start(t, mosquittotest.Options{})
+	// Each waits a device's whole roll-call window: all three at once.
+	var wg sync.WaitGroup
 	for _, args := range [][]string{{"--once"}, {"--once", "--json"}, {"--once", "--prefix", "site-a"}} {
-		out, errOut, code := runVigil(t, append([]string{"fleet", "--broker", b.URL()}, args...)...)
-		prefix := "vigil"
-		if len(args) == 3 {
-			prefix = "site-a"
-		}
-		want := "vigil: fleet: no device under " + prefix + "/ on " + b.URL() + ": neither retained messages nor the roll call on " + prefix + "/fleet/rollcall brought any within "
-		if code != 1 || out != "" || !strings.HasPrefix(errOut, want) {
-			t.Errorf("vigil fleet %v on an empty broker: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, %q…", args, code, out, errOut, want)
-		}
+		wg.Go(func() {
+			out, errOut, code := runVigil(t, append([]string{"fleet", "--broker", b.URL()}, args...)...)
+			prefix := "vigil"
+			if len(args) == 3 {
+				prefix = "site-a"
+			}
+			want := "vigil: fleet: no device under " + prefix + "/ on " + b.URL() + ": neither retained messages nor the roll call on " + prefix + "/fleet/rollcall brought any within "
+			if code != 1 || out != "" || !strings.HasPrefix(errOut, want) {
+				t.Errorf("vigil fleet %v on an empty broker: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, %q…", args, code, out, errOut, want)
+			}
+		})
 	}
+	wg.Wait()
 	if _, errOut, code := runVigil(t, "fleet", "--broker", b.URL(), "--once", "--prefix", "site.a"); code != 2 || !strings.Contains(errOut, `--prefix: must not contain "."`) {
 		t.Errorf("vigil fleet --prefix site.a: exit %d, %s; want a usage error naming the dot", code, errOut)
 	}
