@@ -380,3 +380,50 @@ func TestOnceWaitsForTheAnswerNotSensors(t *testing.T) {
 		t.Errorf("--once: err %v, devices %+v; want s online", err, snap.Devices)
 	}
 }
+
+// TestActionPayloads: each verb's payload is the JSON form the device's
+// parser takes (transport/mqtt parseCommand), and gets a cid.
+func TestActionPayloads(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "HEARTBEAT.md")
+	if err := os.WriteFile(list, []byte("- is the pump running?\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check"}, `{"cid":"X"}`},
+		{[]string{"resume"}, `{"cid":"X"}`},
+		{[]string{"pause", "30"}, `{"cid":"X","minutes":30}`},
+		{[]string{"set", "heartbeat.interval", "10m"}, `{"cid":"X","key":"heartbeat.interval","value":"10m"}`},
+		{[]string{"set", "rule.x.message", "too", "hot"}, `{"cid":"X","key":"rule.x.message","value":"too hot"}`},
+		{[]string{"unset", "heartbeat.interval"}, `{"cid":"X","key":"heartbeat.interval"}`},
+		{[]string{"checklist", "set", list}, `{"cid":"X","op":"set","text":"- is the pump running?"}`},
+		{[]string{"ack", "llm"}, `{"cid":"X","target":"llm"}`},
+		{[]string{"rule", "approve", "p7"}, `{"cid":"X","op":"approve","target":"p7"}`},
+	} {
+		a, err := parseAction(tc.args)
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		ps := a.payloads(Device{})
+		if len(ps) != 1 {
+			t.Errorf("%v: %d payloads", tc.args, len(ps))
+			continue
+		}
+		b, _ := json.Marshal(withCID(ps[0], "X"))
+		if string(b) != tc.want {
+			t.Errorf("%v: payload %s, want %s", tc.args, b, tc.want)
+		}
+	}
+	a, _ := parseAction([]string{"ack"})
+	d := Device{Firing: []Firing{{Rule: "hot", ID: "d-1"}, {Source: "llm"}, {Rule: "wet", ID: "d-3", AckedBy: "telegram"}}}
+	var got []string
+	for _, p := range a.payloads(d) {
+		got = append(got, p["target"].(string))
+	}
+	if !slices.Equal(got, []string{"d-1", "llm"}) {
+		t.Errorf("ack without a target: %v, want every unacknowledged problem by id, else by rule or source", got)
+	}
+}
