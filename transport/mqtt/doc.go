@@ -28,7 +28,7 @@
 //	 "interval": "30m0s", "sample_interval": "30s",
 //	 "tags": ["north", "tomatoes"], "config": "3f2a9c0d41be"}
 //
-// tags are [device] tags (absent when there are none); config is the first
+// tags are device.tags of the config (absent when there are none); config is the first
 // 12 hex digits of the SHA-256 of the config in force (config.Digest: the
 // resolved config with the run-time overlay, the checklist in force, no
 // secret and not the device id), so devices configured alike show the
