@@ -55,9 +55,10 @@ type liveTransport struct {
 }
 
 var (
-	_ heartbeat.Notifier  = (*liveTransport)(nil)
-	_ heartbeat.Publisher = (*liveTransport)(nil)
-	_ heartbeat.Connector = (*liveTransport)(nil)
+	_ heartbeat.Notifier    = (*liveTransport)(nil)
+	_ heartbeat.Publisher   = (*liveTransport)(nil)
+	_ heartbeat.Connector   = (*liveTransport)(nil)
+	_ heartbeat.Reconnector = (*liveTransport)(nil)
 )
 
 func (t *liveTransport) Name() string { return t.name }
@@ -81,6 +82,16 @@ func (t *liveTransport) Ready() <-chan struct{} {
 	now := make(chan struct{})
 	close(now)
 	return now
+}
+
+// NextConnect is the current transport's next connection; one that does
+// not connect (Telegram) has none: the channel is never closed. A transport
+// a reload replaces meanwhile leaves the delivery loop to its backoff once.
+func (t *liveTransport) NextConnect() <-chan struct{} {
+	if r, ok := t.current().Notifier.(heartbeat.Reconnector); ok {
+		return r.NextConnect()
+	}
+	return nil
 }
 
 func (t *liveTransport) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error {

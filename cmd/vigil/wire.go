@@ -156,9 +156,10 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 // and the bot call (declared in package transport), and the reconnects
 // the engine hears of.
 var (
-	_ mqtt.CmdHandler     = (*daemon.Commander)(nil)
-	_ telegram.BotHandler = (*daemon.Commander)(nil)
-	_ heartbeat.Connector = (*mqtt.Client)(nil)
+	_ mqtt.CmdHandler       = (*daemon.Commander)(nil)
+	_ telegram.BotHandler   = (*daemon.Commander)(nil)
+	_ heartbeat.Connector   = (*mqtt.Client)(nil)
+	_ heartbeat.Reconnector = (*mqtt.Client)(nil)
 )
 
 // The state file keeps what Telegram holds for its digest and its alert messages.

@@ -28,7 +28,7 @@
 //	 "interval": "30m0s", "sample_interval": "30s",
 //	 "tags": ["north", "tomatoes"], "config": "3f2a9c0d41be"}
 //
-// tags are [device] tags (absent when there are none); config is the first
+// tags are device.tags of the config (absent when there are none); config is the first
 // 12 hex digits of the SHA-256 of the config in force (config.Digest: the
 // resolved config with the run-time overlay, the checklist in force, no
 // secret and not the device id), so devices configured alike show the
@@ -73,8 +73,12 @@
 // Durability is not paho's job here: paho's stores are in memory (its
 // FileStore never fsyncs), so Notify returns nil only after the broker's
 // PUBACK and returns an error at once while the connection is down. The
-// caller keeps the alert in its own durable outbox and retries; a retry
-// after a lost PUBACK may deliver an alert twice, with the same id.
+// caller keeps the alert in its own durable outbox and retries, and it
+// alone resends: paho keeps no outbound publish to replay after a
+// reconnect (session.go), and NextConnect wakes the outbox the moment the
+// connection is back. A retry after a lost PUBACK may still deliver an
+// alert twice, with the same id (once before the drop, once from the
+// outbox).
 //
 // The problem sensor is rebuilt after every connection from
 // Config.Problems (the owner's durable rule and alert states), so the

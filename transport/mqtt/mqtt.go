@@ -121,6 +121,7 @@ type Client struct {
 	mu      sync.Mutex
 	cli     paho.Client
 	lost    chan struct{}          // closed when the current connection drops
+	next    chan struct{}          // closed when the next connection comes up (NextConnect)
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
 	active  map[string]alert.Alert // firing problems by source and rule, for the problem sensor
 	connAt  time.Time              // when the current connection came up: Info's time
@@ -175,6 +176,7 @@ func New(cfg Config, cmds CmdHandler, log *slog.Logger) *Client {
 		ready:     make(chan struct{}),
 		haOnline:  make(chan struct{}, 1),
 		rollCall:  make(chan struct{}, 1),
+		next:      make(chan struct{}),
 		cmdq:      make(chan inbound, cmdQueue),
 		sensors:   map[string]device.Unit{},
 		active:    map[string]alert.Alert{},
@@ -222,6 +224,16 @@ func (c *Client) Connected() bool {
 // broker is up, so a caller can tell "not connected yet" at start from an
 // outage.
 func (c *Client) Ready() <-chan struct{} { return c.ready }
+
+// NextConnect returns a channel that is closed when the next connection to
+// the broker comes up (paho's reconnect, or the first), so the outbox
+// resumes at once instead of waiting out its backoff. Take it before the
+// attempt that may fail: a reconnect in between closes it too.
+func (c *Client) NextConnect() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.next
+}
 
 func (c *Client) topic(leaf string) string {
 	return c.cfg.TopicPrefix + "/" + c.cfg.DeviceID + "/" + leaf
@@ -333,10 +345,12 @@ func (cfg Config) servers() []string {
 }
 
 // options are the daemon's paho settings: ClientOptions plus the retained
-// Last Will and the connection handlers.
+// Last Will, the connection handlers and a store that leaves resending to
+// the outbox (outboxStore).
 func (c *Client) options() (*paho.ClientOptions, *failover) {
 	opts, nodes := clientOptions(c.cfg)
 	return opts.
+		SetStore(newOutboxStore()).
 		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(c.onLost).
@@ -383,9 +397,16 @@ func (c *Client) connect(ctx context.Context, cli paho.Client) {
 }
 
 // onConnect runs in a paho goroutine after every successful connection.
+// The connection before it is gone: its waiters are released, if onLost
+// (which may run after this) did not yet.
 func (c *Client) onConnect(paho.Client) {
 	c.mu.Lock()
+	if c.lost != nil {
+		closeOnce(c.lost)
+	}
 	c.lost = make(chan struct{})
+	close(c.next)
+	c.next = make(chan struct{})
 	c.conns++
 	if c.conns == 1 {
 		close(c.ready)
@@ -397,17 +418,14 @@ func (c *Client) onConnect(paho.Client) {
 
 // onLost runs in a paho goroutine when the connection dropped; paho is
 // already reconnecting and may even have succeeded, since the two run
-// concurrently. Waiters are released only while the connection is still
-// down: once it is back, paho resends the unacknowledged messages and
-// their tokens complete on the new connection.
+// concurrently. The waiters of the lost connection are released: no
+// PUBACK comes for what they sent, since paho resends nothing (session.go)
+// and the outbox resends it. While the connection is down they are the
+// current ones; once it is back, onConnect released them already.
 func (c *Client) onLost(cli paho.Client, err error) {
 	c.mu.Lock()
 	if c.lost != nil && !cli.IsConnectionOpen() {
-		select {
-		case <-c.lost:
-		default:
-			close(c.lost)
-		}
+		closeOnce(c.lost)
 	}
 	c.mu.Unlock()
 	c.log.Warn("mqtt connection lost", keyBroker, c.node(), keyErr, err)
@@ -423,6 +441,16 @@ func (c *Client) node() string {
 		return strings.Join(c.cfg.servers(), ", ")
 	}
 	return nodes.current()
+}
+
+// closeOnce closes ch unless it is closed; the caller holds the lock
+// that guards ch.
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
 }
 
 func signal(ch chan struct{}) {

@@ -211,6 +211,7 @@ func TestRollCallOwedAcrossReconnect(t *testing.T) {
 	if m := sub.Next("vigil/dev1/problem", 15*time.Second); m.Payload != "OFF" {
 		t.Errorf("problem in the answer after the reconnect = %+v, want OFF", m)
 	}
+	waitFor(t, "the roll call answered", wait5, func() bool { return strings.Contains(log.String(), `msg="mqtt roll call answered"`) })
 	if strings.Contains(log.String(), "level=WARN msg=\"mqtt roll call") || strings.Count(log.String(), `msg="mqtt roll call answered"`) != 1 {
 		t.Errorf("log: want the roll call answered once, after the reconnect, and no roll call WARN:\n%s", log.String())
 	}
