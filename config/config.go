@@ -48,6 +48,10 @@ type Device struct {
 	StateDir string         `toml:"state_dir"` // default /var/lib/vigil
 	Timezone string         `toml:"timezone"`  // IANA name, default "UTC"
 	Location *time.Location `toml:"-"`         // resolved Timezone
+	// Tags name groups the device belongs to ("north", "tomatoes"): a
+	// fleet view shows them and selects by them. At most MaxTags, each
+	// a valid tag (ValidTag), none twice.
+	Tags []string `toml:"tags"`
 }
 
 // Heartbeat is the [heartbeat] section.

@@ -233,6 +233,7 @@ func (p *parser) validateDevice() {
 	if d.StateDir == "" {
 		p.bad(k("state_dir"), "must not be empty")
 	}
+	p.validateTags(k("tags"), d.Tags)
 	if p.notEmpty(k("timezone"), d.Timezone, `remove it for UTC, or give an IANA name like "Europe/Berlin"`) {
 		return
 	}
@@ -246,6 +247,42 @@ func (p *parser) validateDevice() {
 		return
 	}
 	d.Location = loc
+}
+
+// MaxTags is how many tags [device] tags may list.
+const MaxTags = 16
+
+// ValidTag reports whether s is a tag: 1-32 of a-z, 0-9, _ and -,
+// starting with a letter or a digit (^[a-z0-9][a-z0-9_-]{0,31}$).
+func ValidTag(s string) bool {
+	if len(s) == 0 || len(s) > 32 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		case (r == '_' || r == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (p *parser) validateTags(key []seg, tags []string) {
+	if len(tags) > MaxTags {
+		p.bad(key, "%d tags, more than %d: keep the %d that matter for selecting this device", len(tags), MaxTags, MaxTags)
+	}
+	seen := map[string]bool{}
+	for i, t := range tags {
+		switch {
+		case !ValidTag(t):
+			p.bad(key, "tags[%d]: %q is not a tag: use 1-32 of a-z, 0-9, _ and -, starting with a letter or digit, as in \"north\"", i, t)
+		case seen[t]:
+			p.bad(key, "tags[%d]: %q is listed twice", i, t)
+		}
+		seen[t] = true
+	}
 }
 
 func (p *parser) validateHeartbeat() {

@@ -30,6 +30,9 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	t.str("board", d.Board)
 	t.str("state_dir", d.StateDir)
 	t.str("timezone", d.Timezone)
+	if len(d.Tags) > 0 {
+		t.strs("tags", d.Tags)
+	}
 
 	h := c.Heartbeat
 	t.table("heartbeat")

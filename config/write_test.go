@@ -61,6 +61,7 @@ func TestWriteTOMLGolden(t *testing.T) {
 func TestWriteTOMLRoundTrip(t *testing.T) {
 	for _, src := range []string{
 		"",
+		"[device]\ntags = [\"north\", \"gh-2\"]\n",
 		"[heartbeat]\ninterval = \"0\"\nenabled = false\n[llm]\nprovider = \"anthropic\"\napi_key_file = \"k\"\n",
 		"[llm]\napi_key_env = \"\"\nbase_url = \"http://127.0.0.1:11434/v1\"\n",
 		"[[sensor]]\nname = \"q\"\ndriver = \"sim\"\ndeadband = { x_y = 1e-9, big = 1e300 }\n[[rule]]\nname = \"r\"\nwhen = \"q.x > 1\"\nmessage = \"tab\\there \\\"quoted\\\" \\\\ \\n é\"\n",

@@ -55,9 +55,10 @@ type liveTransport struct {
 }
 
 var (
-	_ heartbeat.Notifier  = (*liveTransport)(nil)
-	_ heartbeat.Publisher = (*liveTransport)(nil)
-	_ heartbeat.Connector = (*liveTransport)(nil)
+	_ heartbeat.Notifier    = (*liveTransport)(nil)
+	_ heartbeat.Publisher   = (*liveTransport)(nil)
+	_ heartbeat.Connector   = (*liveTransport)(nil)
+	_ heartbeat.Reconnector = (*liveTransport)(nil)
 )
 
 func (t *liveTransport) Name() string { return t.name }
@@ -81,6 +82,16 @@ func (t *liveTransport) Ready() <-chan struct{} {
 	now := make(chan struct{})
 	close(now)
 	return now
+}
+
+// NextConnect is the current transport's next connection; one that does
+// not connect (Telegram) has none: the channel is never closed. A transport
+// a reload replaces meanwhile leaves the delivery loop to its backoff once.
+func (t *liveTransport) NextConnect() <-chan struct{} {
+	if r, ok := t.current().Notifier.(heartbeat.Reconnector); ok {
+		return r.NextConnect()
+	}
+	return nil
 }
 
 func (t *liveTransport) PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error {
@@ -135,27 +146,48 @@ func (t *liveTransport) replace(parent context.Context, next Transport) {
 	t.start(parent)
 }
 
-// intervalAnnouncer is a transport that announces the heartbeat's
-// intervals to watchers (MQTT's retained info topic).
-type intervalAnnouncer interface {
-	SetIntervals(ctx context.Context, interval, sample time.Duration) error
+// infoAnnouncer is a transport that tells its watchers about the config
+// in force (MQTT's retained info topic: the intervals, the tags, the
+// config's digest).
+type infoAnnouncer interface {
+	SetInfo(ctx context.Context, in transport.DeviceInfo) error
 }
 
-// announceIntervals tells the transport's watchers the new intervals, in
+// announce tells the transport's watchers about the config in force, in
 // the background: a publish may wait for the broker, and apply runs under
 // the daemon's locks.
-func (t *liveTransport) announceIntervals(ctx context.Context, interval, sample time.Duration) {
-	ann, ok := t.current().Notifier.(intervalAnnouncer)
+func (t *liveTransport) announce(ctx context.Context, in transport.DeviceInfo) {
+	ann, ok := t.current().Notifier.(infoAnnouncer)
 	if !ok {
 		return
 	}
 	t.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := ann.SetIntervals(ctx, interval, sample); err != nil {
-			t.log.Warn("announce the new heartbeat interval", "transport", t.name, "err", err)
+		if err := ann.SetInfo(ctx, in); err != nil {
+			t.log.Warn("announce the config in force", "transport", t.name, "err", err)
 		}
 	})
+}
+
+// DeviceInfo is what the transports announce about cfg, the config in
+// force (with the checklist in force in its digest).
+func DeviceInfo(cfg *config.Config) transport.DeviceInfo {
+	return transport.DeviceInfo{Interval: HeartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
+		Tags: cfg.Device.Tags, Config: manage.Digest(cfg)}
+}
+
+// announceInfo tells every running transport's watchers about cfg, the
+// config in force, after an accepted change; each says nothing when
+// nothing it shows changed. Outside the daemon nothing runs.
+func (a *App) announceInfo(cfg *config.Config) {
+	if a.runCtx == nil {
+		return
+	}
+	in := DeviceInfo(cfg)
+	for _, lt := range a.live {
+		lt.announce(a.runCtx, in)
+	}
 }
 
 // Reload re-reads and applies the config with the run-time overlay (see
@@ -277,6 +309,7 @@ func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	}
 	changed := diffConfig(old, cfg)
 	if len(changed) == 0 {
+		a.announceInfo(cfg) // a reload may bring an edited checklist file
 		log.Info(msg, "changed", "nothing")
 		return nil
 	}
@@ -320,13 +353,14 @@ func (a *App) apply(cfg *config.Config, log *slog.Logger, msg string) error {
 	}
 	a.resetMoved(a.runCtx, old.Sensors, cfg.Sensors, log)
 	a.thinker = thinker
-	spacing, sample := HeartbeatSpacing(cfg), cfg.Heartbeat.SampleInterval.Duration
-	announce := spacing != HeartbeatSpacing(old) || sample != old.Heartbeat.SampleInterval.Duration
+	// A transport rebuilt from cfg announces it when it connects; the
+	// others are told now, so a fleet view sees the change at once.
+	info := DeviceInfo(cfg)
 	for _, lt := range a.live {
 		if t, ok := next[lt.name]; ok && section[lt.name] {
 			lt.replace(a.runCtx, t)
-		} else if announce {
-			lt.announceIntervals(a.runCtx, spacing, sample)
+		} else {
+			lt.announce(a.runCtx, info)
 		}
 	}
 	a.setMu.Lock()

@@ -195,6 +195,7 @@ func (c *Commander) checklist(ctx context.Context, op, text string) (string, err
 			return "", err
 		}
 		c.auditKind(ctx, "checklist set", fmt.Sprintf("checklist set by %s (%d bytes)", src, len(text)), alert.RuleChecklist)
+		c.app.announceInfo(cfg) // the checklist is in the config's digest
 		return out, nil
 	case transport.ChecklistReset:
 		out, removed, err := manage.ResetChecklist(cfg)
@@ -202,6 +203,7 @@ func (c *Commander) checklist(ctx context.Context, op, text string) (string, err
 			return out, err
 		}
 		c.auditKind(ctx, "checklist reset", fmt.Sprintf("checklist reset by %s: back to %s", src, cfg.Heartbeat.Checklist), alert.RuleChecklist)
+		c.app.announceInfo(cfg)
 		return out, nil
 	}
 	return "", fmt.Errorf("checklist: unknown operation %q (want show, set or reset)", op)

@@ -52,6 +52,11 @@ const (
 	Offline = "offline"
 	Stale   = "stale"
 	Unknown = "unknown" // seen, but no status message yet
+	// Missing: on the roster (seen before, on this broker and prefix)
+	// but neither a status nor an answer to the roll call came: on a
+	// broker that keeps no retained Will for a wildcard (RabbitMQ), a
+	// device that died is missing rather than offline.
+	Missing = "missing"
 )
 
 // StaleFactor times the heartbeat interval is how long a device may be
@@ -68,6 +73,8 @@ type Device struct {
 	SilentFor Duration     `json:"silent_for,omitzero"` // since LastSeen
 	Board     string       `json:"board,omitempty"`
 	Version   string       `json:"version,omitempty"`
+	Config    string       `json:"config,omitempty"` // digest of the config in force
+	Tags      []string     `json:"tags,omitempty"`
 	Interval  Duration     `json:"interval,omitzero"` // heartbeat interval
 	Heartbeat *Heartbeat   `json:"heartbeat,omitempty"`
 	Firing    []Firing     `json:"firing"`
@@ -331,7 +338,7 @@ func rank(d Device) int {
 		return -int(worst)
 	}
 	switch d.State {
-	case Offline:
+	case Offline, Missing:
 		return 1
 	case Stale:
 		return 2
@@ -381,8 +388,15 @@ type Summary struct {
 	Offline int `json:"offline"`
 	Stale   int `json:"stale"`
 	Unknown int `json:"unknown"`
+	Missing int `json:"missing"`
 	Firing  int `json:"firing"`
 	Acked   int `json:"acknowledged"`
+}
+
+// VersionCount is how many devices run one version.
+type VersionCount struct {
+	Version string `json:"version"`
+	Count   int    `json:"count"`
 }
 
 // Summarize counts devs.
@@ -396,6 +410,8 @@ func Summarize(devs []Device) Summary {
 			s.Offline++
 		case Stale:
 			s.Stale++
+		case Missing:
+			s.Missing++
 		default:
 			s.Unknown++
 		}
@@ -420,21 +436,31 @@ func (d Device) Acked() bool {
 	return len(d.Firing) > 0
 }
 
-// Filter picks the devices to show: those firing, offline or stale, any of
-// the ones set; every device when none is set.
+// Filter picks the devices to show: those firing, offline (or missing)
+// or stale, any of the states set, and of those the ones carrying any of
+// Tags; every device when nothing is set.
 type Filter struct {
-	Firing  bool `json:"firing,omitempty"`
-	Offline bool `json:"offline,omitempty"`
-	Stale   bool `json:"stale,omitempty"`
+	Firing  bool     `json:"firing,omitempty"`
+	Offline bool     `json:"offline,omitempty"`
+	Stale   bool     `json:"stale,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
 }
 
 // Any reports whether the filter picks anything out (some field is set).
-func (f Filter) Any() bool { return f.Firing || f.Offline || f.Stale }
+func (f Filter) Any() bool { return f.states() || len(f.Tags) > 0 }
+
+func (f Filter) states() bool { return f.Firing || f.Offline || f.Stale }
 
 // Match reports whether d is shown.
 func (f Filter) Match(d Device) bool {
-	return !f.Any() || (f.Firing && len(d.Firing) > 0) || (f.Offline && d.State == Offline) || (f.Stale && d.State == Stale)
+	if len(f.Tags) > 0 && !slices.ContainsFunc(f.Tags, d.HasTag) {
+		return false
+	}
+	return !f.states() || (f.Firing && len(d.Firing) > 0) || (f.Offline && (d.State == Offline || d.State == Missing)) || (f.Stale && d.State == Stale)
 }
+
+// HasTag reports whether d carries tag.
+func (d Device) HasTag(tag string) bool { return slices.Contains(d.Tags, tag) }
 
 // String names what the filter shows: "firing or offline".
 func (f Filter) String() string {
@@ -447,10 +473,18 @@ func (f Filter) String() string {
 			parts = append(parts, p.name)
 		}
 	}
-	if len(parts) == 0 {
+	s := strings.Join(parts, " or ")
+	if len(f.Tags) > 0 {
+		tags := "tagged " + strings.Join(f.Tags, " or ")
+		if s == "" {
+			return tags
+		}
+		return s + ", " + tags
+	}
+	if s == "" {
 		return "all"
 	}
-	return strings.Join(parts, " or ")
+	return s
 }
 
 func (e *entry) device(now time.Time, staleAfter time.Duration) Device {
@@ -460,7 +494,8 @@ func (e *entry) device(now time.Time, staleAfter time.Duration) Device {
 	}
 	interval := e.interval
 	if e.info != nil {
-		d.Board, d.Version = e.info.Board, e.info.Version
+		d.Board, d.Version, d.Config = e.info.Board, e.info.Version, e.info.Config
+		d.Tags = slices.Clone(e.info.Tags)
 	}
 	if hb := e.hb; hb != nil {
 		d.Heartbeat = &Heartbeat{Time: hb.Time, Outcome: hb.Outcome, Reason: hb.Reason, NextAt: hb.NextAt, Age: Duration(max(now.Sub(hb.Time), 0))}

@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,14 +18,20 @@ import (
 type Snapshot struct {
 	Time    time.Time `json:"time"`
 	Summary Summary   `json:"summary"`
-	Filter  *Filter   `json:"filter,omitempty"` // nil: every device
-	Devices []Device  `json:"devices"`
+	// Versions counts the devices (all of them) per version, the most
+	// common first.
+	Versions []VersionCount `json:"versions"`
+	Filter   *Filter        `json:"filter,omitempty"` // nil: every device
+	Devices  []Device       `json:"devices"`
 }
 
 // NewSnapshot is the snapshot at now of all (the view's Devices), showing
 // the devices f matches.
 func NewSnapshot(now time.Time, all []Device, f Filter) Snapshot {
 	s := Snapshot{Time: now.UTC(), Summary: Summarize(all), Devices: []Device{}}
+	for _, v := range Versions(all) {
+		s.Versions = append(s.Versions, VersionCount{v.Version, v.Count})
+	}
 	if f.Any() {
 		s.Filter = &f
 	}
@@ -58,10 +66,19 @@ const (
 	idWidth    = 24
 	sinceWidth = 8  // "59m ago", "100d ago"
 	beatWidth  = 16 // "skipped 100d ago"
+	tagsWidth  = 14 // "north,tomatoes"
 	colGap     = 2
 )
 
 var tableHeader = []string{"DEVICE", "STATE", "SINCE", "HEARTBEAT", "FIRING"}
+
+// withTags is row with the tags cell before the last (FIRING) when on.
+func withTags(row []string, on bool, cell string) []string {
+	if !on {
+		return row
+	}
+	return slices.Insert(slices.Clone(row), len(row)-1, cmp.Or(cell, "-"))
+}
 
 // ackMark follows the name of an acknowledged problem in FIRING.
 const ackMark = "✓"
@@ -72,7 +89,6 @@ const ackMark = "✓"
 func (s Snapshot) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(s.summaryLine())
-	b.WriteByte('\n')
 	if s.Filter != nil {
 		if len(s.Devices) == 0 {
 			fmt.Fprintf(&b, "no device is %s\n", s.Filter)
@@ -81,9 +97,11 @@ func (s Snapshot) WriteTable(w io.Writer) error {
 		}
 	}
 	if len(s.Devices) > 0 || s.Filter == nil {
-		rows := [][]string{tableHeader}
+		// TAGS only when a device shown has one.
+		tags := slices.ContainsFunc(s.Devices, func(d Device) bool { return len(d.Tags) > 0 })
+		rows := [][]string{withTags(tableHeader, tags, "TAGS")}
 		for _, d := range s.Devices {
-			rows = append(rows, s.row(d))
+			rows = append(rows, withTags(s.row(d), tags, clip(termtext.Line(strings.Join(d.Tags, ",")), tagsWidth)))
 		}
 		writeColumns(&b, rows)
 	}
@@ -95,8 +113,10 @@ func (s Snapshot) WriteTable(w io.Writer) error {
 
 // summaryLine is "1000 devices: 990 online, 5 offline, 3 stale, 2 firing"
 // (" (1 acknowledged)" when every problem of some firing device was
-// acknowledged, ", 1 unknown" when there is one) and the time, when it
-// fits.
+// acknowledged, ", 1 unknown" and ", 1 missing" when there is one) and the
+// time, when it fits, with a newline; then, when the fleet runs more than
+// one version, a line naming them ("3 versions: 41 on v1.4.2, 2 on
+// v1.4.1, 1 on v1.3.0"), folded to Width.
 func (s Snapshot) summaryLine() string {
 	c := s.Summary
 	line := fmt.Sprintf("%d devices: %d online, %d offline, %d stale, %d firing", c.Devices, c.Online, c.Offline, c.Stale, c.Firing)
@@ -106,10 +126,39 @@ func (s Snapshot) summaryLine() string {
 	if c.Unknown > 0 {
 		line += fmt.Sprintf(", %d unknown", c.Unknown)
 	}
+	if c.Missing > 0 {
+		line += fmt.Sprintf(", %d missing", c.Missing)
+	}
 	if at := "  " + s.Time.UTC().Format("15:04:05Z"); len(line)+len(at) <= Width {
 		line += at
 	}
+	line += "\n"
+	if skew := skewLine(s.Versions); skew != "" {
+		line += wrapWords(skew, Width) + "\n"
+	}
 	return line
+}
+
+// wrapWords folds s at spaces to lines of at most width characters,
+// continued lines indented by two.
+func wrapWords(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		l := utf8.RuneCountInString(w)
+		if i > 0 {
+			if n+1+l > width {
+				b.WriteString("\n  ")
+				n = 2
+			} else {
+				b.WriteByte(' ')
+				n++
+			}
+		}
+		b.WriteString(w)
+		n += l
+	}
+	return b.String()
 }
 
 func (s Snapshot) row(d Device) []string {
@@ -136,6 +185,13 @@ func (s Snapshot) row(d Device) []string {
 	since := "-"
 	if !d.Since.IsZero() {
 		since = ago(s.Time.Sub(d.Since))
+	}
+	if d.State == Missing && len(d.Firing) == 0 {
+		// What it last said about its problems is not known here.
+		firing = "last seen " + since
+		if d.LastSeen.IsZero() {
+			firing = "last seen: not known"
+		}
 	}
 	// What the devices sent (the id in their topic, rule names, outcomes)
 	// is shown with control characters escaped: never raw on a terminal.

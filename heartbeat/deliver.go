@@ -32,7 +32,9 @@ const (
 
 // deliveryLoop drains the outbox for one notifier, in order, at least once:
 // an entry's cursor moves only after Notify returned nil. A failing transport
-// backs off on its own and never holds back the others.
+// backs off on its own and never holds back the others; one that is a
+// Reconnector ends the backoff when its connection is back, so the queue
+// drains within moments of a reconnect (a broker failover takes 60-110 ms).
 //
 // Logging policy: every attempt is a DEBUG line (-v). An outage is one WARN
 // when the first attempt fails ("mqtt: delivery failing, 3 alerts waiting:
@@ -48,6 +50,9 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 	var out outage
 	var awaited <-chan struct{} // the Ready channel whose first connection was waited for
 	for {
+		// Taken before the attempts: a reconnect while they fail ends
+		// the backoff after them.
+		reconnected := nextConnect(n)
 		var entries []store.Entry
 		err := e.deps.DB.View(func(tx *store.Tx) error {
 			var err error
@@ -100,12 +105,18 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 			out.fail(e, name, notifyErr)
 		}
 		if failed {
+			t := e.deps.Clock.NewTimer(backoff)
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return nil
-			case <-e.deps.Clock.After(backoff):
+			case <-t.Chan():
+				backoff = min(backoff*2, deliverMaxBackoff)
+			case <-reconnected:
+				t.Stop()
+				e.log.Debug("deliver: connected again, resuming", "transport", name)
+				backoff = deliverMinBackoff
 			}
-			backoff = min(backoff*2, deliverMaxBackoff)
 			continue
 		}
 		if len(entries) == deliverBatch {
@@ -118,6 +129,15 @@ func (e *Engine) deliveryLoop(ctx context.Context, n Notifier) error {
 		case <-e.wake[name]:
 		}
 	}
+}
+
+// nextConnect is n's NextConnect when n is a Reconnector, else nil (a
+// channel that is never ready).
+func nextConnect(n Notifier) <-chan struct{} {
+	if r, ok := n.(Reconnector); ok {
+		return r.NextConnect()
+	}
+	return nil
 }
 
 // awaitFirstConnect waits, after a failed delivery, for n's first

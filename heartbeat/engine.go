@@ -38,6 +38,14 @@ type Connector interface {
 	Ready() <-chan struct{}
 }
 
+// Reconnector is implemented by a Notifier that can say when its
+// connection is back (MQTT): NextConnect is closed when the next
+// connection comes up, and a delivery loop waiting out its backoff
+// resumes at once.
+type Reconnector interface {
+	NextConnect() <-chan struct{}
+}
+
 // Publisher receives the retained state topics (heartbeat, sensors).
 type Publisher interface {
 	PublishHeartbeat(ctx context.Context, hb transport.Heartbeat) error

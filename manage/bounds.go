@@ -12,15 +12,15 @@ import (
 )
 
 // Errors of the management verbs (a refusal of who asked wraps
-// alert.ErrNotAllowed).
+// alert.ErrNotAllowed; these refusals, like it, are alert.ErrRefused).
 var (
 	// ErrNotSet is wrapped by an unset of a key the overlay does not hold.
 	ErrNotSet = errors.New("not set at run time")
 	// ErrRemoteRaise refuses a remote channel's raise of the daily LLM budget.
-	ErrRemoteRaise = errors.New("a remote channel may lower the daily LLM budget, not raise it")
+	ErrRemoteRaise = alert.Refusal("a remote channel may lower the daily LLM budget, not raise it")
 	// ErrRemoteModel refuses a remote channel's choice of a model that
 	// [manage] models does not list.
-	ErrRemoteModel = errors.New("a remote channel may choose only a model of [manage] models, or model or scout_model as configured")
+	ErrRemoteModel = alert.Refusal("a remote channel may choose only a model of [manage] models, or model or scout_model as configured")
 )
 
 // CheckModelSet bounds what the model may set: only heartbeat.interval,

@@ -12,6 +12,8 @@ package transport
 import (
 	"errors"
 	"time"
+
+	"github.com/vigil-iot/vigil/alert"
 )
 
 // ErrPermanent marks a delivery failure that retrying cannot fix: the far
@@ -28,6 +30,17 @@ type Heartbeat struct {
 	DurationMS int64     `json:"duration_ms"`
 	NextAt     time.Time `json:"next_at"`
 	Tokens     int       `json:"tokens"`
+}
+
+// DeviceInfo is what the daemon tells a transport about the config in
+// force, at start and after every change (a set, an unset, a checklist
+// set or reset, a reload), for whoever watches the device (MQTT's
+// retained info topic, which a fleet view reads).
+type DeviceInfo struct {
+	Interval       time.Duration // the heartbeat's spacing; 0 when heartbeats are off
+	SampleInterval time.Duration
+	Tags           []string // [device] tags
+	Config         string   // config.Digest of the config and checklist in force
 }
 
 // TimeLayout is how vigil shows a time to a person, on every channel (the
@@ -52,8 +65,9 @@ const (
 
 // ErrRateLimited is wrapped by the daemon's refusal of a change from a
 // remote channel that made too many changes in the last minute; its text
-// says how many a minute are allowed and when to try again.
-var ErrRateLimited = errors.New("refused")
+// says how many a minute are allowed and when to try again. It is an
+// alert.ErrRefused.
+var ErrRateLimited = alert.Refusal("refused")
 
 // The refusals of an ack, whichever channel asks (the heartbeat engine
 // returns them; a transport tells them apart with errors.Is).

@@ -211,7 +211,69 @@ func TestRabbitMQCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("fleet", func(t *testing.T) { clusterFleet(t, c) })
 	t.Run("failover", func(t *testing.T) { clusterFailover(t, c) })
+}
+
+// clusterFleet is issue 33 on the cluster: four devices on node c, every
+// vigil fleet on node b. Two --once runs 1 s apart both list every device
+// (the second inside the devices' roll-call window: they answer at its
+// end); fleet do set on tag=north changes the north device that allows it
+// and reports the one whose [manage] remote lacks set as refused (exit
+// 1); a SIGKILLed device, whose retained Will stays on node c out of a
+// wildcard's reach, is missing or offline in the next --once.
+func clusterFleet(t *testing.T, c *rabbitmqtest.Cluster) {
+	b, cn := c.Nodes[1], c.Nodes[2]
+	ids := []string{"rmq-n0", "rmq-n1", "rmq-s", "rmq-k"}
+	rec := mosquittotest.Subscribe(t, cn.URL(), "vigil/+/status")
+	daemons := map[string]*child{}
+	for _, id := range ids {
+		remote := `"status", "set"`
+		if id == "rmq-n1" {
+			remote = `"status"`
+		}
+		cfg := clusterDevice(t, id, fmt.Sprintf("broker = %q\ncommands = true", cn.URL()), "\n[manage]\nremote = ["+remote+"]\n")
+		if strings.HasPrefix(id, "rmq-n") {
+			tagDevice(t, cfg, "north")
+		}
+		daemons[id] = startDaemon(t, cfg)
+	}
+	for _, id := range ids {
+		rec.Wait("vigil/"+id+"/status", 30*time.Second, payloadIs("online"))
+	}
+	all := func(run string, devs map[string]fleet.Device) {
+		t.Helper()
+		for _, id := range ids {
+			if d, ok := devs[id]; !ok || d.State != fleet.Online {
+				t.Errorf("%s: %s = %+v (listed %v), want online", run, id, d, ok)
+			}
+		}
+	}
+	all("first --once on node b", fleetOnce(t, b.URL()))
+	time.Sleep(time.Second)
+	started := time.Now()
+	all("second --once, 1 s later", fleetOnce(t, b.URL()))
+	t.Logf("CLUSTER FLEET: the second --once took %s", time.Since(started).Round(100*time.Millisecond))
+
+	out, errOut, code := runVigil(t, "fleet", "do", "set", "heartbeat.interval", "10m", "--select", "tag=north", "--broker", b.URL(), "--yes")
+	t.Logf("fleet do set on node b:\n%s", out)
+	if code != 1 || !regexp.MustCompile(`(?m)^rmq-n0\s+online\s+ok$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^rmq-n1\s+online\s+refused: not allowed: add "set" to \[manage\] remote$`).MatchString(out) ||
+		!strings.Contains(out, "\n2 devices: 1 ok, 1 refused\n") {
+		t.Errorf("fleet do set --select tag=north on node b: exit %d, stderr %s; want 1, n0 ok and n1 refused", code, errOut)
+	}
+
+	daemons["rmq-k"].kill()
+	devs := fleetOnce(t, b.URL())
+	if d := devs["rmq-k"]; d.State != fleet.Missing && d.State != fleet.Offline {
+		t.Errorf("--once on node b after rmq-k was SIGKILLed: %+v, want missing or offline", d)
+	}
+	if d := devs["rmq-n0"]; d.Interval != fleet.Duration(10*time.Minute) {
+		t.Errorf("rmq-n0 after fleet do set: interval %v, want 10m", time.Duration(d.Interval))
+	}
+	if d := devs["rmq-n1"]; d.Interval != fleet.Duration(time.Minute) {
+		t.Errorf("rmq-n1 (refused): interval %v, want 1m", time.Duration(d.Interval))
+	}
 }
 
 // clusterFailover: three devices on brokers = [a, b, c], each with a rule

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -83,11 +87,18 @@ func TestRollCall(t *testing.T) {
 
 // TestFleetFiftyDaemons: `vigil fleet --once --json` and its filters
 // against 50 real daemons on one mosquitto: 10 with a rule firing, 5
-// SIGKILLed (offline), 5 SIGSTOPped (stale), the rest online. The summary
-// counts them all, the filters pick them out, firing devices come first,
-// the table fits 80 columns. Then, with every retained message cleared,
-// the roll call alone brings back each daemon still running, with its
-// info and its problems.
+// SIGKILLed (offline), 5 SIGSTOPped (stale), the rest online; three
+// version strings built in, 10 devices tagged north. The summary counts
+// them all and names the versions, the filters pick them out, firing
+// devices come first, the table fits 80 columns, --versions groups them.
+// Then, with every retained message cleared, the roll call alone brings
+// back each daemon still running, with its info and its problems, and
+// the ones that are not come from the roster as missing. Last, issue 33's
+// fleet do: a dry run sends nothing; set on tag=north changes the
+// interval of the north devices that allow it, one whose [manage] remote
+// lacks set is refused with the reason, one SIGKILLed before is no
+// answer, exit 1; ack --select firing acknowledges every problem; a
+// selector matching nobody is exit 1, a bad one exit 2.
 func TestFleetFiftyDaemons(t *testing.T) {
 	t.Parallel()
 	const n = 50
@@ -97,11 +108,42 @@ func TestFleetFiftyDaemons(t *testing.T) {
 	hot := func(i int) bool { return i%5 == 0 }      // 10 firing
 	killed := func(i int) bool { return i%10 == 1 }  // 5 offline
 	stopped := func(i int) bool { return i%10 == 2 } // 5 stale
-	daemons := make([]*child, n)
+	north := func(i int) bool { return i%5 == 3 }    // 10 tagged north, all running
+	const refuser, victim = 3, 8                     // north: remote lacks set; SIGKILLed before fleet do
+	versionOf := func(i int) string {
+		switch {
+		case i == 9:
+			return "v1.3.0"
+		case i%10 == 4:
+			return "v1.4.1"
+		}
+		return version // this binary's: "dev"
+	}
+	bins := map[string]string{versionOf(0): vigilBin, "v1.4.1": "", "v1.3.0": ""}
 	var wg sync.WaitGroup
+	for v := range bins {
+		if v != versionOf(0) {
+			bin := filepath.Join(t.TempDir(), "vigil")
+			wg.Go(func() { buildVersion(t, bin, v) })
+			bins[v] = bin
+		}
+	}
+	wg.Wait()
+	daemons := make([]*child, n)
 	for i := range n {
-		cfg := fleetDevice(t, id(i), b.URL(), hot(i), "homeassistant = true")
-		wg.Go(func() { daemons[i] = startDaemon(t, cfg) })
+		remote := `"status", "check", "set", "ack"`
+		if i == refuser {
+			remote = `"status", "check", "ack"`
+		}
+		rules := "\n[manage]\nremote = [" + remote + "]\n"
+		if hot(i) {
+			rules += alwaysRule
+		}
+		cfg := fleetDeviceWith(t, id(i), fmt.Sprintf("broker = %q\nhomeassistant = true\ncommands = true", b.URL()), 60*time.Second, rules)
+		if north(i) {
+			tagDevice(t, cfg, "north")
+		}
+		wg.Go(func() { daemons[i] = startProgram(t, "", nil, bins[versionOf(i)], "-c", cfg, "run") })
 	}
 	wg.Wait()
 	for i := range n {
@@ -149,6 +191,12 @@ func TestFleetFiftyDaemons(t *testing.T) {
 		if d.State != wantState || (len(d.Firing) > 0) != hot(i) {
 			t.Errorf("%s = %s with %d firing, want %s, firing %v", id(i), d.State, len(d.Firing), wantState, hot(i))
 		}
+		if d.Version != versionOf(i) || d.HasTag("north") != north(i) || len(d.Config) != 12 {
+			t.Errorf("%s: version %q, tags %v, config %q; want %s, north %v, a 12-digit digest", id(i), d.Version, d.Tags, d.Config, versionOf(i), north(i))
+		}
+	}
+	if want := []fleet.VersionCount{{Version: "dev", Count: 44}, {Version: "v1.4.1", Count: 5}, {Version: "v1.3.0", Count: 1}}; !slices.Equal(snap.Versions, want) {
+		t.Errorf("versions = %v, want %v", snap.Versions, want)
 	}
 	for i, d := range snap.Devices {
 		if (i < 10) != (len(d.Firing) > 0) {
@@ -197,6 +245,31 @@ func TestFleetFiftyDaemons(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^f50-0\s+online\s.*critical always$`).MatchString(out) {
 		t.Errorf("table lacks f50-0 online with its rule firing:\n%s", out)
 	}
+	if skew := "\n3 versions: 44 on dev, 5 on v1.4.1, 1 on v1.3.0\n"; !strings.Contains(out, skew) || !regexp.MustCompile(`(?m)^f50-3\s.*\snorth\s`).MatchString(out) {
+		t.Errorf("table lacks the version skew line %q or f50-3's tag:\n%s", skew, out)
+	}
+	out, errOut, code = runVigil(t, "fleet", "--broker", b.URL(), "--once", "--versions", "--json")
+	var byVersion struct {
+		ByVersion []fleet.Version `json:"by_version"`
+	}
+	if err := json.Unmarshal([]byte(out), &byVersion); code != 0 || err != nil {
+		t.Fatalf("vigil fleet --versions --json: exit %d, %v\n%s", code, err, errOut)
+	}
+	for _, v := range byVersion.ByVersion {
+		var want []string
+		for i := range n {
+			if versionOf(i) == v.Version {
+				want = append(want, id(i))
+			}
+		}
+		got := slices.Sorted(slices.Values(v.Devices))
+		if slices.Sort(want); !slices.Equal(got, want) || v.Count != len(want) {
+			t.Errorf("--versions: %s has %v, want %v", v.Version, got, want)
+		}
+	}
+	if len(byVersion.ByVersion) != 3 {
+		t.Errorf("--versions: %d versions, want 3: %+v", len(byVersion.ByVersion), byVersion.ByVersion)
+	}
 
 	// The roll call alone: clear every retained message of the devices
 	// (as on a broker that keeps none for wildcards). The answers are
@@ -217,14 +290,107 @@ func TestFleetFiftyDaemons(t *testing.T) {
 			}
 		}
 		if killed(i) || stopped(i) {
-			if ok && d.State == fleet.Online {
-				t.Errorf("%s is not running but listed online: %+v", id(i), d)
+			// Their retained Will is gone: the roster still knows them.
+			if !ok || d.State != fleet.Missing {
+				t.Errorf("%s is not running and has no status; want it missing, got %+v (listed %v)", id(i), d, ok)
 			}
 			continue
 		}
 		if !ok || d.State != fleet.Online || d.Board != "sim" || d.Interval != fleet.Duration(time.Minute) || (len(d.Firing) > 0) != hot(i) {
 			t.Errorf("roll call alone: %s = %+v (listed %v), want online, board sim, interval 1m, firing %v", id(i), d, ok, hot(i))
 		}
+	}
+
+	// fleet do. The victim, north, dies first: offline (its Will), so
+	// never sent to.
+	daemons[victim].kill()
+	watch.Wait("vigil/"+id(victim)+"/status", 10*time.Second, payloadIs("offline"))
+	cmds := mosquittotest.Subscribe(t, b.URL(), "vigil/+/cmd/+")
+	setNorth := []string{"fleet", "do", "set", "heartbeat.interval", "10m", "--select", "tag=north", "--broker", b.URL()}
+	out, errOut, code = runVigil(t, setNorth...)
+	if code != 0 || !strings.Contains(out, "dry run: cmd/set {\"key\":\"heartbeat.interval\",\"value\":\"10m\"} to 9 devices matching --select tag=north:") ||
+		!strings.Contains(out, "nothing sent: add --yes to send") || !regexp.MustCompile(`(?m)^f50-8\s+offline\s+would not send \(offline\)$`).MatchString(out) {
+		t.Errorf("fleet do dry run: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if got := cmds.On("vigil/+/cmd/set"); len(got) != 0 {
+		t.Errorf("the dry run sent %v", got)
+	}
+	out, errOut, code = runVigil(t, append(setNorth, "--yes")...)
+	t.Logf("fleet do set --yes:\n%s", out)
+	if code != 1 || !strings.Contains(errOut, "2 of 10 devices did not say ok") {
+		t.Errorf("fleet do set --yes: exit %d, stderr %q; want 1 and 2 of 10 not ok", code, errOut)
+	}
+	var rows []string
+	for i := range n {
+		if !north(i) {
+			continue
+		}
+		switch i {
+		case refuser:
+			rows = append(rows, `(?m)^`+id(i)+`\s+online\s+refused: not allowed: add "set" to \[manage\] remote$`)
+		case victim:
+			rows = append(rows, `(?m)^`+id(i)+`\s+offline\s+no answer \(offline, not sent\)$`)
+		default:
+			rows = append(rows, `(?m)^`+id(i)+`\s+online\s+ok$`)
+		}
+	}
+	for _, re := range append(rows, `(?m)^10 devices: 8 ok, 1 refused, 1 no answer$`) {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("fleet do set output lacks %s", re)
+		}
+	}
+	if got := len(strings.Split(strings.TrimSpace(out), "\n")); got != 13 {
+		t.Errorf("fleet do set printed %d lines, want a head, a header, 10 devices and the counts", got)
+	}
+	sent := 0
+	for i := range n {
+		for _, m := range cmds.On("vigil/" + id(i) + "/cmd/set") {
+			sent++
+			if !north(i) || i == victim || !strings.Contains(m.Payload, `"cid":"vf`) {
+				t.Errorf("cmd/set to %s (north %v): %q; want one with a cid, to the live north devices only", id(i), north(i), m.Payload)
+			}
+		}
+	}
+	if sent != 9 {
+		t.Errorf("%d cmd/set sent, want 9 (the north devices but the dead one)", sent)
+	}
+	index := map[string]int{}
+	for i := range n {
+		index[id(i)] = i
+	}
+	snap = fleetSnapshot(t, b.URL())
+	for _, d := range snap.Devices {
+		i := index[d.ID]
+		want := fleet.Duration(time.Minute)
+		if north(i) && i != refuser && i != victim {
+			want = fleet.Duration(10 * time.Minute)
+		}
+		if d.State == fleet.Online && d.Interval != want {
+			t.Errorf("after fleet do set: %s interval %v, want %v", d.ID, time.Duration(d.Interval), time.Duration(want))
+		}
+	}
+
+	out, errOut, code = runVigil(t, "fleet", "do", "ack", "--select", "firing", "--broker", b.URL(), "--yes")
+	if code != 0 || !strings.Contains(out, "\n10 devices: 10 ok\n") {
+		t.Errorf("fleet do ack --select firing: exit %d\n%s\n%s", code, out, errOut)
+	}
+	snap = fleetSnapshot(t, b.URL(), "--firing")
+	if snap.Summary.Firing != 10 || snap.Summary.Acked != 10 || len(snap.Devices) != 10 {
+		t.Errorf("after fleet do ack: summary %+v, %d shown; want 10 firing, all 10 acknowledged", snap.Summary, len(snap.Devices))
+	}
+	for _, d := range snap.Devices {
+		if !d.Acked() {
+			t.Errorf("%s after fleet do ack: firing %+v, want every problem acknowledged", d.ID, d.Firing)
+		}
+	}
+
+	_, errOut, code = runVigil(t, "fleet", "do", "check", "--select", "tag=south", "--broker", b.URL(), "--yes")
+	if code != 1 || !strings.Contains(errOut, "no device matches --select tag=south (of 50 devices seen; tags seen: north): nothing sent") {
+		t.Errorf("fleet do --select tag=south: exit %d, %s; want 1 and no device matches", code, errOut)
+	}
+	_, errOut, code = runVigil(t, "fleet", "do", "check", "--select", "tag=north,colour=red", "--broker", b.URL(), "--yes")
+	if code != 2 || !strings.Contains(errOut, `--select "colour=red": unknown selector (want id=GLOB, tag=NAME, firing, offline or all)`) {
+		t.Errorf("fleet do --select colour=red: exit %d, %s; want 2 naming it", code, errOut)
 	}
 }
 
@@ -234,18 +400,47 @@ func TestFleetFiftyDaemons(t *testing.T) {
 func TestFleetNobody(t *testing.T) {
 	t.Parallel()
 	b := mosquittotest.Start(t, mosquittotest.Options{})
+	// Each waits a device's whole roll-call window: all three at once.
+	var wg sync.WaitGroup
 	for _, args := range [][]string{{"--once"}, {"--once", "--json"}, {"--once", "--prefix", "site-a"}} {
-		out, errOut, code := runVigil(t, append([]string{"fleet", "--broker", b.URL()}, args...)...)
-		prefix := "vigil"
-		if len(args) == 3 {
-			prefix = "site-a"
-		}
-		want := "vigil: fleet: no device under " + prefix + "/ on " + b.URL() + ": neither retained messages nor the roll call on " + prefix + "/fleet/rollcall brought any within "
-		if code != 1 || out != "" || !strings.HasPrefix(errOut, want) {
-			t.Errorf("vigil fleet %v on an empty broker: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, %q…", args, code, out, errOut, want)
-		}
+		wg.Go(func() {
+			out, errOut, code := runVigil(t, append([]string{"fleet", "--broker", b.URL()}, args...)...)
+			prefix := "vigil"
+			if len(args) == 3 {
+				prefix = "site-a"
+			}
+			want := "vigil: fleet: no device under " + prefix + "/ on " + b.URL() + ": neither retained messages nor the roll call on " + prefix + "/fleet/rollcall brought any within "
+			if code != 1 || out != "" || !strings.HasPrefix(errOut, want) {
+				t.Errorf("vigil fleet %v on an empty broker: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, %q…", args, code, out, errOut, want)
+			}
+		})
 	}
+	wg.Wait()
 	if _, errOut, code := runVigil(t, "fleet", "--broker", b.URL(), "--once", "--prefix", "site.a"); code != 2 || !strings.Contains(errOut, `--prefix: must not contain "."`) {
 		t.Errorf("vigil fleet --prefix site.a: exit %d, %s; want a usage error naming the dot", code, errOut)
+	}
+}
+
+// buildVersion builds the binary into bin with version stamped as the
+// Makefile stamps it (-ldflags -X main.version=…).
+func buildVersion(t *testing.T, bin, version string) {
+	t.Helper()
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+version, "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Errorf("build vigil %s: %v\n%s", version, err, out)
+	}
+}
+
+// tagDevice adds [device] tags to the config at path.
+func tagDevice(t *testing.T, path string, tags ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := json.Marshal(tags)
+	b = []byte(strings.Replace(string(b), "[device]\n", "[device]\ntags = "+string(q)+"\n", 1))
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

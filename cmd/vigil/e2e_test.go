@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	vigilBin = filepath.Join(dir, "vigil")
+	// vigil fleet keeps a roster of the devices it saw in the user's
+	// cache directory: the tests' rosters stay in theirs.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	out, err := exec.Command("go", "build", "-o", vigilBin, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build vigil: %v\n%s", err, out)

@@ -36,7 +36,9 @@ func TestImportDirection(t *testing.T) {
 		"transport/telegram": {"alert", "schedule", "transport"},
 		"agent":              {"alert", "board", "device", "redact"},
 		"heartbeat":          {"agent", "alert", "baseline", "board", "device", "redact", "rule", "schedule", "store", "transport"},
-		"fleet":              {"alert", "board", "device", "transport", "transport/mqtt"},
+		// The fleet command checks --broker and --prefix as the daemon's
+		// config does, and a checklist against its limit.
+		"fleet": {"alert", "board", "config", "device", "rule", "schedule", "transport", "transport/mqtt"},
 		// The one status view: gathered, rendered as text, and the
 		// history's exports; no daemon, no page.
 		"status": {"agent", "alert", "baseline", "board", "config", "device", "heartbeat", "manage", "redact", "rule", "schedule", "store", "transport"},

@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/store"
 	"github.com/vigil-iot/vigil/transport"
@@ -126,7 +127,7 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 			Keepalive: m.Keepalive.Duration, HomeAssistant: m.HomeAssistant, DiscoveryPrefix: m.DiscoveryPrefix,
 			Commands: m.Commands, MinSeverity: sev, Version: version, Clock: clock,
 			Board: board, Interval: daemon.HeartbeatSpacing(cfg), SampleInterval: cfg.Heartbeat.SampleInterval.Duration,
-			Problems: problems,
+			Problems: problems, Tags: cfg.Device.Tags, ConfigDigest: manage.Digest(cfg),
 		}, cmds, log.With("transport", "mqtt"))
 		w = append(w, daemon.Transport{Notifier: c, Publisher: c, Run: c.Run})
 	}
@@ -155,9 +156,10 @@ func newTransports(ctx context.Context, cfg *config.Config, board string, db *st
 // and the bot call (declared in package transport), and the reconnects
 // the engine hears of.
 var (
-	_ mqtt.CmdHandler     = (*daemon.Commander)(nil)
-	_ telegram.BotHandler = (*daemon.Commander)(nil)
-	_ heartbeat.Connector = (*mqtt.Client)(nil)
+	_ mqtt.CmdHandler       = (*daemon.Commander)(nil)
+	_ telegram.BotHandler   = (*daemon.Commander)(nil)
+	_ heartbeat.Connector   = (*mqtt.Client)(nil)
+	_ heartbeat.Reconnector = (*mqtt.Client)(nil)
 )
 
 // The state file keeps what Telegram holds for its digest and its alert messages.

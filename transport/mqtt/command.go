@@ -96,15 +96,18 @@ func parseCommand(name string, payload []byte) (command, error) {
 			return command{Name: name}, nil
 		}
 		var m map[string]json.RawMessage
-		if err := decodeStrict(p, &m); err != nil || m == nil || len(m) != 0 {
-			return command{}, fmt.Errorf("%s takes no arguments (empty payload or {})", name)
+		err := decodeStrict(p, &m)
+		delete(m, "cid") // parseCID's
+		if err != nil || m == nil || len(m) != 0 {
+			return command{}, fmt.Errorf(`%s takes no arguments (empty payload, {} or {"cid": "..."})`, name)
 		}
 		return command{Name: name}, nil
 	case cmdPause:
 		var n int
 		if len(p) > 0 && p[0] == '{' {
 			var v struct {
-				Minutes *int `json:"minutes"`
+				Minutes *int   `json:"minutes"`
+				CID     string `json:"cid"` // parseCID's
 			}
 			if err := decodeStrict(p, &v); err != nil {
 				return command{}, fmt.Errorf(`pause: want minutes as a number or {"minutes": N}: %w`, err)
@@ -146,6 +149,7 @@ func parseKey(name string, p []byte) (command, error) {
 	if len(p) > 0 && p[0] == '{' {
 		var v struct {
 			Key *string `json:"key"`
+			CID string  `json:"cid"` // parseCID's
 		}
 		if err := decodeStrict(p, &v); err != nil {
 			return command{}, fmt.Errorf("cmd/%s: want %s: %w", name, want, err)
@@ -183,6 +187,7 @@ func parseAck(p []byte) (command, error) {
 	if len(p) > 0 && p[0] == '{' {
 		var v struct {
 			Target string `json:"target"`
+			CID    string `json:"cid"` // parseCID's
 		}
 		if err := decodeStrict(p, &v); err != nil {
 			return command{}, fmt.Errorf("cmd/ack: want %s: %w", want, err)
@@ -204,6 +209,7 @@ func parseRule(p []byte) (command, error) {
 		var v struct {
 			Op     string `json:"op"`
 			Target string `json:"target"`
+			CID    string `json:"cid"` // parseCID's
 		}
 		if err := decodeStrict(p, &v); err != nil {
 			return command{}, fmt.Errorf("cmd/rule: want %s: %w", want, err)
@@ -233,6 +239,7 @@ func parseSet(p []byte) (command, error) {
 		var v struct {
 			Key   *string `json:"key"`
 			Value *string `json:"value"`
+			CID   string  `json:"cid"` // parseCID's
 		}
 		if err := decodeStrict(p, &v); err != nil {
 			return command{}, fmt.Errorf("cmd/set: want %s: %w", want, err)
@@ -273,6 +280,7 @@ func parseChecklist(p []byte) (command, error) {
 	var v struct {
 		Op   string  `json:"op"`
 		Text *string `json:"text"`
+		CID  string  `json:"cid"` // parseCID's
 	}
 	if err := decodeStrict(p, &v); err != nil {
 		return command{}, fmt.Errorf("cmd/checklist: want %s: %w", want, err)
@@ -293,6 +301,48 @@ func parseChecklist(p []byte) (command, error) {
 		return command{Name: cmdList, Op: v.Op, Text: *v.Text}, nil
 	}
 	return command{}, fmt.Errorf("cmd/checklist: unknown op %q (want %s)", truncate(v.Op, 32), want)
+}
+
+// maxCID is the longest correlation id.
+const maxCID = 64
+
+// parseCID reads the correlation id a JSON payload may carry ("cid": a
+// string of 1-64 of A-Z a-z 0-9 . _ : -), which the result echoes. A
+// payload that is no JSON object, or one without "cid", has none; one that
+// is no valid JSON is the command's parser's to refuse.
+func parseCID(p []byte) (string, error) {
+	p = bytes.TrimSpace(p)
+	if len(p) == 0 || p[0] != '{' {
+		return "", nil
+	}
+	var v struct {
+		CID json.RawMessage `json:"cid"`
+	}
+	if json.Unmarshal(p, &v) != nil || v.CID == nil {
+		return "", nil
+	}
+	var cid string
+	if err := json.Unmarshal(v.CID, &cid); err != nil {
+		return "", fmt.Errorf(`"cid" must be a string of 1-%d of A-Z a-z 0-9 . _ : - (got %s)`, maxCID, truncate(string(v.CID), 32))
+	}
+	if !validCID(cid) {
+		return "", fmt.Errorf(`"cid" must be 1-%d of A-Z a-z 0-9 . _ : - (got %q, %d bytes)`, maxCID, truncate(cid, 32), len(cid))
+	}
+	return cid, nil
+}
+
+func validCID(s string) bool {
+	if len(s) == 0 || len(s) > maxCID {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // decodeStrict decodes exactly one JSON value with no unknown fields.
@@ -363,10 +413,17 @@ func (c *Client) onCommand(_ paho.Client, m paho.Message) {
 // commandResult is the payload of <p>/<id>/cmd/result.
 type commandResult struct {
 	Command string `json:"command"`
+	CID     string `json:"cid,omitempty"`    // the command's correlation id, if it had a valid one
 	Key     string `json:"key,omitempty"`    // get, set, unset: the key asked about
 	Op      string `json:"op,omitempty"`     // checklist: show, set or reset; rule: approve, reject or drop
 	Target  string `json:"target,omitempty"` // ack, rule: what was named
 	OK      bool   `json:"ok"`
+	// Refused: the device's policy turned the command down ([manage]
+	// remote lacks the verb, too many changes a minute, a remote raise of
+	// the LLM budget, a model [manage] models lacks); Error says why.
+	// Without it, a result that is not OK failed (a bad payload, an
+	// unknown key, a value out of range, an error of the device).
+	Refused bool   `json:"refused,omitempty"`
 	Message string `json:"message,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
@@ -414,9 +471,13 @@ func (c *Client) reply(ctx context.Context, res commandResult) {
 }
 
 func (c *Client) execute(ctx context.Context, name string, payload []byte) commandResult {
+	cid, err := parseCID(payload)
+	if err != nil {
+		return commandResult{Command: truncate(name, 32), Error: "cmd/" + truncate(name, 32) + ": " + err.Error()}
+	}
 	cmd, err := parseCommand(name, payload)
 	if err != nil {
-		return commandResult{Command: truncate(name, 32), Error: err.Error()}
+		return commandResult{Command: truncate(name, 32), CID: cid, Error: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, cmdRunLimit)
 	defer cancel()
@@ -441,11 +502,13 @@ func (c *Client) execute(ctx context.Context, name string, payload []byte) comma
 	case cmdRule:
 		msg, err = c.cmds.RuleDecide(ctx, cmd.Op, cmd.Target)
 	}
-	res := commandResult{Command: cmd.Name, Key: cmd.Key, Op: cmd.Op, Target: cmd.Target}
+	res := commandResult{Command: cmd.Name, CID: cid, Key: cmd.Key, Op: cmd.Op, Target: cmd.Target}
 	switch {
 	case errors.Is(err, alert.ErrNotAllowed):
 		// The verb names are [manage] remote's: cmd/<name> is <name> there.
-		res.Error = fmt.Sprintf("not allowed: add %q to [manage] remote", cmd.Name)
+		res.Refused, res.Error = true, fmt.Sprintf("not allowed: add %q to [manage] remote", cmd.Name)
+	case errors.Is(err, alert.ErrRefused):
+		res.Refused, res.Error = true, err.Error()
 	case err != nil:
 		res.Error = err.Error()
 	default:

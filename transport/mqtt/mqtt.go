@@ -87,6 +87,8 @@ type Config struct {
 	Board           string          // the board profile, published on <p>/<id>/info
 	Interval        time.Duration   // the heartbeat interval, published on <p>/<id>/info
 	SampleInterval  time.Duration   // the sample interval, published on <p>/<id>/info
+	Tags            []string        // [device] tags, published on <p>/<id>/info
+	ConfigDigest    string          // config.Digest of the config in force, published on <p>/<id>/info
 	Clock           clockwork.Clock // paces the first connection's retries; default the real clock
 	// Problems, when set, is asked after every connection what is firing
 	// now, and the problem sensor is rebuilt from its answer: a retained
@@ -110,8 +112,8 @@ type Client struct {
 	haOnline  chan struct{} // one pending "Home Assistant restarted" signal
 	rollCall  chan struct{} // one pending roll call
 	cmdq      chan inbound
-	rollLimit rollCallLimiter // used by loop only
-	haLimit   onceEvery       // Home Assistant births; used by loop only
+	roll      rollCaller // used by loop only
+	haLimit   onceEvery  // Home Assistant births; used by loop only
 	// cmdDropped counts the commands that found cmdq full since the last
 	// result that said so.
 	cmdDropped atomic.Int64
@@ -119,6 +121,7 @@ type Client struct {
 	mu      sync.Mutex
 	cli     paho.Client
 	lost    chan struct{}          // closed when the current connection drops
+	next    chan struct{}          // closed when the next connection comes up (NextConnect)
 	sensors map[string]device.Unit // every reading key seen so far, for discovery
 	active  map[string]alert.Alert // firing problems by source and rule, for the problem sensor
 	connAt  time.Time              // when the current connection came up: Info's time
@@ -132,6 +135,7 @@ type Client struct {
 	conns, sensorsVer, annConn, annVer int
 
 	announceMu sync.Mutex // one discovery message at a time, newest last
+	infoMu     sync.Mutex // one retained info at a time, newest last
 	// problemMu orders the changes of active with their publishing, so
 	// the last problem state published is the newest (a rebuild reading
 	// its source while an alert resolves cannot put it back).
@@ -172,6 +176,7 @@ func New(cfg Config, cmds CmdHandler, log *slog.Logger) *Client {
 		ready:     make(chan struct{}),
 		haOnline:  make(chan struct{}, 1),
 		rollCall:  make(chan struct{}, 1),
+		next:      make(chan struct{}),
 		cmdq:      make(chan inbound, cmdQueue),
 		sensors:   map[string]device.Unit{},
 		active:    map[string]alert.Alert{},
@@ -219,6 +224,16 @@ func (c *Client) Connected() bool {
 // broker is up, so a caller can tell "not connected yet" at start from an
 // outage.
 func (c *Client) Ready() <-chan struct{} { return c.ready }
+
+// NextConnect returns a channel that is closed when the next connection to
+// the broker comes up (paho's reconnect, or the first), so the outbox
+// resumes at once instead of waiting out its backoff. Take it before the
+// attempt that may fail: a reconnect in between closes it too.
+func (c *Client) NextConnect() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.next
+}
 
 func (c *Client) topic(leaf string) string {
 	return c.cfg.TopicPrefix + "/" + c.cfg.DeviceID + "/" + leaf
@@ -330,10 +345,12 @@ func (cfg Config) servers() []string {
 }
 
 // options are the daemon's paho settings: ClientOptions plus the retained
-// Last Will and the connection handlers.
+// Last Will, the connection handlers and a store that leaves resending to
+// the outbox (outboxStore).
 func (c *Client) options() (*paho.ClientOptions, *failover) {
 	opts, nodes := clientOptions(c.cfg)
 	return opts.
+		SetStore(newOutboxStore()).
 		SetBinaryWill(c.topic("status"), []byte("offline"), qos, true).
 		SetOnConnectHandler(c.onConnect).
 		SetConnectionLostHandler(c.onLost).
@@ -380,9 +397,16 @@ func (c *Client) connect(ctx context.Context, cli paho.Client) {
 }
 
 // onConnect runs in a paho goroutine after every successful connection.
+// The connection before it is gone: its waiters are released, if onLost
+// (which may run after this) did not yet.
 func (c *Client) onConnect(paho.Client) {
 	c.mu.Lock()
+	if c.lost != nil {
+		closeOnce(c.lost)
+	}
 	c.lost = make(chan struct{})
+	close(c.next)
+	c.next = make(chan struct{})
 	c.conns++
 	if c.conns == 1 {
 		close(c.ready)
@@ -394,17 +418,14 @@ func (c *Client) onConnect(paho.Client) {
 
 // onLost runs in a paho goroutine when the connection dropped; paho is
 // already reconnecting and may even have succeeded, since the two run
-// concurrently. Waiters are released only while the connection is still
-// down: once it is back, paho resends the unacknowledged messages and
-// their tokens complete on the new connection.
+// concurrently. The waiters of the lost connection are released: no
+// PUBACK comes for what they sent, since paho resends nothing (session.go)
+// and the outbox resends it. While the connection is down they are the
+// current ones; once it is back, onConnect released them already.
 func (c *Client) onLost(cli paho.Client, err error) {
 	c.mu.Lock()
 	if c.lost != nil && !cli.IsConnectionOpen() {
-		select {
-		case <-c.lost:
-		default:
-			close(c.lost)
-		}
+		closeOnce(c.lost)
 	}
 	c.mu.Unlock()
 	c.log.Warn("mqtt connection lost", keyBroker, c.node(), keyErr, err)
@@ -422,6 +443,16 @@ func (c *Client) node() string {
 	return nodes.current()
 }
 
+// closeOnce closes ch unless it is closed; the caller holds the lock
+// that guards ch.
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
+}
+
 func signal(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
@@ -429,15 +460,20 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// loop does the work that follows a connection or a Home Assistant
-// restart, outside paho's goroutines so it may block on acknowledgements.
+// loop does the work that follows a connection, a Home Assistant restart
+// or a roll call, outside paho's goroutines so it may block on
+// acknowledgements.
 func (c *Client) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			if c.roll.timer != nil {
+				c.roll.timer.Stop()
+			}
 			return
 		case <-c.connected:
 			c.afterConnect(ctx)
+			c.answerRollCall(ctx) // one owed from before the reconnect
 		case <-c.haOnline:
 			if !c.haLimit.allow(c.clock.Now(), ReannounceLimit) {
 				c.log.Debug("mqtt home assistant birth: not re-announced", "reason", "re-announced less than "+ReannounceLimit.String()+" ago")
@@ -445,6 +481,10 @@ func (c *Client) loop(ctx context.Context) {
 			}
 			c.announceLogged(ctx, true)
 		case <-c.rollCall:
+			c.roll.owed = true
+			c.answerRollCall(ctx)
+		case <-c.roll.due():
+			c.roll.timer = nil
 			c.answerRollCall(ctx)
 		}
 	}
@@ -583,24 +623,31 @@ func (c *Client) Notify(ctx context.Context, a alert.Alert) error {
 	return nil
 }
 
-// Info is the retained payload of <p>/<id>/info, published once after every
-// connect: what a fleet view needs to know about a device that its other
-// topics do not say. Time is when this connection came up, so a status of
-// "online" is online since Time; Interval lets a subscriber tell a silent
-// device (no heartbeat for 3× Interval) from a quiet one.
+// Info is the retained payload of <p>/<id>/info, published after every
+// connect and again after every change of what it says: what a fleet view
+// needs to know about a device that its other topics do not say. Time is
+// when this connection came up, so a status of "online" is online since
+// Time; Interval lets a subscriber tell a silent device (no heartbeat for
+// 3× Interval) from a quiet one; Tags are what a view selects by; Config
+// tells devices that run the same settings and checklist from those that
+// do not (config.Digest: the first 12 hex digits of a SHA-256, never of a
+// secret).
 type Info struct {
 	Time           time.Time `json:"time"`
 	Board          string    `json:"board,omitempty"`
 	Version        string    `json:"version,omitempty"`
 	Interval       string    `json:"interval,omitempty"`        // heartbeat interval, a Go duration; "0s" when heartbeats are off
 	SampleInterval string    `json:"sample_interval,omitempty"` // a Go duration
+	Tags           []string  `json:"tags,omitempty"`            // [device] tags
+	Config         string    `json:"config,omitempty"`          // digest of the config in force, 12 lowercase hex digits
 }
 
 // infoPayload is the Info of the current connection.
 func (c *Client) infoPayload() ([]byte, error) {
 	c.mu.Lock()
 	info := Info{Time: c.connAt, Board: c.cfg.Board, Version: c.cfg.Version,
-		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String()}
+		Interval: c.cfg.Interval.String(), SampleInterval: c.cfg.SampleInterval.String(),
+		Tags: slices.Clone(c.cfg.Tags), Config: c.cfg.ConfigDigest}
 	c.mu.Unlock()
 	payload, err := json.Marshal(info)
 	if err != nil {
@@ -609,8 +656,12 @@ func (c *Client) infoPayload() ([]byte, error) {
 	return payload, nil
 }
 
-// publishInfo publishes Info, retained, on <p>/<id>/info.
+// publishInfo publishes Info, retained, on <p>/<id>/info. Two at once go
+// out one after the other, each with the state of its time, so the last
+// retained is the newest.
 func (c *Client) publishInfo(ctx context.Context) error {
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
 	payload, err := c.infoPayload()
 	if err != nil {
 		return err
@@ -618,15 +669,21 @@ func (c *Client) publishInfo(ctx context.Context) error {
 	return c.publish(ctx, c.topic("info"), true, payload)
 }
 
-// SetIntervals changes the intervals Info announces (a run-time `vigil set
-// heartbeat.interval`) and republishes Info when connected; while
-// disconnected the next connection announces them.
-func (c *Client) SetIntervals(ctx context.Context, interval, sample time.Duration) error {
+// SetInfo changes what Info announces (after a run-time `vigil set`, a
+// checklist set, a reload) and republishes Info at once when connected and
+// something changed; while disconnected the next connection announces it.
+func (c *Client) SetInfo(ctx context.Context, in transport.DeviceInfo) error {
 	c.mu.Lock()
-	c.cfg.Interval, c.cfg.SampleInterval = interval, sample
+	same := c.cfg.Interval == in.Interval && c.cfg.SampleInterval == in.SampleInterval &&
+		slices.Equal(c.cfg.Tags, in.Tags) && c.cfg.ConfigDigest == in.Config
+	c.cfg.Interval, c.cfg.SampleInterval = in.Interval, in.SampleInterval
+	c.cfg.Tags, c.cfg.ConfigDigest = slices.Clone(in.Tags), in.Config
 	c.mu.Unlock()
+	if same {
+		return nil
+	}
 	if err := c.publishInfo(ctx); err != nil && !errors.Is(err, ErrNotConnected) {
-		return err
+		return fmt.Errorf("mqtt: publish info: %w", err)
 	}
 	return nil
 }

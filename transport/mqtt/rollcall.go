@@ -5,6 +5,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/jonboulle/clockwork"
 )
 
 // Roll call policy. A fleet view cannot count on retained messages: some
@@ -18,9 +19,14 @@ import (
 // problem state (problem/attributes and problem, from the owner's durable
 // state, with or without Home Assistant). It answers at most once per
 // RollCallLimit, however often it is asked: a roll call within that is
-// dropped, not deferred, so a fleet of a thousand views asking at once
-// costs each device one answer. A retained roll call is no question (the
-// broker would replay it at every connect) and is ignored.
+// deferred, not dropped, and every roll call of the window is answered by
+// one answer at its end, so a thousand views asking at once cost each
+// device one answer, and each view has it within RollCallLimit. An answer
+// that could not go out (the connection was down: a daemon thawed after
+// SIGSTOP reads the roll calls its dead connection queued) is owed still,
+// uses up nothing, and goes out once connected again. A retained roll call
+// is no question (the broker would replay it at every connect) and is
+// ignored.
 
 // RollCallLimit is the least time between two answers to a roll call.
 const RollCallLimit = 10 * time.Second
@@ -51,10 +57,31 @@ func (l *onceEvery) allow(now time.Time, period time.Duration) bool {
 	return true
 }
 
-// rollCallLimiter allows one answer per RollCallLimit; the first always.
-type rollCallLimiter struct{ o onceEvery }
+// rollCaller is the state of the roll call's answer; used by loop only.
+type rollCaller struct {
+	last  time.Time       // when the last answer went out
+	done  bool            // an answer went out
+	owed  bool            // a roll call is not answered yet
+	timer clockwork.Timer // set while an owed answer waits for its window's end
+}
 
-func (l *rollCallLimiter) allow(now time.Time) bool { return l.o.allow(now, RollCallLimit) }
+// wait is how long an answer must wait at now: until RollCallLimit after
+// the last one went out; 0 when it may go out now.
+func (r *rollCaller) wait(now time.Time) time.Duration {
+	if !r.done {
+		return 0
+	}
+	return max(r.last.Add(RollCallLimit).Sub(now), 0)
+}
+
+// due is the channel of the timer an owed answer waits on; nil (never
+// ready) without one.
+func (r *rollCaller) due() <-chan time.Time {
+	if r.timer == nil {
+		return nil
+	}
+	return r.timer.Chan()
+}
 
 // onRollCall runs in paho's router: it must not block.
 // A payload over maxSignal is no roll call (a view sends an empty one).
@@ -69,19 +96,36 @@ func (c *Client) onRollCall(_ paho.Client, m paho.Message) {
 	signal(c.rollCall)
 }
 
-// answerRollCall publishes the answer to a roll call, unless one went out
-// less than RollCallLimit ago. It runs in the client's loop.
+// answerRollCall publishes the answer owed to a roll call: at once when
+// none went out in the last RollCallLimit and the connection is up, else
+// at the window's end or after the reconnect. It runs in the client's
+// loop, after a roll call, a connection and the window's timer.
 func (c *Client) answerRollCall(ctx context.Context) {
-	if !c.rollLimit.allow(c.clock.Now()) {
-		c.log.Debug("mqtt roll call not answered", "reason", "answered less than "+RollCallLimit.String()+" ago")
+	r := &c.roll
+	if !r.owed || r.timer != nil {
+		return // nothing owed, or it waits for its window's end already
+	}
+	if wait := r.wait(c.clock.Now()); wait > 0 {
+		r.timer = c.clock.NewTimer(wait)
+		c.log.Debug("mqtt roll call answer deferred", "reason", "answered less than "+RollCallLimit.String()+" ago", "in", wait)
+		return
+	}
+	if !c.Connected() {
+		c.log.Debug("mqtt roll call answer deferred", "reason", "not connected: it goes out after the reconnect")
 		return
 	}
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	if err := c.publishRollCallAnswer(octx); err != nil {
-		c.log.Warn("mqtt roll call answer", keyErr, err)
+		// Owed still: after the reconnect, or, while the connection
+		// stays up, at the end of another window.
+		if c.Connected() {
+			r.timer = c.clock.NewTimer(RollCallLimit)
+		}
+		c.log.Debug("mqtt roll call answer deferred", "reason", "it did not go out", keyErr, err)
 		return
 	}
+	r.last, r.done, r.owed = c.clock.Now(), true, false
 	c.log.Debug("mqtt roll call answered")
 }
 

@@ -16,26 +16,27 @@ import (
 	"github.com/vigil-iot/vigil/transport"
 )
 
-// TestRollCallLimit: at most one answer per RollCallLimit, however often
-// the roll call comes; the first is always answered.
+// TestRollCallLimit: an answer waits until RollCallLimit after the last
+// one that went out; the first need not wait.
 func TestRollCallLimit(t *testing.T) {
-	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC))
-	var l rollCallLimiter
-	steps := []struct {
-		advance time.Duration
-		want    bool
-	}{
-		{0, true},                                // the first roll call
-		{0, false},                               // asked again at once
-		{RollCallLimit - time.Nanosecond, false}, // just under the limit since the answer
-		{time.Nanosecond, true},                  // at the limit
-		{time.Second, false},                     // a second after that answer
-		{time.Hour, true},
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var r rollCaller
+	if w := r.wait(t0); w != 0 {
+		t.Errorf("the first answer waits %v, want 0", w)
 	}
-	for i, s := range steps {
-		clock.Advance(s.advance)
-		if got := l.allow(clock.Now()); got != s.want {
-			t.Errorf("roll call %d at +%v: allow = %v, want %v", i, clock.Since(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)), got, s.want)
+	r.last, r.done = t0, true
+	steps := []struct {
+		at   time.Duration // after the answer
+		want time.Duration
+	}{
+		{0, RollCallLimit},
+		{RollCallLimit - time.Nanosecond, time.Nanosecond},
+		{RollCallLimit, 0},
+		{time.Hour, 0},
+	}
+	for _, s := range steps {
+		if got := r.wait(t0.Add(s.at)); got != s.want {
+			t.Errorf("an answer %v after the last waits %v, want %v", s.at, got, s.want)
 		}
 	}
 }
@@ -108,14 +109,22 @@ func TestRollCallAnswer(t *testing.T) {
 		t.Errorf("problem messages = %+v, want only the answer (Home Assistant is off: nothing retained)", got)
 	}
 
-	// Asked again at once: not answered. Asked after the limit: answered.
+	// Asked again at once, and again: deferred, not dropped, and
+	// answered once, at the window's end on the client's clock.
 	sub.Publish(rollCallTopic, false, "")
-	waitFor(t, "the second roll call turned down", wait5, func() bool { return strings.Contains(log.String(), `msg="mqtt roll call not answered"`) })
+	waitFor(t, "the second roll call deferred", wait5, func() bool { return strings.Contains(log.String(), `msg="mqtt roll call answer deferred"`) })
+	for range 3 {
+		sub.Publish(rollCallTopic, false, "")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if len(answers(sub, "vigil/dev1/problem")) != 1 {
+		t.Fatalf("answers within %v of the first = %d, want none yet", RollCallLimit, len(answers(sub, "vigil/dev1/problem"))-1)
+	}
 	clock.Advance(RollCallLimit)
-	sub.Publish(rollCallTopic, false, "")
 	sub.Wait("vigil/dev1/problem", wait5, func(mosquittotest.Message) bool { return len(answers(sub, "vigil/dev1/problem")) == 2 })
+	time.Sleep(300 * time.Millisecond)
 	if got := answers(sub, "vigil/dev1/info"); len(got) != 2 {
-		t.Fatalf("info answers after three roll calls (the second within %v) = %d, want 2", RollCallLimit, len(got))
+		t.Fatalf("info answers after five roll calls (four within %v of the first) = %d, want 2: the first and one at the window's end", RollCallLimit, len(got))
 	}
 	if err := json.Unmarshal([]byte(answers(sub, "vigil/dev1/info")[1].Payload), &info); err != nil || !info.Time.Equal(t0) {
 		t.Errorf("info time in the later answer = %v, want still %v (the connection's)", info.Time, t0)
@@ -171,5 +180,39 @@ func (p slowProblems) Problems(ctx context.Context) ([]alert.Alert, error) {
 		return nil, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// TestRollCallOwedAcrossReconnect: a roll call that comes while the
+// connection is down (a daemon thawed after SIGSTOP reads what its dead
+// connection queued) is owed, not dropped: no WARN, nothing used up, and
+// the answer goes out after the reconnect, at the same time on the
+// client's clock.
+func TestRollCallOwedAcrossReconnect(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{Persist: true})
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	c := newTestClient(t, b.URL(), Config{Clock: clock}, nil)
+	var log logtest.Buffer
+	c.log = log.Logger(slog.LevelDebug)
+	runClient(t, c)
+	waitConnected(t, c)
+	// A viewer whose session outlives the broker's restart, so it gets
+	// what the client publishes as soon as that reconnects.
+	sub := mosquittotest.SubscribeWith(t, b.URL(), mosquittotest.SubscriberOptions{Session: "viewer-" + t.Name()}, "vigil/dev1/#")
+
+	b.Stop()
+	waitFor(t, "the client to notice the broker is gone", 10*time.Second, func() bool { return !c.Connected() })
+	c.onRollCall(nil, fakeMessage{topic: rollCallTopic})
+	waitFor(t, "the roll call owed", wait5, func() bool {
+		return strings.Contains(log.String(), `msg="mqtt roll call answer deferred" reason="not connected: it goes out after the reconnect"`)
+	})
+	b.Start()
+	// Home Assistant is off: only a roll call's answer publishes problem.
+	if m := sub.Next("vigil/dev1/problem", 15*time.Second); m.Payload != "OFF" {
+		t.Errorf("problem in the answer after the reconnect = %+v, want OFF", m)
+	}
+	waitFor(t, "the roll call answered", wait5, func() bool { return strings.Contains(log.String(), `msg="mqtt roll call answered"`) })
+	if strings.Contains(log.String(), "level=WARN msg=\"mqtt roll call") || strings.Count(log.String(), `msg="mqtt roll call answered"`) != 1 {
+		t.Errorf("log: want the roll call answered once, after the reconnect, and no roll call WARN:\n%s", log.String())
 	}
 }
