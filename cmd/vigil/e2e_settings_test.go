@@ -57,11 +57,13 @@ func getJSON(t *testing.T, cfg, key string) manage.SettingView {
 func TestSetIntervalOnRunningDaemon(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := writeConfig(t, dir, "")
+	// An LLM that is never asked (no tick comes within the test): in
+	// rules-only mode there is no next run to show.
+	cfg := writeConfig(t, dir, "\n[llm]\nbase_url = \"http://127.0.0.1:9/v1\"\n")
 	writeFile(t, cfg, strings.Replace(readFile(t, cfg), `interval = "1m"`, `interval = "`+settingsInterval+`"`, 1))
 	fileLine := cfg + ":" + itoa(lineOf(t, cfg, `interval = "`+settingsInterval+`"`))
 	start := time.Now()
-	d := startDaemon(t, cfg)
+	d := startDaemon(t, cfg, "OPENAI_API_KEY=sk-never-used")
 	d.waitLog(t, regexp.MustCompile(`vigil starting`), 10*time.Second)
 	wantNextRun(t, cfg, start, 6*time.Hour, "at start")
 
@@ -80,7 +82,7 @@ func TestSetIntervalOnRunningDaemon(t *testing.T) {
 	// A power cut: the value is in the state file, and in force again.
 	d.kill()
 	restart := time.Now()
-	d = startDaemon(t, cfg)
+	d = startDaemon(t, cfg, "OPENAI_API_KEY=sk-never-used")
 	d.waitLog(t, regexp.MustCompile(`vigil starting" .*interval=10m0s`), 10*time.Second)
 	wantNextRun(t, cfg, restart, 10*time.Minute, "after SIGKILL and restart")
 	if g := getJSON(t, cfg, "heartbeat.interval"); g.Value != "10m" || !strings.HasSuffix(g.Origin, " by socket") {
