@@ -9,37 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 )
 
-// parseOptions are the checks `vigil config check` makes of a config
-// against the drivers and the board (cmd/vigil/load.go).
-func parseOptions() config.Options {
-	names := func(rs []device.Reading) []string {
-		var out []string
-		for _, r := range rs {
-			out = append(out, r.Quantity)
-		}
-		return out
-	}
-	var boards []string
-	for _, p := range board.Profiles() {
-		if p.Name != "sim" {
-			boards = append(boards, p.Name)
-		}
-	}
-	return config.Options{
-		Quantities: func(s config.Sensor) ([]string, bool) {
-			rs, ok := s.Spec().Readings()
-			return names(rs), ok
-		},
-		Board:          names(device.HealthQuantities()),
-		BoardBaselines: names(slices.DeleteFunc(device.HealthQuantities(), func(r device.Reading) bool { return !device.HasBaseline(r.Unit) })),
-		Boards:         boards,
-	}
-}
 
 // Every [[sensor]] and [[rule]] block the survey writes passes the
 // config's validation, as `vigil config check` runs it.
@@ -90,7 +63,7 @@ func TestSurveyBlocksValidate(t *testing.T) {
 		b.WriteString(r.TOML() + "\n")
 	}
 	text := b.String()
-	cfg, err := config.ParseWith(strings.NewReader(text), "config.toml", parseOptions())
+	cfg, err := config.ParseWith(strings.NewReader(text), "config.toml", config.HardwareOptions())
 	if err != nil {
 		t.Fatalf("the survey's blocks do not validate: %v\n%s", err, text)
 	}
@@ -129,7 +102,7 @@ func TestStarterRuleAt(t *testing.T) {
 		t.Errorf("At(35.5) = %q / %q, want > 35.5 and < 33.5", hot.When, hot.Clear)
 	}
 	text := "[device]\nboard = \"sim\"\n[[sensor]]\nname = \"air\"\ndriver = \"sht4x\"\n" + hot.TOML()
-	if _, err := config.ParseWith(strings.NewReader(text), "config.toml", parseOptions()); err != nil {
+	if _, err := config.ParseWith(strings.NewReader(text), "config.toml", config.HardwareOptions()); err != nil {
 		t.Errorf("%v\n%s", err, text)
 	}
 }

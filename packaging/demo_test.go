@@ -115,7 +115,7 @@ func TestDemoRuleFires(t *testing.T) {
 			continue
 		}
 		t.Run(b.where, func(t *testing.T) {
-			cfg, err := config.ParseWith(strings.NewReader(b.text), b.where, checkOptions())
+			cfg, err := config.ParseWith(strings.NewReader(b.text), b.where, config.HardwareOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,14 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
-	"github.com/vigil-iot/vigil/device"
 )
 
 func readFile(t *testing.T, name string) []byte {
@@ -86,32 +83,6 @@ func docBlocks(t *testing.T) []docBlock {
 	return out
 }
 
-// checkOptions is what `vigil config check` validates with (cmd/vigil's
-// parseOptions): the drivers' quantities, the board's, the profiles.
-func checkOptions() config.Options {
-	names := func(rs []device.Reading) []string {
-		out := make([]string, len(rs))
-		for i, r := range rs {
-			out[i] = r.Quantity
-		}
-		return out
-	}
-	var boards []string
-	for _, p := range board.Profiles() {
-		if p.Name != "sim" {
-			boards = append(boards, p.Name)
-		}
-	}
-	return config.Options{
-		Quantities: func(s config.Sensor) ([]string, bool) {
-			rs, ok := s.Spec().Readings()
-			return names(rs), ok
-		},
-		Board:          names(device.HealthQuantities()),
-		BoardBaselines: names(slices.DeleteFunc(device.HealthQuantities(), func(r device.Reading) bool { return !device.HasBaseline(r.Unit) })),
-		Boards:         boards,
-	}
-}
 
 // TestDocTOMLBlocks: every ```toml block in README.md and docs/*.md passes
 // the validation of `vigil config check` (an unknown key, a duplicate key,
@@ -125,7 +96,7 @@ func TestDocTOMLBlocks(t *testing.T) {
 		t.Fatalf("found %d TOML blocks in the docs", len(blocks))
 	}
 	for _, b := range blocks {
-		if _, err := config.ParseWith(strings.NewReader(b.text), b.where, checkOptions()); err != nil {
+		if _, err := config.ParseWith(strings.NewReader(b.text), b.where, config.HardwareOptions()); err != nil {
 			how := "as a whole config"
 			if b.fragment {
 				how = "as a fragment, after sensors air and freezer"
@@ -141,7 +112,7 @@ func TestDocTOMLBlocksCatch(t *testing.T) {
 		"[mqtt]\nadress = \"tcp://a:1883\"\n",                             // unknown key
 		"[llm]\nbase_url = \"http://a/v1\"\nbase_url = \"http://b/v1\"\n", // duplicate key
 	} {
-		if _, err := config.ParseWith(strings.NewReader(fragmentBase+bad), "block", checkOptions()); err == nil {
+		if _, err := config.ParseWith(strings.NewReader(fragmentBase+bad), "block", config.HardwareOptions()); err == nil {
 			t.Errorf("config check accepts %q", bad)
 		}
 	}
@@ -327,7 +298,7 @@ func TestOllamaNeedsNoKey(t *testing.T) {
 			{b.text, true},
 			{regexp.MustCompile(`(?m)^api_key_env = .*\n`).ReplaceAllString(b.text, ""), false},
 		} {
-			cfg, err := config.ParseWith(strings.NewReader(tc.text), b.where, checkOptions())
+			cfg, err := config.ParseWith(strings.NewReader(tc.text), b.where, config.HardwareOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

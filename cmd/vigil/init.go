@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/setup"
 	"periph.io/x/conn/v3/driver/driverreg"
 )
@@ -18,7 +19,7 @@ func (e *env) cmdInit(ctx context.Context, args []string) error {
 	}
 	o.Config = e.config
 	w := setup.New(o, os.Stdin, e.stdout, os.Getenv, time.Now, setup.DeviceSurvey{Init: func() error { _, err := driverreg.Init(); return err }, Getenv: os.Getenv, Now: time.Now, Sleep: sleepCtx}, setup.Checks{})
-	w.Check = setup.Checker{Options: parseOptions(), Validate: e.validate}
+	w.Check = setup.Checker{Options: config.HardwareOptions(), Validate: e.validate}
 	err := w.Run(ctx)
 	if se := (*setup.Error)(nil); errors.As(err, &se) {
 		return &exitError{se.Code, se.Err}

@@ -8,14 +8,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/control"
-	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/internal/journal"
 	"github.com/vigil-iot/vigil/internal/tlshint"
 	"github.com/vigil-iot/vigil/manage"
@@ -54,7 +52,7 @@ func (e *env) readBase() (*manage.Base, error) {
 		return nil, configErr(fmt.Errorf("read config: %w", err))
 	}
 	host, _ := os.Hostname()
-	return &manage.Base{Name: e.config, Data: data, Env: config.EnvOverrides(os.Environ()), Options: parseOptions(),
+	return &manage.Base{Name: e.config, Data: data, Env: config.EnvOverrides(os.Environ()), Options: config.HardwareOptions(),
 		Host: host, Getenv: os.Getenv, ReadFile: os.ReadFile, Red: e.redactor(), SecretsLater: !e.secrets}, nil
 }
 
@@ -85,39 +83,6 @@ func (e *env) loadConfigOrDefaults() (*config.Config, error) {
 		return cfg, nil
 	}
 	return e.loadConfig()
-}
-
-// parseOptions hands config the quantities each driver and the board health
-// sensor produce, so a rule, message or deadband naming one they don't is a
-// config error instead of a rule that never fires.
-func parseOptions() config.Options {
-	names := func(rs []device.Reading) []string {
-		out := make([]string, len(rs))
-		for i, r := range rs {
-			out[i] = r.Quantity
-		}
-		return out
-	}
-	return config.Options{
-		Quantities: func(s config.Sensor) ([]string, bool) {
-			rs, ok := s.Spec().Readings()
-			return names(rs), ok
-		},
-		Board:          names(device.HealthQuantities()),
-		BoardBaselines: names(slices.DeleteFunc(device.HealthQuantities(), func(r device.Reading) bool { return !device.HasBaseline(r.Unit) })),
-		Boards:         boardNames(),
-	}
-}
-
-// boardNames lists the board profiles a config may name.
-func boardNames() []string {
-	var out []string
-	for _, p := range board.Profiles() {
-		if p.Name != "sim" {
-			out = append(out, p.Name)
-		}
-	}
-	return out
 }
 
 func (e *env) logger() *slog.Logger {
