@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/manage"
 )
 
@@ -418,6 +419,7 @@ func (w *Wizard) telegram(ctx context.Context, plan *Plan) error {
 			return nil
 		}
 		bot, err := w.Channels.TelegramBot(ctx, o.TelegramAPI, token)
+		bot = termtext.Line(bot) // the Bot API's text, shown on a terminal
 		if err == nil {
 			fmt.Fprintf(w.Out, "  Telegram: the token is good: bot @%s\n", bot)
 			t := &TelegramPlan{Token: token, Chat: o.TelegramChat, User: o.TelegramUser, API: o.TelegramAPI}
@@ -439,7 +441,7 @@ func (w *Wizard) telegram(ctx context.Context, plan *Plan) error {
 		if !w.Interactive || o.TelegramTokenFile != "" || o.TelegramToken != "" {
 			return failed(err)
 		}
-		fmt.Fprintf(w.Out, "  %v\n", err)
+		fmt.Fprintf(w.Out, "  %s\n", termtext.Line(err.Error()))
 		if token, err = w.p.secret("  Telegram bot token, or Enter for none"); err != nil {
 			return err
 		}
@@ -544,12 +546,10 @@ func (w *Wizard) llm(ctx context.Context, plan *Plan) error {
 	return nil
 }
 
+// oneLine is the model's answer on one line, escaped: it is the far
+// side's text, shown on a terminal. CheckModel already cut it.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
+	return termtext.Line(strings.Join(strings.Fields(s), " "))
 }
 
 // write validates the plan's config, then writes the secrets and the

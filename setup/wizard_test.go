@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
 )
@@ -41,6 +40,7 @@ func (f fakeSurvey) Survey(_ context.Context, b string, _ []int) (*Survey, error
 // otherwise, and records what it was given.
 type fakeChannels struct {
 	botErr, startErr, mqttErr, llmErr error
+	bot, answer                       string // "": a plain bot name and answer
 	chat, user                        int64
 	tokens, passwords, keys           []string
 	alerts                            []*config.Config
@@ -48,6 +48,9 @@ type fakeChannels struct {
 
 func (f *fakeChannels) TelegramBot(_ context.Context, _, token string) (string, error) {
 	f.tokens = append(f.tokens, token)
+	if f.bot != "" {
+		return f.bot, f.botErr
+	}
 	return "vigil_test_bot", f.botErr
 }
 func (f *fakeChannels) TelegramStart(context.Context, string, string, time.Duration) (int64, int64, error) {
@@ -59,6 +62,9 @@ func (f *fakeChannels) MQTTConnect(_ context.Context, _, _, pw string) error {
 }
 func (f *fakeChannels) LLMAsk(_ context.Context, _, _, _, key string) (string, error) {
 	f.keys = append(f.keys, key)
+	if f.answer != "" {
+		return f.answer, f.llmErr
+	}
 	return "OK, I am here.", f.llmErr
 }
 func (f *fakeChannels) TestAlert(_ context.Context, cfg *config.Config) []AlertResult {
@@ -76,26 +82,7 @@ func check(data []byte, getenv func(string) string, readFile func(string) ([]byt
 	return testChecker().Check("config.toml", data, getenv, readFile)
 }
 
-func testChecker() Checker {
-	names := func(rs []device.Reading) []string {
-		var out []string
-		for _, r := range rs {
-			out = append(out, r.Quantity)
-		}
-		return out
-	}
-	var boards []string
-	for _, p := range board.Profiles() {
-		boards = append(boards, p.Name)
-	}
-	return Checker{Options: config.Options{
-		Quantities: func(s config.Sensor) ([]string, bool) {
-			rs, ok := s.Spec().Readings()
-			return names(rs), ok
-		},
-		Board: names(device.HealthQuantities()), Boards: boards,
-	}}
-}
+func testChecker() Checker { return Checker{Options: config.HardwareOptions()} }
 
 type run struct {
 	dir  string
@@ -451,5 +438,28 @@ func TestRerunNothingChosenWritesNothing(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(r.dir); len(ents) != 1 {
 		t.Errorf("files written: %v", ents)
+	}
+}
+
+// TestFarSideTextEscaped: the bot's name (the Bot API's) and the model's
+// answer are the far side's text: shown on the person's terminal, their
+// control characters are escaped, so an answer cannot retitle the window
+// or clear the screen.
+func TestFarSideTextEscaped(t *testing.T) {
+	r := newRun(t, []string{"--yes", "--llm", "openai"},
+		map[string]string{EnvTelegramToken: "123456:AAtoken", EnvLLMKey: "sk-key"})
+	r.ch.bot = "evil\x1b]0;owned\x07_bot"
+	r.ch.answer = "OK\x1b[2J\x9b31m here"
+	if err := r.run(); err != nil {
+		t.Fatalf("Run = %v\n%s", err, r.out.String())
+	}
+	out := r.out.String()
+	if strings.ContainsAny(out, "\x1b\x07") || strings.Contains(out, "\x9b") {
+		t.Fatalf("a control character reached the terminal:\n%q", out)
+	}
+	for _, want := range []string{`evil\x1b]0;owned\x07_bot`, `OK\x1b[2J\x9b31m here`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks the escaped %s:\n%s", want, out)
+		}
 	}
 }

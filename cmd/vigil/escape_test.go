@@ -75,3 +75,21 @@ func TestOutsideTextEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorEscaped: an error is printed with its control characters
+// escaped, whatever it carries: here a config path with an escape
+// sequence, as a far side's error text (a broker's, a provider's, the Bot
+// API's, which vigil init passes on) could carry one too.
+func TestErrorEscaped(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "x\x1b]0;owned\x07", "config.toml")
+	_, errOut, code := runVigil(t, "-c", bad, "config", "check")
+	if code == 0 {
+		t.Fatalf("config check of a missing file: exit 0")
+	}
+	if strings.ContainsAny(errOut, "\x1b\x07") {
+		t.Fatalf("a control character reached the terminal: %q", errOut)
+	}
+	if !strings.Contains(errOut, `x\x1b]0;owned\x07`) {
+		t.Fatalf("stderr %q: want the path with its control characters escaped", errOut)
+	}
+}

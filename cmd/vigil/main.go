@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/internal/termtext"
 	"github.com/vigil-iot/vigil/internal/tlshint"
 	"github.com/vigil-iot/vigil/redact"
 	"github.com/vigil-iot/vigil/transport"
@@ -122,7 +123,9 @@ func exitCode(err error, stderr io.Writer) int {
 		code = exitUsage
 	}
 	if !errors.Is(err, errSilent) {
-		fmt.Fprintf(stderr, "vigil: %v\n", err)
+		// An error may carry a far side's text (a broker's, a provider's,
+		// the Bot API's): escaped, it cannot drive the terminal.
+		fmt.Fprintf(stderr, "vigil: %s\n", termtext.Text(err.Error()))
 		if hint := tlshint.Hint(err); hint != "" {
 			fmt.Fprintf(stderr, "vigil: hint: %s\n", hint)
 		}
