@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/mosquittotest"
 	"github.com/vigil-iot/vigil/store"
 )
 
@@ -250,4 +251,43 @@ func sigtermWithin(t *testing.T, d *child, limit time.Duration) {
 	case <-time.After(limit):
 		t.Fatalf("vigil still running %s after SIGTERM:\n%s", limit, tail(d.logText(), 800))
 	}
+}
+
+// TestWaitingVerbsAnswerSIGTERM: the verbs that wait on a far side end
+// within a second of SIGTERM: vigil init waiting for the person's /start
+// (the config it would replace untouched), and vigil fleet do waiting for
+// the answer of a device that never gives one.
+func TestWaitingVerbsAnswerSIGTERM(t *testing.T) {
+	t.Run("init waiting for /start", func(t *testing.T) {
+		r := newInitRig(t)
+		out := t.TempDir()
+		old := []byte("# the config a person wrote\n")
+		cfg := filepath.Join(out, "config.toml")
+		if err := os.WriteFile(cfg, old, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		before := r.polls()
+		args := append(r.plumbing(out), "--yes", "--force", "--telegram-token-file", r.token)
+		d := startChild(t, []string{"VIGIL_SIM_I2C=" + initSimI2C}, args...)
+		for deadline := time.Now().Add(20 * time.Second); r.polls() <= before; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("vigil init never began to wait for /start:\n%s", d.logText())
+			}
+		}
+		time.Sleep(200 * time.Millisecond) // inside the long poll
+		sigtermWithin(t, d, time.Second)
+		if got, _ := os.ReadFile(cfg); !bytes.Equal(got, old) {
+			t.Errorf("config.toml after a stopped init:\n%s\nwant it untouched", got)
+		}
+	})
+	t.Run("fleet do waiting for answers", func(t *testing.T) {
+		b := mosquittotest.Start(t, mosquittotest.Options{})
+		dev := mosquittotest.Subscribe(t, b.URL(), "vigil/+/cmd/#")
+		dev.Publish("vigil/hush/status", true, "online")
+		dev.Publish("vigil/hush/info", true, `{"time":"2026-11-28T00:00:00Z","board":"sim","version":"v1","interval":"30m0s"}`)
+		d := startChild(t, nil, "fleet", "do", "check", "--select", "all", "--yes", "--timeout", "1m", "--broker", b.URL())
+		dev.Wait("vigil/hush/cmd/check", 30*time.Second, func(mosquittotest.Message) bool { return true })
+		time.Sleep(200 * time.Millisecond) // waiting for the answer
+		sigtermWithin(t, d, time.Second)
+	})
 }
