@@ -534,20 +534,10 @@ func (c *Command) mqttConfig() (mqtt.Config, error) {
 	if (c.certFile == "") != (c.keyFile == "") {
 		return mc, errors.New("fleet: --cert-file and --key-file go together")
 	}
-	var pem [3][]byte
-	for i, f := range [3]struct{ flag, path string }{{"--ca-file", c.caFile}, {"--cert-file", c.certFile}, {"--key-file", c.keyFile}} {
-		if f.path == "" {
-			continue
-		}
-		b, err := os.ReadFile(f.path)
-		if err != nil {
-			return mc, fmt.Errorf("fleet: %s: %w", f.flag, err)
-		}
-		pem[i] = b
-	}
-	tc, err := mqtt.TLSConfig(pem[0], pem[1], pem[2])
+	tc, err := mqtt.ReadTLS([3]mqtt.TLSFile{{Name: "--ca-file", Path: c.caFile}, {Name: "--cert-file", Path: c.certFile}, {Name: "--key-file", Path: c.keyFile}},
+		os.ReadFile, func(flag string, err error) error { return fmt.Errorf("fleet: %s: %w", flag, err) })
 	if err != nil {
-		return mc, fmt.Errorf("fleet: tls: %w", err)
+		return mc, err
 	}
 	mc.TLS = tc
 	return mc, nil

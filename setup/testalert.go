@@ -245,22 +245,14 @@ func brokerTLS(m config.MQTT, o TestAlertOptions) (*tls.Config, error) {
 	if m.CAFile == "" && m.CertFile == "" {
 		return nil, nil
 	}
-	var pem [3][]byte
-	for i, f := range [3]struct{ key, path string }{{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}} {
-		if f.path == "" {
-			continue
-		}
-		path := f.path
+	read := func(path string) ([]byte, error) {
 		if o.CredDir != "" && !filepath.IsAbs(path) {
 			path = filepath.Join(o.CredDir, path)
 		}
-		b, err := credFiles(o.CredDir, o.ReadFile)(path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.key, err)
-		}
-		pem[i] = b
+		return credFiles(o.CredDir, o.ReadFile)(path)
 	}
-	return mqtt.TLSConfig(pem[0], pem[1], pem[2])
+	return mqtt.ReadTLS([3]mqtt.TLSFile{{Name: "mqtt.ca_file", Path: m.CAFile}, {Name: "mqtt.cert_file", Path: m.CertFile}, {Name: "mqtt.key_file", Path: m.KeyFile}},
+		read, func(key string, err error) error { return fmt.Errorf("%s: %w", key, err) })
 }
 
 // credEnv is getenv with CREDENTIALS_DIRECTORY set to dir, as the unit

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -72,37 +71,7 @@ func mqttTLS(cfg *config.Config) (*tls.Config, error) {
 	if m.CAFile == "" && m.CertFile == "" {
 		return nil, nil
 	}
-	return readTLS([3]tlsFile{{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}}, cfg.KeyError)
-}
-
-// tlsFile is one file of a TLS setup: the key or flag that names it, and
-// its path ("" for none).
-type tlsFile struct{ name, path string }
-
-// readTLS reads a CA, a client certificate and its key, in that order,
-// and builds the TLS configuration (mqtt.TLSConfig). An error is given to
-// named with the name of the file it is about: the one that cannot be
-// read, or the CA or the client certificate that is bad.
-func readTLS(files [3]tlsFile, named func(name string, err error) error) (*tls.Config, error) {
-	var pem [3][]byte
-	for i, f := range files {
-		if f.path == "" {
-			continue
-		}
-		b, err := os.ReadFile(f.path)
-		if err != nil {
-			return nil, named(f.name, err)
-		}
-		pem[i] = b
-	}
-	tlsCfg, err := mqtt.TLSConfig(pem[0], pem[1], pem[2])
-	if errors.Is(err, mqtt.ErrClientCert) {
-		return nil, named(files[1].name, err)
-	}
-	if err != nil {
-		return nil, named(files[0].name, err)
-	}
-	return tlsCfg, nil
+	return mqtt.ReadTLS([3]mqtt.TLSFile{{Name: "mqtt.ca_file", Path: m.CAFile}, {Name: "mqtt.cert_file", Path: m.CertFile}, {Name: "mqtt.key_file", Path: m.KeyFile}}, os.ReadFile, cfg.KeyError)
 }
 
 // newTransports builds MQTT and Telegram when configured; board is the

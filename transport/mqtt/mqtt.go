@@ -211,6 +211,38 @@ func TLSConfig(ca, cert, key []byte) (*tls.Config, error) {
 	return cfg, nil
 }
 
+// TLSFile is one file of a TLS setup: the key or flag that names it (for
+// errors), and its path ("" for none).
+type TLSFile struct{ Name, Path string }
+
+// ReadTLS reads a CA, a client certificate and its key, in that order,
+// with read, and builds the TLS configuration (TLSConfig). An error is
+// given to named with the name of the file it is about: the one that
+// cannot be read, or the CA or the client certificate that is bad. The
+// daemon's [mqtt], vigil fleet's flags and vigil init's check all read
+// their files through it.
+func ReadTLS(files [3]TLSFile, read func(path string) ([]byte, error), named func(name string, err error) error) (*tls.Config, error) {
+	var pem [3][]byte
+	for i, f := range files {
+		if f.Path == "" {
+			continue
+		}
+		b, err := read(f.Path)
+		if err != nil {
+			return nil, named(f.Name, err)
+		}
+		pem[i] = b
+	}
+	tlsCfg, err := TLSConfig(pem[0], pem[1], pem[2])
+	if errors.Is(err, ErrClientCert) {
+		return nil, named(files[1].Name, err)
+	}
+	if err != nil {
+		return nil, named(files[0].Name, err)
+	}
+	return tlsCfg, nil
+}
+
 // Name identifies the transport's outbox cursor.
 func (c *Client) Name() string { return "mqtt" }
 
