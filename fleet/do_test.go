@@ -427,3 +427,52 @@ func TestActionPayloads(t *testing.T) {
 		t.Errorf("ack without a target: %v, want every unacknowledged problem by id, else by rule or source", got)
 	}
 }
+
+// TestDoSpreadsPublishes: --rate spaces the commands: six devices at 10 a
+// second take at least half a second from the first command's arrival to
+// the last one's (a loaded machine only makes that longer); at the
+// default 50 a second a thousand devices are not all asked at once.
+func TestDoSpreadsPublishes(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	var devs []*fakeDevice
+	for i := range 6 {
+		d := &fakeDevice{id: fmt.Sprintf("r%d", i), version: "v1"}
+		d.start(t, b.URL())
+		devs = append(devs, d)
+	}
+	arrived := func() int {
+		n := 0
+		for _, d := range devs {
+			n += len(d.received())
+		}
+		return n
+	}
+	var first, last time.Time
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			n := arrived()
+			if n >= 1 && first.IsZero() {
+				first = time.Now()
+			}
+			if n >= len(devs) {
+				last = time.Now()
+				return
+			}
+		}
+	}()
+	out, err := runFleet(t, t.TempDir(), true, "--broker", b.URL(), "--select", "all", "--rate", "10", "--timeout", "2s", "--yes", "check")
+	<-done
+	if err != nil {
+		t.Fatalf("fleet do check: %v\n%s", err, out)
+	}
+	if last.IsZero() {
+		t.Fatalf("only %d of %d devices got the command\n%s", arrived(), len(devs), out)
+	}
+	if spread := last.Sub(first); spread < 400*time.Millisecond {
+		t.Errorf("six commands at --rate 10 arrived within %s, want them spread over at least 0.5 s (0.4 s allowed for delivery jitter)", spread)
+	} else {
+		t.Logf("six commands at --rate 10 arrived over %s", spread.Round(time.Millisecond))
+	}
+}
