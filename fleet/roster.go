@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vigil-iot/vigil/internal/atomicfile"
 )
 
 // The roster is what `vigil fleet` remembers between runs: the devices it
@@ -156,20 +158,8 @@ func (r *Roster) Save(path string, now time.Time) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("fleet roster: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fleet-*.tmp")
-	if err != nil {
-		return fmt.Errorf("fleet roster: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, nothing
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("fleet roster %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("fleet roster %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("fleet roster: %w", err)
+	if err := atomicfile.Write(path, b, 0o600, -1); err != nil {
+		return fmt.Errorf("fleet roster %s: %w", path, err)
 	}
 	return nil
 }

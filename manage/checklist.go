@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/internal/atomicfile"
 )
 
 // OverridePath is the checklist set from afar (vigil checklist set): in
@@ -50,38 +51,12 @@ func FileExists(p string) bool {
 }
 
 // writeAtomic writes data to path so that a power cut leaves the old file
-// or the new one: a temporary file, fsync, rename, fsync of the directory.
+// or the new one (atomicfile), with the path in the error.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
-	if err != nil {
+	if err := atomicfile.Write(path, data, mode, -1); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	ok = true
-	return syncDir(dir)
+	return nil
 }
 
 // syncDir fsyncs a directory, so a rename or a removal in it is durable.

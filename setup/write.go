@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/vigil-iot/vigil/internal/atomicfile"
 )
 
 // credFile is the credstore file of credential name.
@@ -33,7 +35,7 @@ func writeSecrets(dir string, secrets map[string]string) ([]string, error) {
 	var files []string
 	for _, n := range names {
 		f := credFile(dir, n)
-		if err := writeAtomic(f, []byte(secrets[n]+"\n"), 0o600, -1); err != nil {
+		if err := atomicfile.Write(f, []byte(secrets[n]+"\n"), 0o600, -1); err != nil {
 			return files, fmt.Errorf("write credential %s: %w", n, err)
 		}
 		files = append(files, f)
@@ -50,13 +52,13 @@ func writeConfig(path string, data []byte, now time.Time) (backup string, err er
 	}
 	if old, err := os.ReadFile(path); err == nil {
 		backup = path + ".bak-" + now.UTC().Format("20060102T150405")
-		if err := writeAtomic(backup, old, 0o640, vigilGroup()); err != nil {
+		if err := atomicfile.Write(backup, old, 0o640, vigilGroup()); err != nil {
 			return "", fmt.Errorf("back up %s: %w", path, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := writeAtomic(path, data, 0o640, vigilGroup()); err != nil {
+	if err := atomicfile.Write(path, data, 0o640, vigilGroup()); err != nil {
 		return backup, fmt.Errorf("write %s: %w", path, err)
 	}
 	return backup, nil
@@ -73,45 +75,4 @@ func vigilGroup() int {
 		return -1
 	}
 	return gid
-}
-
-// writeAtomic writes data to a temporary file next to path, syncs it,
-// sets its mode (and group, gid >= 0) and renames it over path, then syncs
-// the directory: a reader sees the old file or the new one, never half.
-func writeAtomic(path string, data []byte, mode fs.FileMode, gid int) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename: nothing there
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if gid >= 0 {
-		// Only root (or a member of the group) may: a failure leaves the
-		// caller's group, which a test run as a user meets.
-		_ = f.Chown(-1, gid)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }
