@@ -57,6 +57,11 @@ func TestInfoAnnouncedAfterEveryChange(t *testing.T) {
 	if set.Interval != 10*time.Minute || set.Config == start.Config || set.Config != DeviceInfo(a.current()).Config {
 		t.Errorf("after the set: told %+v, want interval 10m and a new digest (was %s)", set, start.Config)
 	}
+	// The device shows the digest it announces: vigil status (and the
+	// page's /api/status) name the same 12 digits as vigil fleet.
+	if v, err := a.Status(ctx); err != nil || v.Runtime == nil || v.Runtime.Digest != set.Config {
+		t.Errorf("status after the set: err %v, runtime %+v; want the digest %s the transports were told", err, v.Runtime, set.Config)
+	}
 	if _, err := a.cmds.Unset(sock, "heartbeat.interval"); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,9 @@ type Runtime struct {
 	Settings  []Setting    `json:"settings"`            // sorted by key
 	Checklist *Checklist   `json:"checklist,omitempty"` // nil: not known
 	Notes     []store.Note `json:"notes"`               // newest first; the model wrote them: untrusted text
+	// Digest is the config in force as 12 hex digits (Digest), the one
+	// the device's MQTT info carries and vigil fleet --versions groups by.
+	Digest string `json:"config_digest,omitempty"`
 	// Withheld names the verbs whose sections were left out for a remote
 	// viewer whose [manage] remote does not list them: "get" (the
 	// settings) and "notes" (the notes).
@@ -101,6 +104,7 @@ func RuntimeView(cfg *config.Config, db *store.DB) (Runtime, error) {
 	}
 	path, over := InForce(cfg)
 	rt.Checklist = &Checklist{Path: path, FromAfar: over}
+	rt.Digest = Digest(cfg)
 	notes, err := db.Notes()
 	if err != nil {
 		return rt, err

@@ -203,6 +203,9 @@ func writeRuntime(w io.Writer, rt manage.Runtime, now time.Time) {
 	if rt.Checklist != nil {
 		fmt.Fprintf(w, "checklist: %s\n", rt.Checklist)
 	}
+	if rt.Digest != "" {
+		fmt.Fprintf(w, "config:   %s (its digest, as vigil fleet --versions shows it)\n", rt.Digest)
+	}
 	fmt.Fprintf(w, "notes:    %s\n", rt.NotesLine(now))
 	if rt.Hides("get") {
 		fmt.Fprintf(w, "settings: %s\n", manage.HiddenText("get"))
