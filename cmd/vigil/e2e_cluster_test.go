@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/vigil-iot/vigil/fleet"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
@@ -171,7 +175,8 @@ func checkWillDelay(t *testing.T, broker string, f brokerFacts, lo, hi time.Dura
 // TestRabbitMQCluster runs vigil on Debian's RabbitMQ 3.10 with its MQTT
 // plugin, three nodes clustered on loopback (internal/rabbitmqtest; the
 // test skips with one line when rabbitmq-server is not installed). It
-// measures the broker facts docs/fleet.md gives for RabbitMQ.
+// measures the broker facts docs/fleet.md gives for RabbitMQ, and runs
+// its rabbitmqctl permission lines (acl).
 func TestRabbitMQCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three RabbitMQ nodes")
@@ -212,6 +217,7 @@ func TestRabbitMQCluster(t *testing.T) {
 	})
 
 	t.Run("fleet", func(t *testing.T) { clusterFleet(t, c) })
+	t.Run("acl", func(t *testing.T) { clusterACL(t, c) })
 	t.Run("failover", func(t *testing.T) { clusterFailover(t, c) })
 }
 
@@ -274,6 +280,179 @@ func clusterFleet(t *testing.T, c *rabbitmqtest.Cluster) {
 	if d := devs["rmq-n1"]; d.Interval != fleet.Duration(time.Minute) {
 		t.Errorf("rmq-n1 (refused): interval %v, want 1m", time.Duration(d.Interval))
 	}
+}
+
+// clusterACL runs the rabbitmqctl lines of docs/fleet.md's block
+// "rabbitmq-acl", as written there, for the doc's three accounts (a
+// device, the viewer, the operator), and checks them with real clients:
+// a `vigil run` logged in as its device id (on node c) gets its status,
+// info and alerts through to the viewer (on node b) and answers the
+// viewer's roll call; with the device's credentials, publishing as
+// another device or on its own cmd/… reaches no one; the viewer cannot
+// command; the operator can (vigil fleet do check).
+func clusterACL(t *testing.T, c *rabbitmqtest.Cluster) {
+	b, cn := c.Nodes[1], c.Nodes[2]
+	// The doc's names: its patterns hold {username}, not these.
+	const dev, viewerUser, opUser = "greenhouse-pi", "fleet-viewer", "operator"
+	for _, u := range []string{dev, viewerUser, opUser} {
+		if out, err := c.Ctl(b, "add_user", u, "pw-"+u); err != nil {
+			t.Fatalf("rabbitmqctl add_user %s: %v\n%s", u, err, out)
+		}
+	}
+	for _, args := range shellCommands(t, docBlock(t, "rabbitmq-acl")) {
+		if args[0] != "rabbitmqctl" {
+			t.Fatalf("docs/fleet.md, block rabbitmq-acl: %q is not a rabbitmqctl line", strings.Join(args, " "))
+		}
+		if out, err := c.Ctl(b, args[1:]...); err != nil {
+			t.Fatalf("docs/fleet.md, block rabbitmq-acl: %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	dir := t.TempDir()
+	pwFile := func(u string) string {
+		p := filepath.Join(dir, u+".pw")
+		if err := os.WriteFile(p, []byte("pw-"+u+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	as := func(u string) mosquittotest.SubscriberOptions {
+		return mosquittotest.SubscriberOptions{Configure: func(o *paho.ClientOptions) { o.SetUsername(u).SetPassword("pw-" + u) }}
+	}
+	viewer := mosquittotest.SubscribeWith(t, b.URL(), as(viewerUser), "vigil/#")
+
+	started := time.Now()
+	mqtt := fmt.Sprintf("broker = %q\nusername = %q\npassword_file = %q\ncommands = true", cn.URL(), dev, pwFile(dev))
+	d := startDaemon(t, clusterDevice(t, dev, mqtt, alwaysRule))
+	viewer.Wait("vigil/"+dev+"/status", 30*time.Second, payloadIs("online"))
+	viewer.Wait("vigil/"+dev+"/info", 5*time.Second, nil)
+	viewer.Wait("vigil/"+dev+"/alert", 15*time.Second, nil)
+	// The viewer calls the roll; the device may read it and answers.
+	infos := len(viewer.On("vigil/" + dev + "/info"))
+	mosquittotest.SubscribeWith(t, b.URL(), as(viewerUser)).Publish("vigil/fleet/rollcall", false, "")
+	viewer.Wait("vigil/"+dev+"/info", 5*time.Second, func(mosquittotest.Message) bool { return len(viewer.On("vigil/"+dev+"/info")) > infos })
+
+	// Publishes the accounts must not make, each on a connection of its
+	// own: RabbitMQ may close the connection of a client that publishes
+	// where it may not.
+	forbidden := []struct{ user, topic string }{
+		{dev, "vigil/other-dev/alert"},
+		{dev, "vigil/other-dev/cmd/pause"},
+		{dev, "vigil/" + dev + "/cmd/pause"},
+		{viewerUser, "vigil/" + dev + "/cmd/check"},
+	}
+	for _, f := range forbidden {
+		got := publishOnce(t, b.URL(), f.user, "pw-"+f.user, f.topic, "from "+f.user)
+		t.Logf("%s publishing on %s: %s", f.user, f.topic, got)
+		if !strings.HasPrefix(got, "connection closed") {
+			t.Errorf("%s publishing on %s: %s; docs/fleet.md says RabbitMQ closes the connection", f.user, f.topic, got)
+		}
+	}
+
+	// The operator commands: vigil fleet do calls the roll and sends
+	// cmd/check to the device it finds, which answers on cmd/result. (Its
+	// state may be unknown: the device answered the viewer's roll call
+	// just now, so it answers this one at the end of its window, and
+	// RabbitMQ gives vigil/+/+ no retained status; its live sensors are
+	// what fleet do sees first.)
+	out, errOut, code := runVigil(t, "fleet", "do", "check", "--select", "all", "--yes", "--broker", b.URL(), "--username", opUser, "--password-file", pwFile(opUser))
+	t.Logf("vigil fleet do check as %s:\n%s", opUser, out)
+	if code != 0 || !regexp.MustCompile(`(?m)^`+dev+`\s+\S+\s+ok$`).MatchString(out) {
+		t.Errorf("vigil fleet do check --select all as %s: exit %d, stderr %s; want 0 and %s ok", opUser, code, errOut, dev)
+	}
+	viewer.Wait("vigil/"+dev+"/cmd/result", 5*time.Second, nil)
+
+	// The operator's command and the device's answer came through after
+	// the refused publishes were made: one that got through would be here
+	// by now (and half a second more).
+	time.Sleep(500 * time.Millisecond)
+	for _, f := range forbidden {
+		for _, m := range viewer.On(f.topic) {
+			if m.Payload == "from "+f.user {
+				t.Errorf("a publish on %s with %s's credentials went through (docs/fleet.md's lines forbid it)", f.topic, f.user)
+			}
+		}
+	}
+	if strings.Count(d.logText(), `msg="mqtt connected"`) > 1 {
+		t.Errorf("the device reconnected (the broker closed its connection: a publish or subscription refused?):\n%s", d.logText())
+	}
+	t.Logf("RABBITMQ ACL: %s from the daemon's start to the last check", time.Since(started).Round(100*time.Millisecond))
+}
+
+// publishOnce connects to url as user, publishes payload on topic at QoS
+// 1 and disconnects; it returns what the broker did: acknowledged it,
+// closed the connection, or neither within 3 s.
+func publishOnce(t *testing.T, url, user, password, topic, payload string) string {
+	t.Helper()
+	lost := make(chan error, 1)
+	cli := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID(fmt.Sprintf("acl-%s-%d", user, time.Now().UnixNano())).
+		SetUsername(user).SetPassword(password).SetAutoReconnect(false).SetConnectTimeout(5 * time.Second).
+		SetConnectionLostHandler(func(_ paho.Client, err error) { lost <- err }))
+	if tok := cli.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect to %s as %s: %v", url, user, tok.Error())
+	}
+	defer cli.Disconnect(100)
+	tok := cli.Publish(topic, 1, false, payload)
+	acked := tok.WaitTimeout(3*time.Second) && tok.Error() == nil
+	select {
+	case err := <-lost:
+		return fmt.Sprintf("connection closed by the broker (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if acked {
+		return "acknowledged (PUBACK)"
+	}
+	return fmt.Sprintf("neither acknowledged nor closed within 3 s (%v)", tok.Error())
+}
+
+// shellCommands splits a doc's sh block into its commands, each a list of
+// words as sh would pass them: comments and blank lines dropped, a line
+// ending in \ joined with the next, words split at blanks, '…' taken
+// literally. Anything else sh would interpret ($, ", \ within a line,
+// ; | & and the like, globs) fails the test: the block must mean the same
+// to sh as here.
+func shellCommands(t *testing.T, block string) [][]string {
+	t.Helper()
+	var cmds [][]string
+	for _, line := range strings.Split(strings.ReplaceAll(block, "\\\n", " "), "\n") {
+		var words []string
+		var word strings.Builder
+		inWord, quoted := false, false
+	chars:
+		for _, r := range line {
+			switch {
+			case quoted:
+				if r == '\'' {
+					quoted = false
+				} else {
+					word.WriteRune(r)
+				}
+			case r == '\'':
+				quoted, inWord = true, true
+			case r == ' ' || r == '\t':
+				if inWord {
+					words, inWord = append(words, word.String()), false
+					word.Reset()
+				}
+			case r == '#' && !inWord:
+				break chars
+			case strings.ContainsRune("$\"\\;|&<>()`*?[]{}~!", r):
+				t.Fatalf("doc block: %q has %q outside single quotes, which this test does not interpret as sh would", line, r)
+			default:
+				word.WriteRune(r)
+				inWord = true
+			}
+		}
+		if quoted {
+			t.Fatalf("doc block: %q has an unclosed quote", line)
+		}
+		if inWord {
+			words = append(words, word.String())
+		}
+		if len(words) > 0 {
+			cmds = append(cmds, words)
+		}
+	}
+	return cmds
 }
 
 // clusterFailover: three devices on brokers = [a, b, c], each with a rule
