@@ -13,7 +13,6 @@ import (
 	"github.com/vigil-iot/vigil/device"
 )
 
-
 // Every [[sensor]] and [[rule]] block the survey writes passes the
 // config's validation, as `vigil config check` runs it.
 func TestSurveyBlocksValidate(t *testing.T) {

@@ -83,7 +83,6 @@ func docBlocks(t *testing.T) []docBlock {
 	return out
 }
 
-
 // TestDocTOMLBlocks: every ```toml block in README.md and docs/*.md passes
 // the validation of `vigil config check` (an unknown key, a duplicate key,
 // a bad value all fail it). A block that is part of a config says so with
