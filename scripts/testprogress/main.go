@@ -76,11 +76,12 @@ type printer struct {
 	now     func() time.Time
 	last    time.Time
 	running map[string]time.Time // top-level test -> start
+	paused  map[string]bool      // a parallel test waiting for its turn (test2json's pause, until cont)
 	output  map[string][]string  // top-level test -> its output so far
 }
 
 func newPrinter(w io.Writer, now func() time.Time) *printer {
-	return &printer{w: w, now: now, last: now(), running: map[string]time.Time{}, output: map[string][]string{}}
+	return &printer{w: w, now: now, last: now(), running: map[string]time.Time{}, paused: map[string]bool{}, output: map[string][]string{}}
 }
 
 func (p *printer) printf(format string, args ...any) {
@@ -125,6 +126,12 @@ func (p *printer) handle(e event) (failed bool) {
 		return e.Action == "fail"
 	case e.Action == "run" && !sub:
 		p.running[top] = p.now()
+	case e.Action == "pause" && !sub:
+		p.paused[top] = true
+	case e.Action == "cont" && !sub:
+		// Its time counts from when it runs, not from when it waited.
+		delete(p.paused, top)
+		p.running[top] = p.now()
 	case e.Action == "output":
 		p.output[top] = append(p.output[top], e.Output)
 	case (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") && !sub:
@@ -142,6 +149,7 @@ func (p *printer) handle(e event) (failed bool) {
 			p.printf("--- PASS: %s (%.2fs)\n", top, e.Elapsed)
 		}
 		delete(p.running, top)
+		delete(p.paused, top)
 		delete(p.output, top)
 	}
 	return failed
@@ -153,7 +161,9 @@ func (p *printer) handle(e event) (failed bool) {
 func (p *printer) unfinished() {
 	names := make([]string, 0, len(p.running))
 	for n := range p.running {
-		names = append(names, n)
+		if !p.paused[n] {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	for _, n := range names {
@@ -184,13 +194,19 @@ func (p *printer) tick(stop <-chan struct{}, every time.Duration) {
 		case <-t.C:
 		}
 		p.mu.Lock()
-		if now := p.now(); now.Sub(p.last) >= every && len(p.running) > 0 {
+		if now := p.now(); now.Sub(p.last) >= every && len(p.running) > len(p.paused) {
 			var names []string
 			for n, since := range p.running {
-				names = append(names, fmt.Sprintf("%s %s", n, now.Sub(since).Round(time.Second)))
+				if !p.paused[n] {
+					names = append(names, fmt.Sprintf("%s %s", n, now.Sub(since).Round(time.Second)))
+				}
 			}
 			slices.Sort(names)
-			p.printf("    ... still running: %s\n", strings.Join(names, ", "))
+			waiting := ""
+			if len(p.paused) > 0 {
+				waiting = fmt.Sprintf(" (%d more waiting for their turn)", len(p.paused))
+			}
+			p.printf("    ... still running: %s%s\n", strings.Join(names, ", "), waiting)
 		}
 		p.mu.Unlock()
 	}

@@ -105,3 +105,31 @@ func TestTimeoutNamesUnfinished(t *testing.T) {
 		t.Errorf("a finished test named unfinished:\n%s", b.String())
 	}
 }
+
+// TestTickLeavesOutWaitingTests: a parallel test paused for its turn is
+// not running: the line names only those that run, counts the others,
+// and a test's time counts from when it continued.
+func TestTickLeavesOutWaitingTests(t *testing.T) {
+	var b bytes.Buffer
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := newPrinter(&b, func() time.Time { return now })
+	for _, e := range []event{
+		{Action: "run", Test: "TestA"}, {Action: "pause", Test: "TestA"},
+		{Action: "run", Test: "TestB"}, {Action: "pause", Test: "TestB"},
+		{Action: "run", Test: "TestC"}, {Action: "pause", Test: "TestC"},
+	} {
+		p.handle(e)
+	}
+	now = now.Add(20 * time.Second)
+	p.handle(event{Action: "cont", Test: "TestA"})
+	now = now.Add(40 * time.Second)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { p.tick(stop, 60*time.Millisecond); close(done) }()
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	<-done
+	if !strings.Contains(b.String(), "... still running: TestA 40s (2 more waiting for their turn)\n") {
+		t.Errorf("tick printed %q, want TestA alone, from when it continued, and the 2 waiting counted", b.String())
+	}
+}
