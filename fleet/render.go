@@ -134,31 +134,9 @@ func (s Snapshot) summaryLine() string {
 	}
 	line += "\n"
 	if skew := skewLine(s.Versions); skew != "" {
-		line += wrapWords(skew, Width) + "\n"
+		line += termtext.Wrap(skew, Width, "  ") + "\n"
 	}
 	return line
-}
-
-// wrapWords folds s at spaces to lines of at most width characters,
-// continued lines indented by two.
-func wrapWords(s string, width int) string {
-	var b strings.Builder
-	n := 0
-	for i, w := range strings.Fields(s) {
-		l := utf8.RuneCountInString(w)
-		if i > 0 {
-			if n+1+l > width {
-				b.WriteString("\n  ")
-				n = 2
-			} else {
-				b.WriteByte(' ')
-				n++
-			}
-		}
-		b.WriteString(w)
-		n += l
-	}
-	return b.String()
 }
 
 func (s Snapshot) row(d Device) []string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vigil-iot/vigil/config"
+	"github.com/vigil-iot/vigil/internal/termtext"
 )
 
 // cmdDoc is one command's help: the source of `vigil help`, `vigil help
@@ -133,7 +134,7 @@ func writeTable(w io.Writer, rows [][2]string, col int) {
 	const width = 80
 	pad := strings.Repeat(" ", col)
 	for _, r := range rows {
-		lines := strings.Split(wrap(r[1], width-col), "\n")
+		lines := strings.Split(termtext.Wrap(r[1], width-col, ""), "\n")
 		if n := len([]rune(r[0])); n <= col-4 {
 			fmt.Fprintf(w, "  %s%s%s\n", r[0], strings.Repeat(" ", col-2-n), lines[0])
 			lines = lines[1:]
@@ -155,7 +156,7 @@ func writeCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	}
 	fmt.Fprintf(w, "usage: vigil %s\n\n", strings.TrimSpace(d.name+" "+d.args))
 	if d.detail != "" {
-		fmt.Fprintf(w, "%s\n\n", wrap(d.detail, 76))
+		fmt.Fprintf(w, "%s\n\n", termtext.Wrap(d.detail, 76, ""))
 	}
 	if fl := commandFlags(fs); len(fl) > 0 {
 		fmt.Fprintln(w, "flags:")
@@ -198,27 +199,6 @@ func commandFlags(fs *flag.FlagSet) [][2]string {
 		out = append(out, [2]string{flagText, usage})
 	})
 	return out
-}
-
-// wrap folds s at word boundaries to lines of at most width runes.
-func wrap(s string, width int) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(s) {
-		l := len([]rune(word))
-		if i > 0 {
-			if n+1+l > width {
-				b.WriteByte('\n')
-				n = 0
-			} else {
-				b.WriteByte(' ')
-				n++
-			}
-		}
-		b.WriteString(word)
-		n += l
-	}
-	return b.String()
 }
 
 // writeMan writes the vigil(1) man page (roff) from the same docs and
