@@ -222,6 +222,7 @@ var (
 // flaps, and checks after every kill that the state file is consistent and
 // that every alert committed before the kill was delivered or is still queued.
 func TestPowerCut(t *testing.T) {
+	t.Parallel()
 	kills := 50
 	if testing.Short() {
 		kills = 10
