@@ -5,10 +5,8 @@ package store
 // beyond the file with valid checksums, truncation and swapped pages. Each
 // damaged file is opened in a child process with a deadline, so a hang or a
 // fatal fault (neither of which recover() can catch) is a failure of this
-// test, not of the test binary.
-//
-// The layout constants below mirror bbolt v1.5.0 internal/common/page.go and
-// meta.go; the test needs them to aim its damage.
+// test, not of the test binary. The damage itself is internal/damagetest's,
+// which the end-to-end tests also aim at the vigil binary.
 
 import (
 	"bytes"
@@ -16,73 +14,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-iot/vigil/internal/damagetest"
 )
-
-// Page layout (bbolt internal/common/page.go): a 16-byte header (id u64,
-// flags u16, count u16, overflow u32), then 16-byte elements.
-const (
-	tHdr        = 16
-	tElem       = 16
-	tBranchFlag = 0x01
-	tLeafFlag   = 0x02
-)
-
-// fileLayout is what a test needs to aim its damage at a real file.
-type fileLayout struct {
-	ps       int64  // page size
-	rootPage int64  // the root bucket's page (in the meta page bbolt uses)
-	branch   int64  // a bucket's root page that is a branch page
-	child    int64  // that branch's first child
-	bucket   string // the bucket whose root is branch
-	entryOff int64  // file offset of that bucket's value (its root pgid) in rootPage
-	otherOff int64  // file offset of another non-inline bucket's value in rootPage
-	hwm      int64
-}
-
-func readLayout(t testing.TB, b []byte) fileLayout {
-	t.Helper()
-	l := fileLayout{ps: int64(ne.Uint32(b[tHdr+8:]))}
-	m := tHdr // meta0
-	if ne.Uint64(b[l.ps+tHdr+48:]) > ne.Uint64(b[tHdr+48:]) {
-		m = int(l.ps) + tHdr
-	}
-	l.rootPage = int64(ne.Uint64(b[m+16:]))
-	l.hwm = int64(ne.Uint64(b[m+40:]))
-	p := b[l.rootPage*l.ps:]
-	if ne.Uint16(p[8:]) != tLeafFlag {
-		t.Fatalf("root bucket page %d is not a leaf", l.rootPage)
-	}
-	for i := range int(ne.Uint16(p[10:])) {
-		e := p[tHdr+i*tElem:]
-		flags, pos, ksize := ne.Uint32(e), ne.Uint32(e[4:]), ne.Uint32(e[8:])
-		if flags&1 == 0 {
-			continue
-		}
-		off := int64(tHdr+i*tElem) + int64(pos) + int64(ksize) // value, relative to the page
-		root := int64(ne.Uint64(p[off:]))
-		if root == 0 {
-			continue
-		}
-		if l.branch == 0 && ne.Uint16(b[root*l.ps+8:]) == tBranchFlag {
-			l.branch, l.bucket, l.entryOff = root, string(p[off-int64(ksize):off]), l.rootPage*l.ps+off
-			l.child = int64(ne.Uint64(b[root*l.ps+tHdr+8:]))
-		} else if l.otherOff == 0 {
-			l.otherOff = l.rootPage*l.ps + off
-		}
-	}
-	if l.branch == 0 || l.otherOff == 0 {
-		t.Fatalf("no bucket with a branch root page and another on its own page: %+v; grow the file", l)
-	}
-	return l
-}
 
 // branchyFile writes a real state file through the store's own API, enough
 // that buckets have branch pages, and returns its bytes.
@@ -101,114 +41,6 @@ func branchyFile(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func put64(b []byte, off int64, v uint64) { ne.PutUint64(b[off:], v) }
-
-// setMetas rewrites both meta pages with fn and recomputes their checksums
-// as bbolt does (FNV-64a over the meta up to its checksum).
-func setMetas(b []byte, ps int64, fn func(meta []byte)) {
-	for _, at := range []int64{tHdr, ps + tHdr} {
-		m := b[at : at+64]
-		fn(m)
-		h := fnv.New64a()
-		h.Write(m[:56])
-		ne.PutUint64(m[56:], h.Sum64())
-	}
-}
-
-// damageCase is one structured damage of a file with the given layout.
-type damageCase struct {
-	name   string
-	damage func(b []byte, l fileLayout) []byte
-}
-
-func damageCases() []damageCase {
-	cases := []damageCase{
-		{"branch element points at its own page", func(b []byte, l fileLayout) []byte {
-			put64(b, l.branch*l.ps+tHdr+8, uint64(l.branch))
-			return b
-		}},
-		{"last branch element points at its own page", func(b []byte, l fileLayout) []byte {
-			n := int64(ne.Uint16(b[l.branch*l.ps+10:]))
-			put64(b, l.branch*l.ps+tHdr+(n-1)*tElem+8, uint64(l.branch))
-			return b
-		}},
-		{"branch element points at an ancestor", func(b []byte, l fileLayout) []byte {
-			put64(b, l.branch*l.ps+tHdr+8, uint64(l.rootPage))
-			return b
-		}},
-		{"bucket root points back up", func(b []byte, l fileLayout) []byte {
-			put64(b, l.entryOff, uint64(l.rootPage))
-			return b
-		}},
-		{"two buckets share a root", func(b []byte, l fileLayout) []byte {
-			put64(b, l.otherOff, uint64(l.branch))
-			return b
-		}},
-		{"huge overflow in a branch page", func(b []byte, l fileLayout) []byte {
-			ne.PutUint32(b[l.branch*l.ps+12:], 0xFFFFFFFF)
-			return b
-		}},
-		{"huge overflow in a leaf page", func(b []byte, l fileLayout) []byte {
-			ne.PutUint32(b[l.child*l.ps+12:], 0x7FFFFFFF)
-			return b
-		}},
-		{"huge element count", func(b []byte, l fileLayout) []byte {
-			ne.PutUint16(b[l.branch*l.ps+10:], 0xFFFF)
-			return b
-		}},
-		{"meta roots beyond the file", func(b []byte, l fileLayout) []byte {
-			setMetas(b, l.ps, func(m []byte) { put64(m, 16, 1<<20) })
-			return b
-		}},
-		{"meta roots far beyond the file", func(b []byte, l fileLayout) []byte {
-			setMetas(b, l.ps, func(m []byte) { put64(m, 16, 1<<40); put64(m, 40, 1<<41) })
-			return b
-		}},
-		{"meta free lists beyond the file", func(b []byte, l fileLayout) []byte {
-			setMetas(b, l.ps, func(m []byte) { put64(m, 32, 1<<20) })
-			return b
-		}},
-		{"meta high-water mark beyond the file", func(b []byte, l fileLayout) []byte {
-			setMetas(b, l.ps, func(m []byte) { put64(m, 40, uint64(l.hwm)+1000) })
-			return b
-		}},
-		{"truncated through a branch page", func(b []byte, l fileLayout) []byte {
-			return b[:l.branch*l.ps+l.ps/2]
-		}},
-		{"branch and child swapped", func(b []byte, l fileLayout) []byte {
-			x, y := b[l.branch*l.ps:(l.branch+1)*l.ps], b[l.child*l.ps:(l.child+1)*l.ps]
-			tmp := bytes.Clone(x)
-			copy(x, y)
-			copy(y, tmp)
-			return b
-		}},
-		{"branch and child swapped, ids fixed", func(b []byte, l fileLayout) []byte {
-			x, y := b[l.branch*l.ps:(l.branch+1)*l.ps], b[l.child*l.ps:(l.child+1)*l.ps]
-			tmp := bytes.Clone(x)
-			copy(x, y)
-			copy(y, tmp)
-			put64(b, l.branch*l.ps, uint64(l.branch))
-			put64(b, l.child*l.ps, uint64(l.child))
-			return b
-		}},
-	}
-	for seed := range uint64(4) {
-		cases = append(cases, damageCase{fmt.Sprintf("random bytes in a branch page (seed %d)", seed), func(b []byte, l fileLayout) []byte {
-			rng := rand.New(rand.NewPCG(seed, 17))
-			p := b[l.branch*l.ps : (l.branch+1)*l.ps]
-			for i := 10; i < len(p); i++ { // keep id and flags, so bbolt reads it as a branch
-				p[i] = byte(rng.Uint32())
-			}
-			if seed%2 == 1 { // a plausible count and overflow
-				ne.PutUint16(p[10:], uint16(2+rng.IntN(40)))
-				ne.PutUint32(p[12:], 0)
-			}
-			return b
-		}})
-	}
-	return cases
 }
 
 // childResult is what the child process reports.
@@ -271,12 +103,12 @@ func openDamaged(path string) childResult {
 // is moved aside, state_lost is reported, and the fresh file works.
 func TestOpenDamaged(t *testing.T) {
 	src := branchyFile(t)
-	l := readLayout(t, src)
-	t.Logf("page size %d, %d pages, bucket %q has branch root %d (first child %d)", l.ps, l.hwm, l.bucket, l.branch, l.child)
-	for _, c := range damageCases() {
-		t.Run(c.name, func(t *testing.T) {
+	l := damagetest.ReadLayout(t, src)
+	t.Logf("page size %d, %d pages, bucket %q has branch root %d (first child %d)", l.PS, l.HWM, l.Bucket, l.Branch, l.Child)
+	for _, c := range damagetest.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "vigil.db")
-			if err := os.WriteFile(path, c.damage(bytes.Clone(src), l), 0o600); err != nil {
+			if err := os.WriteFile(path, c.Damage(bytes.Clone(src), l), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			r := runDamagedChild(t, path)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/vigil-iot/vigil/internal/damagetest"
 )
 
 // patches encodes where damaged differs from base as a list of
@@ -60,9 +62,9 @@ func applyPatches(b, p []byte, size uint32) []byte {
 // by the fuzzer replays only as long as the store writes the same pages.
 func FuzzPages(f *testing.F) {
 	base := branchyFile(f)
-	l := readLayout(f, base)
-	for _, c := range damageCases() {
-		d := c.damage(bytes.Clone(base), l)
+	l := damagetest.ReadLayout(f, base)
+	for _, c := range damagetest.Cases() {
+		d := c.Damage(bytes.Clone(base), l)
 		f.Add(patches(base, d), uint32(len(d)))
 	}
 	dir := f.TempDir()

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"net"
 	"os"
 	"os/exec"
@@ -17,21 +15,15 @@ import (
 
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/damagetest"
 	"github.com/vigil-iot/vigil/internal/mosquittotest"
 	"github.com/vigil-iot/vigil/store"
 )
 
 // branchyState writes a state file through the store's own API with
 // enough runs, history and alerts that a bucket has a branch page, and
-// returns its bytes and the page numbers the damage needs.
-//
-// The page layout mirrors bbolt v1.5.0 internal/common/page.go and meta.go:
-// a 16-byte page header (id u64, flags u16, count u16, overflow u32), then
-// 16-byte elements (branch: pos, ksize u32, pgid u64; leaf: flags, pos,
-// ksize, vsize u32); the meta (magic, version, page size, flags u32, root
-// u64, sequence u64, free list u64, high-water mark u64, txid u64, FNV-64a
-// checksum of the 56 bytes before it) follows the header of pages 0 and 1.
-func branchyState(t *testing.T) (b []byte, ps, root, branch int64) {
+// returns its bytes and the pages internal/damagetest aims at.
+func branchyState(t *testing.T) ([]byte, damagetest.Layout) {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
 	if err != nil {
@@ -65,63 +57,21 @@ func branchyState(t *testing.T) (b []byte, ps, root, branch int64) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if b, err = os.ReadFile(path); err != nil {
+	b, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ne := binary.NativeEndian
-	ps = int64(ne.Uint32(b[16+8:]))
-	m := int64(16)
-	if ne.Uint64(b[ps+16+48:]) > ne.Uint64(b[16+48:]) {
-		m = ps + 16
-	}
-	root = int64(ne.Uint64(b[m+16:]))
-	p := b[root*ps:]
-	for i := range int64(ne.Uint16(p[10:])) {
-		e := p[16+i*16:]
-		if ne.Uint32(e)&1 == 0 {
-			continue
-		}
-		val := 16 + i*16 + int64(ne.Uint32(e[4:])) + int64(ne.Uint32(e[8:]))
-		if r := int64(ne.Uint64(p[val:])); r != 0 && ne.Uint16(b[r*ps+8:]) == 1 {
-			return b, ps, root, r
-		}
-	}
-	t.Fatal("no bucket has a branch root page; write more")
-	return
+	return b, damagetest.ReadLayout(t, b)
 }
 
-// worstDamage are the shapes that hung or crashed `vigil status` and
-// `vigil run` at 949d7f9.
-var worstDamage = []struct {
-	name   string
-	damage func(b []byte, ps, root, branch int64)
-}{
-	{"branch element points at its own page", func(b []byte, ps, root, branch int64) {
-		binary.NativeEndian.PutUint64(b[branch*ps+16+8:], uint64(branch))
-	}},
-	{"huge overflow in a branch page", func(b []byte, ps, root, branch int64) {
-		binary.NativeEndian.PutUint32(b[branch*ps+12:], 0xFFFFFFFF)
-	}},
-	{"meta free lists beyond the file, valid checksums", func(b []byte, ps, root, branch int64) {
-		for _, at := range []int64{16, ps + 16} {
-			m := b[at : at+64]
-			binary.NativeEndian.PutUint64(m[32:], 1<<20)
-			h := fnv.New64a()
-			h.Write(m[:56])
-			binary.NativeEndian.PutUint64(m[56:], h.Sum64())
-		}
-	}},
-}
-
-// damagedConfig writes a config whose state file is src with damage.
-func damagedConfig(t *testing.T, src []byte, damage func()) (cfg, db string) {
+// damagedConfig writes a config whose state file is damaged.
+func damagedConfig(t *testing.T, damaged []byte) (cfg, db string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg = writeConfig(t, dir, alwaysFires)
 	db = filepath.Join(dir, "state", "vigil.db")
 	os.MkdirAll(filepath.Dir(db), 0o700)
-	damage()
-	if err := os.WriteFile(db, src, 0o600); err != nil {
+	if err := os.WriteFile(db, damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return cfg, db
@@ -158,17 +108,18 @@ func tail(s string, n int) string {
 	return s
 }
 
-// TestDamagedStateAnswers: on the damages that made vigil spin or crash,
-// `vigil status --json` answers within 5 s (the file is corrupt and left
-// as it is), `vigil run` starts within 5 s on a fresh file with the damaged
-// one moved aside, and `vigil status` then answers within 5 s.
+// TestDamagedStateAnswers: on every structured damage of internal/
+// damagetest (the store's own tests open the same files), among them the
+// ones that made vigil spin or crash at 949d7f9, `vigil status --json`
+// answers within 5 s (the file is corrupt and left as it is), `vigil run`
+// starts within 5 s on a fresh file with the damaged one moved aside, and
+// `vigil status` then answers within 5 s.
 func TestDamagedStateAnswers(t *testing.T) {
-	src, ps, root, branch := branchyState(t)
-	t.Logf("state file of %d bytes, page size %d, branch page %d", len(src), ps, branch)
-	for _, c := range worstDamage {
-		t.Run(c.name, func(t *testing.T) {
-			b := bytes.Clone(src)
-			cfg, db := damagedConfig(t, b, func() { c.damage(b, ps, root, branch) })
+	src, l := branchyState(t)
+	t.Logf("state file of %d bytes, page size %d, bucket %q has branch page %d", len(src), l.PS, l.Bucket, l.Branch)
+	for _, c := range damagetest.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			cfg, db := damagedConfig(t, c.Damage(bytes.Clone(src), l))
 			before := fileSum(t, db)
 
 			errOut, code := runBounded(t, 5*time.Second, "-c", cfg, "status", "--json")
@@ -202,7 +153,7 @@ func TestDamagedStateAnswers(t *testing.T) {
 // whatever it is doing: waiting on a daemon that accepted the connection
 // and never answers, or reading a state file that made it spin.
 func TestStatusAnswersSIGTERM(t *testing.T) {
-	src, ps, root, branch := branchyState(t)
+	src, l := branchyState(t)
 	t.Run("daemon does not answer", func(t *testing.T) {
 		dir := t.TempDir()
 		cfg := writeConfig(t, dir, alwaysFires)
@@ -232,9 +183,9 @@ func TestStatusAnswersSIGTERM(t *testing.T) {
 			t.Errorf("status stopped by SIGTERM: exit %d\n%s", code, d.logText())
 		}
 	})
-	t.Run("branch element points at its own page", func(t *testing.T) {
-		b := bytes.Clone(src)
-		cfg, _ := damagedConfig(t, b, func() { worstDamage[0].damage(b, ps, root, branch) })
+	c := damagetest.Cases()[0] // a branch element that points at its own page
+	t.Run(c.Name, func(t *testing.T) {
+		cfg, _ := damagedConfig(t, c.Damage(bytes.Clone(src), l))
 		d := startChild(t, nil, "-c", cfg, "status", "--json")
 		time.Sleep(300 * time.Millisecond) // at 949d7f9: spinning in the walk
 		sigtermWithin(t, d, time.Second)
