@@ -83,22 +83,19 @@ func (f backtestFigures) writeBacktest(r *report, env [][]string) {
 	r.table([]string{"GOARCH", "time/op", "B/op", "allocs/op"}, rows)
 }
 
-// spliceBacktest measures the section alone and puts it, and its summary
-// row, into the report at path (as spliceUsual does).
+// spliceBacktest measures the section alone and splices it, and its
+// summary row, into the report at path (spliceReport).
 func spliceBacktest(ctx context.Context, path string) error {
 	start := time.Now()
 	f, err := measureBacktest(ctx)
 	if err != nil {
 		return err
 	}
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
 	r := &report{}
 	f.writeBacktest(r, environment())
-	text := spliceSection(string(doc), "## "+backtestHeading+"\n", "## What the memory figures mean\n", r.b.String())
-	text = spliceRow(text, "## Summary against the targets of issue 11\n", f.backtestSummary())
+	if err := spliceReport(path, backtestHeading, r, f.backtestSummary()); err != nil {
+		return err
+	}
 	fmt.Fprintln(os.Stderr, "bench: spliced", backtestHeading, "into", path, "in", time.Since(start).Round(time.Second))
-	return os.WriteFile(path, []byte(text), 0o644)
+	return nil
 }
