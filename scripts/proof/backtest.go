@@ -62,13 +62,7 @@ func (f backtestFigures) backtestSummary() []string {
 
 func (f backtestFigures) writeBacktest(r *report, env [][]string) {
 	r.h(2, backtestHeading)
-	when := ""
-	for _, kv := range env {
-		if kv[0] == "date" || kv[0] == "commit" {
-			when += ", " + kv[0] + " " + kv[1]
-		}
-	}
-	r.p("`go test ./heartbeat -run '^$' -bench BenchmarkBacktest` (measured%s), and the same as arm64 under qemu-user: `GOARCH=arm64 go test -exec qemu-aarch64-static -run '^$' -bench BenchmarkBacktest ./heartbeat/`. One proposed rule replayed through the sample loop's evaluator over 48 h of one-minute history rows for 20 quantities (2,880 rows), what vigil does once per proposal before a person sees it. Under qemu-user every arm64 instruction is emulated on this machine: the figure shows the arm64 build works and what emulation costs, not what a Pi takes.", when)
+	r.p("`go test ./heartbeat -run '^$' -bench BenchmarkBacktest` (measured%s), and the same as arm64 under qemu-user: `GOARCH=arm64 go test -exec qemu-aarch64-static -run '^$' -bench BenchmarkBacktest ./heartbeat/`. One proposed rule replayed through the sample loop's evaluator over 48 h of one-minute history rows for 20 quantities (2,880 rows), what vigil does once per proposal before a person sees it. Under qemu-user every arm64 instruction is emulated on this machine: the figure shows the arm64 build works and what emulation costs, not what a Pi takes.", measuredWhen(env))
 	var rows [][]string
 	for _, a := range []struct {
 		name string

@@ -89,13 +89,7 @@ func us(ns float64) string { return fmt.Sprintf("%.1f µs", ns/1e3) }
 // writeUsual writes the section.
 func (f usualFigures) writeUsual(r *report, env [][]string) {
 	r.h(2, usualHeading)
-	when := ""
-	for _, kv := range env {
-		if kv[0] == "date" || kv[0] == "commit" {
-			when += ", " + kv[0] + " " + kv[1]
-		}
-	}
-	r.p("`go test ./heartbeat -run '^TestSimWeek$' -v` (measured%s): the sim board's scripted week (`sim = { script = \"week\" }` on air: nights 15 °C, afternoons 30 °C in Europe/Berlin, ±0.25 °C of seeded noise, and on day 4 28 °C from 02:45 to 03:30 with a quarter hour's climb and fall) plus the board's health, on the fake clock at config.toml's defaults (30 s samples, 30 m heartbeats, max_quiet 6 h), through the real sample loop, rules and gate, one engine per row below, all in the same run.", when)
+	r.p("`go test ./heartbeat -run '^TestSimWeek$' -v` (measured%s): the sim board's scripted week (`sim = { script = \"week\" }` on air: nights 15 °C, afternoons 30 °C in Europe/Berlin, ±0.25 °C of seeded noise, and on day 4 28 °C from 02:45 to 03:30 with a quarter hour's climb and fall) plus the board's health, on the fake clock at config.toml's defaults (30 s samples, 30 m heartbeats, max_quiet 6 h), through the real sample loop, rules and gate, one engine per row below, all in the same run.", measuredWhen(env))
 	rows := [][]string{}
 	for _, kv := range f.week {
 		switch {
@@ -144,6 +138,18 @@ func spliceUsual(ctx context.Context, path string) error {
 	}
 	fmt.Fprintln(os.Stderr, "bench: spliced", usualHeading, "into", path)
 	return nil
+}
+
+// measuredWhen is ", date D, commit C" from env, for a section that says
+// when it was measured.
+func measuredWhen(env [][]string) string {
+	when := ""
+	for _, kv := range env {
+		if kv[0] == "date" || kv[0] == "commit" {
+			when += ", " + kv[0] + " " + kv[1]
+		}
+	}
+	return when
 }
 
 // spliceReport puts section, a measured section under heading, and its
