@@ -1,20 +1,14 @@
 package daemon
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
-	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/internal/replaytest"
 )
 
 // TestRepoConfigWeek: the repository's config.toml, as `make run` runs it
@@ -50,46 +44,15 @@ func TestRepoConfigWeek(t *testing.T) {
 	ec.BuildTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Only unusual_night: too_hot fires on air's excursion every three
 	// minutes, a week of commits that says nothing here.
-	rules := ec.Rules[:0]
-	for _, r := range ec.Rules {
-		if r.Spec.Name == "unusual_night" {
-			rules = append(rules, r)
-		}
-	}
-	ec.Rules = rules
+	replaytest.OnlyRule(t, &ec, "unusual_night")
 	loc := cfg.Device.Location
 	start := time.Date(2026, 6, 1, 0, 0, 0, 0, loc) // no DST change within the week
-	clock := clockwork.NewFakeClockAt(start)
-	sensors, _, problems := device.OpenSensors(cfg.Specs(), device.Host{Board: board.Profile{Name: "sim"}, Now: clock.Now})
-	if len(problems) > 0 {
-		t.Fatalf("open the sim board: %v", problems)
-	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	e, err := heartbeat.New(ec, heartbeat.Deps{Clock: clock, DB: db, Sensors: sensors})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	r := replaytest.Start(t, ec, cfg.Specs(), start)
 	event := start.AddDate(0, 0, device.SimEventDay)
 	var fired []time.Time
 	firing := false
 	for at := start; at.Before(start.AddDate(0, 0, 7)); at = at.Add(ec.SampleInterval * 15) { // every 30 s
-		clock.Advance(at.Sub(clock.Now()))
-		if err := e.SampleOnce(ctx); err != nil {
-			t.Fatal(err)
-		}
-		ps, err := e.Problems(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := false
-		for _, p := range ps {
-			now = now || p.Rule == "unusual_night"
-		}
+		now := r.Firing(t, at, "unusual_night")
 		if now && !firing {
 			fired = append(fired, at)
 		}

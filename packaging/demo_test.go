@@ -1,20 +1,14 @@
 package packaging
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jonboulle/clockwork"
-
-	"github.com/vigil-iot/vigil/board"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/daemon"
 	"github.com/vigil-iot/vigil/device"
-	"github.com/vigil-iot/vigil/heartbeat"
-	"github.com/vigil-iot/vigil/store"
+	"github.com/vigil-iot/vigil/internal/replaytest"
 )
 
 // demoRun runs cfg's too_hot rule on the simulated board (the sensor air
@@ -29,16 +23,7 @@ func demoRun(t *testing.T, cfg *config.Config, minutes int) (fired, resolved tim
 	}
 	ec.BuildTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	ec.SampleInterval = 2 * time.Second
-	rules := ec.Rules[:0]
-	for _, r := range ec.Rules {
-		if r.Spec.Name == "too_hot" {
-			rules = append(rules, r)
-		}
-	}
-	if len(rules) != 1 {
-		t.Fatal("no too_hot rule")
-	}
-	ec.Rules = rules
+	replaytest.OnlyRule(t, &ec, "too_hot")
 	var specs []device.Spec
 	for _, s := range cfg.Specs() {
 		if s.Name == "air" {
@@ -46,34 +31,9 @@ func demoRun(t *testing.T, cfg *config.Config, minutes int) (fired, resolved tim
 		}
 	}
 	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	clock := clockwork.NewFakeClockAt(start)
-	sensors, _, problems := device.OpenSensors(specs, device.Host{Board: board.Profile{Name: "sim"}, Now: clock.Now})
-	if len(problems) > 0 {
-		t.Fatalf("open the sim board: %v", problems)
-	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	e, err := heartbeat.New(ec, heartbeat.Deps{Clock: clock, DB: db, Sensors: sensors})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	r := replaytest.Start(t, ec, specs, start)
 	for at := start; at.Before(start.Add(time.Duration(minutes) * time.Minute)); at = at.Add(ec.SampleInterval) {
-		clock.Advance(at.Sub(clock.Now()))
-		if err := e.SampleOnce(ctx); err != nil {
-			t.Fatal(err)
-		}
-		ps, err := e.Problems(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		firing := false
-		for _, p := range ps {
-			firing = firing || p.Rule == "too_hot"
-		}
+		firing := r.Firing(t, at, "too_hot")
 		switch {
 		case firing && fired == 0:
 			fired = at.Sub(start)

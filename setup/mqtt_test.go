@@ -2,14 +2,7 @@ package setup
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -141,49 +134,13 @@ func TestCheckBrokerBadURL(t *testing.T) {
 
 func portString(n int) string { return strconv.Itoa(n) }
 
-// testCA makes a CA and a server certificate for 127.0.0.1, as PEM.
-func testCA(t *testing.T) (ca, cert, key []byte) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "vigil init test ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &k.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
 // mqtts://: with the broker's CA the check connects; without it (the
 // system's CAs) it fails and names the fix.
 func TestCheckBrokerTLS(t *testing.T) {
 	t.Parallel()
-	ca, cert, key := testCA(t)
+	pki := mosquittotest.NewPKI(t)
 	dir := t.TempDir()
-	files := map[string][]byte{"ca.pem": ca, "server.pem": cert, "server.key": key}
+	files := map[string][]byte{"ca.pem": pki.CA, "server.pem": pki.ServerCert, "server.key": pki.ServerKey}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -198,7 +155,7 @@ func TestCheckBrokerTLS(t *testing.T) {
 	}
 	b := mosquittotest.Start(t, mosquittotest.Options{Config: "user " + me.Username + "\nlistener %d 127.0.0.1\nallow_anonymous true\n" +
 		"cafile " + filepath.Join(dir, "ca.pem") + "\ncertfile " + filepath.Join(dir, "server.pem") + "\nkeyfile " + filepath.Join(dir, "server.key") + "\n"})
-	tlsCfg, err := mqtt.TLSConfig(ca, nil, nil)
+	tlsCfg, err := mqtt.TLSConfig(pki.CA, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,30 +3,13 @@ package status
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/goldentest"
+	"github.com/vigil-iot/vigil/internal/seriestest"
 )
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %s\nwant: %s", name, got, want)
-	}
-}
 
 func TestWriteCSV(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
@@ -34,22 +17,22 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteCSV(&b, Filter(knownHistory(), "air"), berlin); err != nil {
+	if err := WriteCSV(&b, Filter(seriestest.KnownHistory(), "air"), berlin); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "history.csv", b.Bytes())
+	goldentest.Check(t, "history.csv", b.Bytes())
 }
 
 func TestWriteJSON(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJSON(&b, Filter(knownHistory(), "air.temperature")[:1], t0, time.UTC); err != nil {
+	if err := WriteJSON(&b, Filter(seriestest.KnownHistory(), "air.temperature")[:1], t0, time.UTC); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "history.json", b.Bytes())
+	goldentest.Check(t, "history.json", b.Bytes())
 }
 
 func TestFilter(t *testing.T) {
-	h := append(knownHistory(), heartbeat.Series{Key: "airflow.speed"})
+	h := append(seriestest.KnownHistory(), heartbeat.Series{Key: "airflow.speed"})
 	tests := []struct {
 		want string
 		keys []string
@@ -88,7 +71,7 @@ func TestWriteJSONCarriesUsual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Filter(knownHistory(), "air.temperature")[0]
+	s := Filter(seriestest.KnownHistory(), "air.temperature")[0]
 	s.Usual = []heartbeat.UsualHour{
 		{Time: t0, Usual: 20.1, Low: 18.2, High: 22},
 		{Time: t0.Add(time.Hour), Usual: 21, Low: 19.5, High: 22.5},

@@ -4,30 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/seriestest"
 )
 
-var t0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
-
-// knownHistory is an hour of one-minute samples: a temperature that climbs
-// from 20 to 31.8 °C and a humidity that falls, with a ten-minute gap in the
-// humidity (the sensor failed).
-func knownHistory() []heartbeat.Series {
-	temp := heartbeat.Series{Key: "air.temperature", Unit: device.Celsius}
-	hum := heartbeat.Series{Key: "air.humidity", Unit: device.Percent}
-	for i := range 60 {
-		at := t0.Add(time.Duration(i) * time.Minute)
-		temp.Points = append(temp.Points, heartbeat.Point{Time: at, Value: 20 + 0.2*float64(i)})
-		if i < 30 || i >= 40 {
-			hum.Points = append(hum.Points, heartbeat.Point{Time: at, Value: 60 - 0.5*float64(i)})
-		}
-	}
-	return []heartbeat.Series{hum, temp}
-}
+// t0 is when seriestest.KnownHistory starts.
+var t0 = seriestest.T0
 
 func TestSparkline(t *testing.T) {
-	h := knownHistory()
+	h := seriestest.KnownHistory()
 	tests := []struct {
 		name     string
 		series   heartbeat.Series

@@ -21,6 +21,8 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/device"
 	"github.com/vigil-iot/vigil/heartbeat"
+	"github.com/vigil-iot/vigil/internal/goldentest"
+	"github.com/vigil-iot/vigil/internal/seriestest"
 	"github.com/vigil-iot/vigil/manage"
 	"github.com/vigil-iot/vigil/rule"
 	"github.com/vigil-iot/vigil/status"
@@ -331,10 +333,10 @@ func TestAPIHistory(t *testing.T) {
 }
 
 func TestChartGolden(t *testing.T) {
-	h := knownHistory()
+	h := seriestest.KnownHistory()
 	svg := Chart(h[1], []RuleLine{{Rule: "too_hot", Threshold: rule.Threshold{Key: "air.temperature", Op: ">", Value: 30}}},
 		[]Span{{Rule: "too_hot", From: t0.Add(50 * time.Minute)}}, t0, t0.Add(time.Hour), time.UTC)
-	golden(t, "chart.svg", []byte(svg+"\n"))
+	goldentest.Check(t, "chart.svg", []byte(svg+"\n"))
 	gap := Chart(h[0], nil, nil, t0, t0.Add(time.Hour), time.UTC)
 	if n := strings.Count(gap, "M"); n != 2 {
 		t.Errorf("humidity with a 10-minute gap: %d line starts, want 2", n)
@@ -427,7 +429,7 @@ func TestPageRuntimeSections(t *testing.T) {
 	if from < 0 || to < from {
 		t.Fatalf("no run-time settings section:\n%s", body)
 	}
-	golden(t, "runtime.html", []byte(body[from:to]))
+	goldentest.Check(t, "runtime.html", []byte(body[from:to]))
 
 	// The CSP hash is the hash of the style sheet the page really carries.
 	_, css, _ := strings.Cut(body, "<style>")

@@ -1,10 +1,11 @@
 // Package mosquittotest runs a real mosquitto for tests: a broker on a free
 // loopback port that a test can stop, restart and freeze, a TCP proxy in
-// front of it that can cut or black-hole the connections, and a paho
-// subscriber that records what it receives.
+// front of it that can cut or black-hole the connections, a paho
+// subscriber that records what it receives, and a throwaway PKI for a TLS
+// listener and its clients.
 //
-// The transport/mqtt integration tests and the end-to-end tests of
-// cmd/vigil share it. It is test support only: nothing outside _test.go
+// The transport/mqtt integration tests, setup's broker checks and the
+// end-to-end tests of cmd/vigil share it. It is test support only: nothing outside _test.go
 // files imports it.
 package mosquittotest
 

@@ -62,13 +62,7 @@ func (f backtestFigures) backtestSummary() []string {
 
 func (f backtestFigures) writeBacktest(r *report, env [][]string) {
 	r.h(2, backtestHeading)
-	when := ""
-	for _, kv := range env {
-		if kv[0] == "date" || kv[0] == "commit" {
-			when += ", " + kv[0] + " " + kv[1]
-		}
-	}
-	r.p("`go test ./heartbeat -run '^$' -bench BenchmarkBacktest` (measured%s), and the same as arm64 under qemu-user: `GOARCH=arm64 go test -exec qemu-aarch64-static -run '^$' -bench BenchmarkBacktest ./heartbeat/`. One proposed rule replayed through the sample loop's evaluator over 48 h of one-minute history rows for 20 quantities (2,880 rows), what vigil does once per proposal before a person sees it. Under qemu-user every arm64 instruction is emulated on this machine: the figure shows the arm64 build works and what emulation costs, not what a Pi takes.", when)
+	r.p("`go test ./heartbeat -run '^$' -bench BenchmarkBacktest` (measured%s), and the same as arm64 under qemu-user: `GOARCH=arm64 go test -exec qemu-aarch64-static -run '^$' -bench BenchmarkBacktest ./heartbeat/`. One proposed rule replayed through the sample loop's evaluator over 48 h of one-minute history rows for 20 quantities (2,880 rows), what vigil does once per proposal before a person sees it. Under qemu-user every arm64 instruction is emulated on this machine: the figure shows the arm64 build works and what emulation costs, not what a Pi takes.", measuredWhen(env))
 	var rows [][]string
 	for _, a := range []struct {
 		name string
@@ -83,22 +77,19 @@ func (f backtestFigures) writeBacktest(r *report, env [][]string) {
 	r.table([]string{"GOARCH", "time/op", "B/op", "allocs/op"}, rows)
 }
 
-// spliceBacktest measures the section alone and puts it, and its summary
-// row, into the report at path (as spliceUsual does).
+// spliceBacktest measures the section alone and splices it, and its
+// summary row, into the report at path (spliceReport).
 func spliceBacktest(ctx context.Context, path string) error {
 	start := time.Now()
 	f, err := measureBacktest(ctx)
 	if err != nil {
 		return err
 	}
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
 	r := &report{}
 	f.writeBacktest(r, environment())
-	text := spliceSection(string(doc), "## "+backtestHeading+"\n", "## What the memory figures mean\n", r.b.String())
-	text = spliceRow(text, "## Summary against the targets of issue 11\n", f.backtestSummary())
+	if err := spliceReport(path, backtestHeading, r, f.backtestSummary()); err != nil {
+		return err
+	}
 	fmt.Fprintln(os.Stderr, "bench: spliced", backtestHeading, "into", path, "in", time.Since(start).Round(time.Second))
-	return os.WriteFile(path, []byte(text), 0o644)
+	return nil
 }

@@ -710,8 +710,14 @@ func quietDay(ctx context.Context) (map[string]map[string]string, error) {
 	return res, nil
 }
 
+// markerField matches key=value and key="quoted value" in a marker line: a
+// key is what stands before the first = of a field, as strings.Cut would
+// have it, and the value may be empty.
+var markerField = regexp.MustCompile(`([^\s=]*)=("(?:[^"\\]|\\.)*"|\S*)`)
+
 // markerLines returns the key=value fields of every output line containing
-// "MARKER ".
+// "MARKER ". A value may be a Go-quoted string with spaces (as %q prints
+// it); it is returned unquoted.
 func markerLines(out, marker string) []map[string]string {
 	var res []map[string]string
 	for _, line := range strings.Split(out, "\n") {
@@ -720,10 +726,12 @@ func markerLines(out, marker string) []map[string]string {
 			continue
 		}
 		kv := map[string]string{}
-		for _, f := range strings.Fields(rest) {
-			if k, v, ok := strings.Cut(f, "="); ok {
-				kv[k] = v
+		for _, m := range markerField.FindAllStringSubmatch(rest, -1) {
+			v := m[2]
+			if u, err := strconv.Unquote(v); err == nil {
+				v = u
 			}
+			kv[m[1]] = v
 		}
 		res = append(res, kv)
 	}

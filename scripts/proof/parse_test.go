@@ -70,6 +70,10 @@ func TestParseBenchAndMarkers(t *testing.T) {
 	if len(m) != 1 || m[0]["days"] != "3" || m[0]["size_final"] != "1048576" {
 		t.Errorf("markerLines = %v", m)
 	}
+	m = markerLines("    x_test.go:9: WEEK gate=unusual event_calls=\"03:00 a.b=28.00; 03:30 \\\"q\\\"\" reasons=\n", "WEEK")
+	if len(m) != 1 || len(m[0]) != 3 || m[0]["gate"] != "unusual" || m[0]["event_calls"] != `03:00 a.b=28.00; 03:30 "q"` || m[0]["reasons"] != "" {
+		t.Errorf("markerLines with quoted values = %v", m)
+	}
 }
 
 func TestDecodeCorpus(t *testing.T) {

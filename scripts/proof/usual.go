@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -26,38 +25,13 @@ type usualFigures struct {
 	sizeBench map[string]map[string]float64
 }
 
-// weekField matches key=value and key="quoted value" in a marker line.
-var weekField = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`)
-
-// quotedMarkerLines is markerLines for lines whose values may be quoted
-// strings with spaces.
-func quotedMarkerLines(out, marker string) []map[string]string {
-	var res []map[string]string
-	for _, line := range strings.Split(out, "\n") {
-		_, rest, ok := strings.Cut(line, marker+" ")
-		if !ok {
-			continue
-		}
-		kv := map[string]string{}
-		for _, m := range weekField.FindAllStringSubmatch(rest, -1) {
-			v := m[2]
-			if u, err := strconv.Unquote(v); err == nil {
-				v = u
-			}
-			kv[m[1]] = v
-		}
-		res = append(res, kv)
-	}
-	return res
-}
-
 func measureUsual(ctx context.Context) (usualFigures, error) {
 	var f usualFigures
 	out, err := exec.CommandContext(ctx, "go", "test", "-run", "^TestSimWeek$", "-count", "1", "-v", "./heartbeat").CombinedOutput()
 	if err != nil {
 		return f, fmt.Errorf("go test -run TestSimWeek: %w\n%s", err, out)
 	}
-	f.week = quotedMarkerLines(string(out), "WEEK")
+	f.week = markerLines(string(out), "WEEK")
 	out, err = exec.CommandContext(ctx, "go", "test", "-run", "^TestSizePerQuantity$", "-count", "1", "-v", "./baseline").CombinedOutput()
 	if err != nil {
 		return f, fmt.Errorf("go test -run TestSizePerQuantity: %w\n%s", err, out)
@@ -115,13 +89,7 @@ func us(ns float64) string { return fmt.Sprintf("%.1f µs", ns/1e3) }
 // writeUsual writes the section.
 func (f usualFigures) writeUsual(r *report, env [][]string) {
 	r.h(2, usualHeading)
-	when := ""
-	for _, kv := range env {
-		if kv[0] == "date" || kv[0] == "commit" {
-			when += ", " + kv[0] + " " + kv[1]
-		}
-	}
-	r.p("`go test ./heartbeat -run '^TestSimWeek$' -v` (measured%s): the sim board's scripted week (`sim = { script = \"week\" }` on air: nights 15 °C, afternoons 30 °C in Europe/Berlin, ±0.25 °C of seeded noise, and on day 4 28 °C from 02:45 to 03:30 with a quarter hour's climb and fall) plus the board's health, on the fake clock at config.toml's defaults (30 s samples, 30 m heartbeats, max_quiet 6 h), through the real sample loop, rules and gate, one engine per row below, all in the same run.", when)
+	r.p("`go test ./heartbeat -run '^TestSimWeek$' -v` (measured%s): the sim board's scripted week (`sim = { script = \"week\" }` on air: nights 15 °C, afternoons 30 °C in Europe/Berlin, ±0.25 °C of seeded noise, and on day 4 28 °C from 02:45 to 03:30 with a quarter hour's climb and fall) plus the board's health, on the fake clock at config.toml's defaults (30 s samples, 30 m heartbeats, max_quiet 6 h), through the real sample loop, rules and gate, one engine per row below, all in the same run.", measuredWhen(env))
 	rows := [][]string{}
 	for _, kv := range f.week {
 		switch {
@@ -156,26 +124,47 @@ func (f usualFigures) writeUsual(r *report, env [][]string) {
 	r.table([]string{"benchmark", "wall/op", "cpu/op", "B/op", "allocs/op", "baselines"}, brows)
 }
 
-// spliceUsual measures the section alone and puts it, and its summary
-// rows, into the report at path: replacing the section and rows of an
-// earlier run, or adding them (the section before "What the memory
-// figures mean", the rows at the end of the summary table).
+// spliceUsual measures the section alone and splices it, and its summary
+// rows, into the report at path (spliceReport).
 func spliceUsual(ctx context.Context, path string) error {
 	f, err := measureUsual(ctx)
 	if err != nil {
 		return err
 	}
+	r := &report{}
+	f.writeUsual(r, environment())
+	if err := spliceReport(path, usualHeading, r, f.usualSummary()...); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "bench: spliced", usualHeading, "into", path)
+	return nil
+}
+
+// measuredWhen is ", date D, commit C" from env, for a section that says
+// when it was measured.
+func measuredWhen(env [][]string) string {
+	when := ""
+	for _, kv := range env {
+		if kv[0] == "date" || kv[0] == "commit" {
+			when += ", " + kv[0] + " " + kv[1]
+		}
+	}
+	return when
+}
+
+// spliceReport puts section, a measured section under heading, and its
+// summary rows into the report at path, replacing those of an earlier run
+// or adding them: the section before "What the memory figures mean", the
+// rows at the end of the summary table. `bench -only` splices this way.
+func spliceReport(path, heading string, section *report, rows ...[]string) error {
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	r := &report{}
-	f.writeUsual(r, environment())
-	text := spliceSection(string(doc), "## "+usualHeading+"\n", "## What the memory figures mean\n", r.b.String())
-	for _, row := range f.usualSummary() {
+	text := spliceSection(string(doc), "## "+heading+"\n", "## What the memory figures mean\n", section.b.String())
+	for _, row := range rows {
 		text = spliceRow(text, "## Summary against the targets of issue 11\n", row)
 	}
-	fmt.Fprintln(os.Stderr, "bench: spliced", usualHeading, "into", path)
 	return os.WriteFile(path, []byte(text), 0o644)
 }
 

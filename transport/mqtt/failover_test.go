@@ -122,16 +122,16 @@ func urls(t *testing.T, raw ...string) []*url.URL {
 // every node: each list has a dead node of the same scheme first, so the
 // client reaches the live one only through the list.
 func TestBrokersEveryURLForm(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := mosquittotest.NewPKI(t)
 	plain := mosquittotest.Start(t, mosquittotest.Options{})
 	secure := startTLSBroker(t, pki)
-	serverCert, err := tls.X509KeyPair(pki.serverCert, pki.serverKey)
+	serverCert, err := tls.X509KeyPair(pki.ServerCert, pki.ServerKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws := mosquittotest.StartWSBridge(t, plain.Addr(), nil)
 	wss := mosquittotest.StartWSBridge(t, plain.Addr(), &tls.Config{Certificates: []tls.Certificate{serverCert}})
-	clientTLS, err := TLSConfig(pki.ca, pki.clientCert, pki.clientKey)
+	clientTLS, err := TLSConfig(pki.CA, pki.ClientCert, pki.ClientKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -736,7 +736,7 @@ func TestRetainedCommandIgnored(t *testing.T) {
 
 // startTLSBroker starts a mosquitto with a TLS listener whose certificate
 // pki's CA signed, requiring a client certificate.
-func startTLSBroker(t *testing.T, pki testPKI) *mosquittotest.Broker {
+func startTLSBroker(t *testing.T, pki mosquittotest.PKI) *mosquittotest.Broker {
 	t.Helper()
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
@@ -746,7 +746,7 @@ func startTLSBroker(t *testing.T, pki testPKI) *mosquittotest.Broker {
 		}
 		return p
 	}
-	ca, cert, key := write("ca.pem", pki.ca), write("server.pem", pki.serverCert), write("server.key", pki.serverKey)
+	ca, cert, key := write("ca.pem", pki.CA), write("server.pem", pki.ServerCert), write("server.key", pki.ServerKey)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -755,10 +755,10 @@ func startTLSBroker(t *testing.T, pki testPKI) *mosquittotest.Broker {
 }
 
 func TestTLSWithClientCertificate(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := mosquittotest.NewPKI(t)
 	b := startTLSBroker(t, pki)
 
-	tlsc, err := TLSConfig(pki.ca, pki.clientCert, pki.clientKey)
+	tlsc, err := TLSConfig(pki.CA, pki.ClientCert, pki.ClientKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -783,15 +783,15 @@ func TestTLSWithClientCertificate(t *testing.T) {
 
 	// Without the client certificate the broker refuses the handshake.
 	url := "mqtts://" + b.Addr()
-	noCert, _ := TLSConfig(pki.ca, nil, nil)
+	noCert, _ := TLSConfig(pki.CA, nil, nil)
 	o := paho.NewClientOptions().AddBroker(url).SetClientID("nocert").SetTLSConfig(noCert).SetConnectTimeout(3 * time.Second)
 	tok := paho.NewClient(o).Connect()
 	if tok.WaitTimeout(wait5) && tok.Error() == nil {
 		t.Error("connected without a client certificate; require_certificate is not being tested")
 	}
 	// Nor does vigil connect with a CA that did not sign the broker's certificate.
-	other := newTestPKI(t)
-	wrongCA, _ := TLSConfig(other.ca, pki.clientCert, pki.clientKey)
+	other := mosquittotest.NewPKI(t)
+	wrongCA, _ := TLSConfig(other.CA, pki.ClientCert, pki.ClientKey)
 	c := newTestClient(t, url, Config{TLS: wrongCA}, nil)
 	runClient(t, c)
 	time.Sleep(2 * time.Second)
@@ -804,8 +804,8 @@ func TestTLSWithClientCertificate(t *testing.T) {
 // ws:// and over wss:// with the test CA: the alert, the retained status
 // and the Last Will all travel over WebSockets.
 func TestWebSocketBroker(t *testing.T) {
-	pki := newTestPKI(t)
-	serverCert, err := tls.X509KeyPair(pki.serverCert, pki.serverKey)
+	pki := mosquittotest.NewPKI(t)
+	serverCert, err := tls.X509KeyPair(pki.ServerCert, pki.ServerKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -825,7 +825,7 @@ func TestWebSocketBroker(t *testing.T) {
 			sub := mosquittotest.Subscribe(t, b.URL(), "vigil/dev1/#")
 			var clientTLS *tls.Config
 			if tc.server != nil {
-				clientTLS, _ = TLSConfig(pki.ca, nil, nil)
+				clientTLS, _ = TLSConfig(pki.CA, nil, nil)
 			}
 			c := newTestClient(t, bridge.URL(), Config{TLS: clientTLS}, nil)
 			runClient(t, c)

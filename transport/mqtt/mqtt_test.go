@@ -2,21 +2,12 @@ package mqtt
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
-	"net"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +15,7 @@ import (
 	"github.com/vigil-iot/vigil/alert"
 	"github.com/vigil-iot/vigil/config"
 	"github.com/vigil-iot/vigil/device"
+	"github.com/vigil-iot/vigil/internal/mosquittotest"
 	"github.com/vigil-iot/vigil/transport"
 )
 
@@ -332,66 +324,8 @@ func TestFinite(t *testing.T) {
 	}
 }
 
-// testPKI is a throwaway CA with a server certificate for 127.0.0.1 and a
-// client certificate, PEM encoded.
-type testPKI struct {
-	ca, serverCert, serverKey, clientCert, clientKey []byte
-}
-
-func newTestPKI(t *testing.T) testPKI {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "vigil test ca"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, ips []net.IP) (certPEM, keyPEM []byte) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: cn},
-			NotBefore:    time.Now().Add(-time.Hour),
-			NotAfter:     time.Now().Add(24 * time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-			IPAddresses:  ips,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-	}
-	var p testPKI
-	p.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	p.serverCert, p.serverKey = leaf(2, "127.0.0.1", x509.ExtKeyUsageServerAuth, []net.IP{net.IPv4(127, 0, 0, 1)})
-	p.clientCert, p.clientKey = leaf(3, "vigil-client", x509.ExtKeyUsageClientAuth, nil)
-	return p
-}
-
 func TestTLSConfig(t *testing.T) {
-	p := newTestPKI(t)
+	p := mosquittotest.NewPKI(t)
 	tests := []struct {
 		name           string
 		ca, cert, key  []byte
@@ -400,11 +334,11 @@ func TestTLSConfig(t *testing.T) {
 		wantClientCert bool
 	}{
 		{name: "system roots", wantRoots: false},
-		{name: "ca only", ca: p.ca, wantRoots: true},
-		{name: "ca and client cert", ca: p.ca, cert: p.clientCert, key: p.clientKey, wantRoots: true, wantClientCert: true},
+		{name: "ca only", ca: p.CA, wantRoots: true},
+		{name: "ca and client cert", ca: p.CA, cert: p.ClientCert, key: p.ClientKey, wantRoots: true, wantClientCert: true},
 		{name: "garbage ca", ca: []byte("not pem"), wantErr: "no certificate found"},
-		{name: "cert without key", ca: p.ca, cert: p.clientCert, wantErr: "client certificate"},
-		{name: "mismatched key", ca: p.ca, cert: p.clientCert, key: p.serverKey, wantErr: "client certificate"},
+		{name: "cert without key", ca: p.CA, cert: p.ClientCert, wantErr: "client certificate"},
+		{name: "mismatched key", ca: p.CA, cert: p.ClientCert, key: p.ServerKey, wantErr: "client certificate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -208,11 +208,16 @@ func TestNoPollingWithoutAllowedChats(t *testing.T) {
 	}
 }
 
-func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
+// runFailingPolls runs a bot on a fake clock whose first failures
+// getUpdates calls the API answers with code and description, and every
+// later one as usual. It returns what the tests watch: the API, the clock,
+// the bot's state and its log.
+func runFailingPolls(t *testing.T, failures, code int, description string) (*fakeAPI, *clockwork.FakeClock, *fakeState, *logBuffer) {
+	t.Helper()
 	f := newFakeAPI(t)
 	f.pollHook = func(n int) (int, string) {
-		if n < 3 {
-			return apiErr(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running")
+		if n < failures {
+			return apiErr(code, description)
 		}
 		return 0, ""
 	}
@@ -221,6 +226,11 @@ func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
 	st := newFakeState()
 	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &transporttest.Recorder{}, clock, logs)
 	runBot(t, b)
+	return f, clock, st, logs
+}
+
+func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
+	f, clock, st, logs := runFailingPolls(t, 3, 409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for i := range 3 {
@@ -245,18 +255,7 @@ func TestConflictLoggedOnceAndBacksOff(t *testing.T) {
 // is one WARN when it starts and one INFO when polling works again, not a
 // WARN per retry.
 func TestOutageWarnedOnce(t *testing.T) {
-	f := newFakeAPI(t)
-	f.pollHook = func(n int) (int, string) {
-		if n < 4 {
-			return apiErr(502, "Bad Gateway")
-		}
-		return 0, ""
-	}
-	clock := clockwork.NewFakeClock()
-	logs := &logBuffer{}
-	st := newFakeState()
-	b := newTestBot(t, f, Config{AllowedChats: []int64{allowedChat}, PollTimeout: time.Second}, st, &transporttest.Recorder{}, clock, logs)
-	runBot(t, b)
+	f, clock, st, logs := runFailingPolls(t, 4, 502, "Bad Gateway")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for i := range 4 {
