@@ -32,17 +32,25 @@ func (c *connecting) connect() {
 // startConnecting queues 2 alerts and runs the delivery loop to a
 // transport that is not connected yet, until the test ends.
 func startConnecting(t *testing.T) (*harness, *connecting, *logtest.Buffer, context.Context) {
+	c := &connecting{ready: make(chan struct{})}
+	h, buf, ctx := startFailing(t, c, &c.recorder)
+	return h, c, buf, ctx
+}
+
+// startFailing queues 2 alerts and runs the delivery loop to n, whose
+// recorder rec fails every delivery until the test lets them through,
+// until the test ends.
+func startFailing(t *testing.T, n Notifier, rec *recorder) (*harness, *logtest.Buffer, context.Context) {
 	h := newHarness(t, nil)
 	buf := &logtest.Buffer{}
-	c := &connecting{ready: make(chan struct{})}
-	c.fail = errors.New("not connected")
-	h.reopenWithLog(buf, slog.LevelInfo, c)
+	rec.fail = errors.New("not connected")
+	h.reopenWithLog(buf, slog.LevelInfo, n)
 	h.flap(2)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.e.deliveryLoop(ctx, c) }()
+	go func() { done <- h.e.deliveryLoop(ctx, n) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return h, c, buf, ctx
+	return h, buf, ctx
 }
 
 // TestNoDeliveryWarningBeforeFirstConnect: alerts queued at start, a

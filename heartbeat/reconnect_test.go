@@ -1,13 +1,8 @@
 package heartbeat
 
 import (
-	"context"
-	"errors"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/vigil-iot/vigil/internal/logtest"
 )
 
 // reconnecting is a connected transport (MQTT) in an outage: Notify fails
@@ -41,18 +36,10 @@ func (c *reconnecting) reconnect() {
 // and the outbox waited out its backoff before it drained. No time passes
 // on the loop's clock between the reconnect and the deliveries.
 func TestReconnectWakesDelivery(t *testing.T) {
-	h := newHarness(t, nil)
-	buf := &logtest.Buffer{}
 	ready := make(chan struct{})
 	close(ready) // connected before: this is an outage
 	c := &reconnecting{ready: ready, next: make(chan struct{})}
-	c.fail = errors.New("not connected")
-	h.reopenWithLog(buf, slog.LevelInfo, c)
-	h.flap(2)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.e.deliveryLoop(ctx, c) }()
-	t.Cleanup(func() { cancel(); <-done })
+	h, _, ctx := startFailing(t, c, &c.recorder)
 
 	for _, backoff := range []time.Duration{time.Second, 2 * time.Second} {
 		h.clock.BlockUntilContext(ctx, 1) // the loop waits out its backoff
